@@ -1,0 +1,62 @@
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults on an empty environment', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 3000,
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/workspace',
+      redisUrl: 'redis://127.0.0.1:6379',
+      role: 'all',
+      nodeEnv: 'development',
+      logLevel: 'info',
+      eventStore: 'postgres',
+      readYourWritesTimeoutMs: 5000,
+      rateLimitPerMinute: 100,
+      rateLimitConcurrency: 10,
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc', /^PORT: expected an integer/],
+    ['PORT', '70000', /^PORT: expected an integer from 0 to 65535/],
+    ['ROLE', 'boss', /^ROLE: expected one of all \| api \| worker/],
+    ['DATABASE_URL', 'not a url', /^DATABASE_URL: expected a URL/],
+    ['DATABASE_URL', 'mysql://x/y', /^DATABASE_URL: expected a URL with scheme postgres/],
+    ['REDIS_URL', 'http://x', /^REDIS_URL:/],
+    ['LOG_LEVEL', 'loud', /^LOG_LEVEL:/],
+    ['PUBLIC_BASE_URL', '::', /^PUBLIC_BASE_URL:/],
+    ['TRUST_PROXY', 'everyone', /^TRUST_PROXY: expected false, true, a hop count/],
+  ])('refuses %s=%s with one line naming the variable', (name, value, message) => {
+    let err: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).not.toContain('\n');
+  });
+
+  it('reads TRUST_PROXY as false, true, a hop count or trusted addresses', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toBe('10.0.0.0/8,127.0.0.1');
+  });
+
+  it('requires a connection string for EventStoreDB', () => {
+    expect(() => loadConfig({ EVENT_STORE: 'eventstoredb' })).toThrow(
+      /^EVENTSTORE_CONNECTION_STRING: required/,
+    );
+    expect(
+      loadConfig({ EVENT_STORE: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: 'esdb://h:2113?tls=false' })
+        .eventStore,
+    ).toBe('eventstoredb');
+  });
+
+  it('documents every variable with a description', () => {
+    for (const spec of Object.values(CONFIG_VARIABLES)) expect(spec.describe.length).toBeGreaterThan(3);
+  });
+});

@@ -1,0 +1,146 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+/** A worker with the spine's test-only subscribers and processor (see spine-test.module.ts). */
+export const TEST_WORKER = 'test/support/processes/worker.ts';
+
+export interface ServiceProcess {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  /** Everything the process wrote so far (stdout and stderr), for failure messages. */
+  output(): string;
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit signal (or code) once the process has exited. */
+  exited: Promise<NodeJS.Signals | number | null>;
+  kill(signal?: NodeJS.Signals): Promise<NodeJS.Signals | number | null>;
+}
+
+/**
+ * Every process a test file spawned: `killAll()` in afterAll stops them even when a
+ * test failed half-way, and the exit hook covers a jest worker that dies itself.
+ */
+const running = new Set<ServiceProcess>();
+process.once('exit', () => running.forEach((p) => p.child.kill('SIGKILL')));
+
+export function spawnService(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  args: string[] = [],
+): ServiceProcess {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const collect = (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.length > 2_000_000) out = out.slice(-1_000_000);
+    listeners.forEach((l) => l());
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? code)),
+  );
+  const proc: ServiceProcess = {
+    name,
+    child,
+    pid: child.pid!,
+    output: () => out,
+    exited,
+    waitForLine(pattern, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const line = out.split('\n').find((l) => pattern.test(l));
+          if (line !== undefined) finish(() => resolve(line));
+          else if (child.exitCode !== null || child.signalCode !== null) {
+            finish(() =>
+              reject(new Error(`${name} exited before printing ${pattern}; output:\n${out.slice(-3000)}`)),
+            );
+          }
+        };
+        const timer = setTimeout(
+          () =>
+            finish(() =>
+              reject(new Error(`${name}: timed out waiting for ${pattern}; output:\n${out.slice(-3000)}`)),
+            ),
+          timeoutMs,
+        );
+        const finish = (fn: () => void) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          child.off('exit', check);
+          fn();
+        };
+        listeners.add(check);
+        child.on('exit', check);
+        check();
+      });
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  running.add(proc);
+  void exited.then(() => running.delete(proc));
+  return proc;
+}
+
+/** SIGKILL every process still running (afterAll). */
+export async function killAll(): Promise<void> {
+  await Promise.all([...running].map((p) => p.kill('SIGKILL')));
+}
+
+/** Runs a script to completion and returns its stdout (throws with its output on failure). */
+export async function runToCompletion(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<string> {
+  const p = spawnService(`${script} ${args.join(' ')}`, script, env, args);
+  let stdout = '';
+  p.child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  const timer = setTimeout(() => void p.kill('SIGKILL'), timeoutMs);
+  const result = await p.exited;
+  clearTimeout(timer);
+  if (result !== 0)
+    throw new Error(`${script} ${args.join(' ')} ended with ${String(result)}:\n${p.output().slice(-3000)}`);
+  return stdout;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** Polls until `fn` returns a truthy value (returned), or fails with the last value seen. */
+export async function eventually<T>(
+  fn: () => Promise<T>,
+  what: string,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await fn();
+    if (last) return last as NonNullable<T>;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
