@@ -1,0 +1,115 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  AppendResult,
+  EVENT_STORE,
+  EventMetadata,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  StoredEvent,
+  WrongExpectedRevisionError,
+} from '../event-store/event-store.port';
+import { Decider, DomainEvent } from './decider';
+import { requestContext, SYSTEM_ACTOR } from './request-context';
+
+export interface HandleOptions<State, Command, Event extends DomainEvent> {
+  streamName: string;
+  workspaceId: string;
+  decider: Decider<State, Command, Event>;
+  command: Command;
+  /** Pinned by the client (If-Match): a lost race is then a 409 instead of a retry. */
+  expectedRevision?: bigint;
+  maxRetries?: number;
+}
+
+export interface HandleResult<State, Event extends DomainEvent> {
+  state: State;
+  events: Event[];
+  append?: AppendResult;
+}
+
+/**
+ * The generic command path: load the stream, fold it, decide, append with the revision
+ * we read. A lost race is re-decided on fresh state a few times (DESIGN.md, "Shape").
+ */
+@Injectable()
+export class EventSourcedRepository {
+  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+
+  async load<State, Event extends DomainEvent>(
+    streamName: string,
+    decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
+  ): Promise<{ state: State; revision: bigint | undefined; exists: boolean }> {
+    const events = await this.store.readStream(streamName);
+    let state = decider.initialState();
+    for (const e of events) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
+    const revision = events.length ? events[events.length - 1].revision : undefined;
+    return { state, revision, exists: events.length > 0 };
+  }
+
+  async handle<State, Command, Event extends DomainEvent>(
+    options: HandleOptions<State, Command, Event>,
+  ): Promise<HandleResult<State, Event>> {
+    const retries = options.expectedRevision !== undefined ? 0 : (options.maxRetries ?? 3);
+    for (let attempt = 0; ; attempt++) {
+      const { state, revision } = await this.load(options.streamName, options.decider);
+      if (options.expectedRevision !== undefined && revision !== options.expectedRevision) {
+        throw new WrongExpectedRevisionError(
+          options.streamName,
+          options.expectedRevision,
+          revision ?? 'no_stream',
+        );
+      }
+      const events = options.decider.decide(options.command, state);
+      if (events.length === 0) return { state, events };
+      try {
+        const append = await this.append(
+          options.streamName,
+          options.workspaceId,
+          events,
+          revision ?? 'no_stream',
+        );
+        const next = events.reduce((s, e) => options.decider.evolve(s, e), state);
+        return { state: next, events, append };
+      } catch (err) {
+        if (err instanceof WrongExpectedRevisionError && attempt < retries) continue;
+        throw err;
+      }
+    }
+  }
+
+  /** Appends domain events with the envelope metadata of the current request or job. */
+  async append(
+    streamName: string,
+    workspaceId: string,
+    events: readonly DomainEvent[],
+    expectedRevision: ExpectedRevision,
+  ): Promise<AppendResult> {
+    const result = await this.store.append(
+      streamName,
+      events.map((e) => toNewEvent(e, workspaceId)),
+      { expectedRevision },
+    );
+    requestContext.current()?.appended.push(result);
+    return result;
+  }
+}
+
+export function eventMetadata(workspaceId: string, schemaVersion = 1): EventMetadata {
+  const ctx = requestContext.current();
+  return {
+    workspaceId,
+    actor: ctx?.actor ?? SYSTEM_ACTOR,
+    correlationId: ctx?.requestId ?? uuidv7(),
+    ...(ctx?.causationId ? { causationId: ctx.causationId } : {}),
+    occurredAt: new Date().toISOString(),
+    schemaVersion,
+  };
+}
+
+export function toNewEvent(e: DomainEvent, workspaceId: string): NewEvent {
+  return { id: uuidv7(), type: e.type, data: e.data, metadata: eventMetadata(workspaceId) };
+}
+
+export type { StoredEvent };

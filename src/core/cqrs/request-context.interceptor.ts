@@ -1,0 +1,46 @@
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { mergeMap, Observable } from 'rxjs';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import type { Actor } from '../event-store/event-store.port';
+import { ConsistencyWaiter } from '../projections/consistency';
+import { RequestContext, requestContext } from './request-context';
+
+export const ANONYMOUS_ACTOR: Actor = { kind: 'system', id: 'anonymous' };
+
+/** Set by the authentication guard on the request. */
+export interface RequestWithActor extends FastifyRequest {
+  actor?: Actor;
+}
+
+/**
+ * Runs the handler inside the request context (request id = correlation id, actor),
+ * and holds the response until the projections have caught up with what the handler
+ * appended (read-your-writes, DESIGN.md).
+ */
+@Injectable()
+export class RequestContextInterceptor implements NestInterceptor {
+  constructor(
+    private readonly waiter: ConsistencyWaiter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const req = context.switchToHttp().getRequest<RequestWithActor>();
+    const ctx: RequestContext = { requestId: req.id, actor: req.actor ?? ANONYMOUS_ACTOR, appended: [] };
+    return new Observable((subscriber) =>
+      requestContext.run(ctx, () =>
+        next
+          .handle()
+          .pipe(
+            mergeMap(async (result: unknown) => {
+              await this.waiter.waitFor(ctx.appended, this.config.readYourWritesTimeoutMs);
+              return result;
+            }),
+          )
+          .subscribe(subscriber),
+      ),
+    );
+  }
+}

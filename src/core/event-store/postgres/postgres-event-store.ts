@@ -1,0 +1,387 @@
+import { ClientBase, DatabaseError, Pool, QueryConfig } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  AppendResult,
+  EventFilter,
+  EventStore,
+  EventSubscription,
+  ExpectedRevision,
+  NewEvent,
+  Position,
+  ReadAllOptions,
+  ReadStreamOptions,
+  StoredEvent,
+  SubscribeOptions,
+  WrongExpectedRevisionError,
+} from '../event-store.port';
+import { PollResult, createPollingSubscription } from '../polling-subscription';
+import { PostgresAppendListener, ThrottledNotifier } from './postgres-append-listener';
+import {
+  AFTER_LAST,
+  APPENDED_CHANNEL,
+  BEFORE_FIRST,
+  CURRENT_REVISION_SQL,
+  EventRow,
+  HEAD_POSITION_SQL,
+  HELD_BACK_SQL,
+  NOTIFY_SQL,
+  READ_ALL_BACKWARDS_SQL,
+  READ_ALL_FORWARDS_SQL,
+  READ_STREAM_BACKWARDS_SQL,
+  READ_STREAM_FORWARDS_SQL,
+  SCAN_ALL_SQL,
+  ScanRow,
+  appendSql,
+  claimMode,
+  toStoredEvent,
+} from './postgres-event-store.sql';
+
+export interface PostgresEventStoreOptions {
+  connectionString: string;
+  /** A shared pool; the store then leaves closing it to its owner. */
+  pool?: Pool;
+  /** Size of the pool the store creates when none is given (default 10). */
+  poolSize?: number;
+  /** Events per catch-up read of a subscription (default 1000). */
+  subscriptionBatchSize?: number;
+  /** Re-poll interval while an older open transaction holds committed events back (default 100 ms). */
+  heldBackPollMs?: number;
+  /** Poll interval of a caught-up subscription, should a notification be lost (default 1000 ms). */
+  idlePollMs?: number;
+  /** Least time between two notifications this store sends to other processes (default 5 ms). */
+  notifyIntervalMs?: number;
+}
+
+/** Attempts of an 'any' or 'stream_exists' append that keeps losing races before it gives up. */
+const MAX_APPEND_ATTEMPTS = 10;
+const SAVEPOINT = 'event_store_append';
+
+interface AppendRow {
+  global_position: string;
+  transaction_id: string;
+  stream_revision: string;
+}
+
+/**
+ * The default event store. Appends are one autocommitted statement (see
+ * postgres-event-store.sql.ts); readers follow (transaction id, global position) below
+ * the oldest running transaction, so a slow transaction is never skipped, only waited for.
+ */
+export class PostgresEventStore implements EventStore {
+  readonly kind = 'postgres' as const;
+
+  private readonly pool: Pool;
+  private readonly ownsPool: boolean;
+  private readonly listener: PostgresAppendListener;
+  private readonly notifier: ThrottledNotifier;
+  /** Open subscriptions, ended by close() so that none polls a closed pool. */
+  private readonly subscriptions = new Set<EventSubscription>();
+  private closed = false;
+
+  constructor(private readonly options: PostgresEventStoreOptions) {
+    this.ownsPool = !options.pool;
+    this.pool =
+      options.pool ??
+      new Pool({
+        connectionString: options.connectionString,
+        max: options.poolSize ?? 10,
+        application_name: 'event-store',
+        // An idle open transaction would hold back every subscriber in the cluster.
+        idle_in_transaction_session_timeout: 10_000,
+      });
+    if (this.ownsPool) {
+      // An idle client losing its connection must not crash the process; the next query reconnects.
+      this.pool.on('error', () => undefined);
+    }
+    this.listener = new PostgresAppendListener(options.connectionString, APPENDED_CHANNEL);
+    this.notifier = new ThrottledNotifier(() => this.pool.query(NOTIFY_SQL), options.notifyIntervalMs ?? 5);
+  }
+
+  async append(
+    streamName: string,
+    events: readonly NewEvent[],
+    options: { expectedRevision?: ExpectedRevision } = {},
+  ): Promise<AppendResult> {
+    this.assertOpen();
+    const result = await this.appendWith(
+      this.pool,
+      streamName,
+      events,
+      options.expectedRevision ?? 'any',
+      false,
+    );
+    // Local subscribers need not wait for the notification's round trip.
+    this.listener.fire();
+    this.notifier.request();
+    return result;
+  }
+
+  /**
+   * The append, on a client the caller holds inside its own transaction (BEGIN ... COMMIT),
+   * for writes that must commit together with the events (uniqueness claims). The
+   * notification is sent when the caller commits. The append runs under a savepoint, so a
+   * WrongExpectedRevisionError leaves the caller's transaction usable. Keep that
+   * transaction short: while it is open, every subscriber waits for it.
+   */
+  appendInTransaction(
+    client: ClientBase,
+    streamName: string,
+    events: readonly NewEvent[],
+    options: { expectedRevision?: ExpectedRevision } = {},
+  ): Promise<AppendResult> {
+    this.assertOpen();
+    return this.appendWith(client, streamName, events, options.expectedRevision ?? 'any', true);
+  }
+
+  async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    this.assertOpen();
+    const backwards = options.direction === 'backwards';
+    const from = options.fromRevision ?? (backwards ? AFTER_LAST.prepare : 0n);
+    const { rows } = await this.pool.query<EventRow>(
+      backwards ? READ_STREAM_BACKWARDS_SQL : READ_STREAM_FORWARDS_SQL,
+      [streamName, from.toString(), options.maxCount ?? null],
+    );
+    return rows.map(toStoredEvent);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    this.assertOpen();
+    const backwards = options.direction === 'backwards';
+    const after = options.after ?? (backwards ? AFTER_LAST : BEFORE_FIRST);
+    const { rows } = await this.pool.query<EventRow>({
+      name: backwards ? 'event_store_read_all_backwards' : 'event_store_read_all_forwards',
+      text: backwards ? READ_ALL_BACKWARDS_SQL : READ_ALL_FORWARDS_SQL,
+      values: [
+        after.commit.toString(),
+        after.prepare.toString(),
+        options.filter?.eventTypes ?? null,
+        options.filter?.streamPrefixes ?? null,
+        options.maxCount ?? null,
+      ],
+    });
+    return rows.map(toStoredEvent);
+  }
+
+  subscribe(options: SubscribeOptions = {}): EventSubscription {
+    this.assertOpen();
+    // While batches come back full the subscription is catching up and will poll again at
+    // once anyway, so the held-back question is only asked near the head.
+    let catchingUp = false;
+    const subscription = createPollingSubscription(
+      {
+        poll: async (after, limit) => {
+          const { full, ...result } = await this.poll(after, limit, options.filter, !catchingUp);
+          catchingUp = full;
+          return result;
+        },
+        onAppended: (listener) => this.onAppended(listener),
+        ready: () => this.listener.ready(),
+      },
+      {
+        after: options.after,
+        batchSize: this.options.subscriptionBatchSize,
+        behindPollMs: this.options.heldBackPollMs,
+        idlePollMs: this.options.idlePollMs,
+        onEnd: () => this.subscriptions.delete(subscription),
+      },
+    );
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  onAppended(listener: () => void): () => void {
+    if (this.closed) return () => undefined;
+    return this.listener.add(listener);
+  }
+
+  async headPosition(): Promise<Position | undefined> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ global_position: string; transaction_id: string }>(
+      HEAD_POSITION_SQL,
+    );
+    if (rows.length === 0) return undefined;
+    return { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].global_position) };
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+    await this.notifier.close();
+    await this.listener.close();
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  /**
+   * Not part of the port: the forwards read a subscription makes. Looks at the next
+   * `limit` readable events after `after`, returns those matching the filter, and where
+   * the look ended (`scannedTo`, to continue from even when nothing matched) and whether
+   * it stopped at `limit` (`more`).
+   */
+  async scanAll(options: {
+    after?: Position;
+    limit: number;
+    filter?: EventFilter;
+  }): Promise<{ events: StoredEvent[]; scannedTo?: Position; more: boolean }> {
+    this.assertOpen();
+    const after = options.after ?? BEFORE_FIRST;
+    const { rows } = await this.pool.query<ScanRow>({
+      name: 'event_store_scan_all',
+      text: SCAN_ALL_SQL,
+      values: [
+        after.commit.toString(),
+        after.prepare.toString(),
+        options.filter?.eventTypes ?? null,
+        options.filter?.streamPrefixes ?? null,
+        options.limit,
+      ],
+    });
+    if (rows.length === 0) return { events: [], more: false };
+    const end = rows[0];
+    const events = rows[0].global_position === null ? [] : rows.map((row) => toStoredEvent(row as EventRow));
+    return {
+      events,
+      scannedTo: { commit: BigInt(end.scanned_transaction_id), prepare: BigInt(end.scanned_global_position) },
+      more: end.scanned_count >= options.limit,
+    };
+  }
+
+  private async poll(
+    after: Position | undefined,
+    limit: number,
+    filter: EventFilter | undefined,
+    askHeldBack: boolean,
+  ): Promise<PollResult & { full: boolean }> {
+    // Asked before the read, not after: an event that was held back here and is released
+    // before the read is simply read; had we asked after, a release between the two
+    // statements would leave us sleeping the idle interval with that event unread.
+    let heldBack = false;
+    if (askHeldBack) {
+      const { rows } = await this.pool.query<{ held_back: boolean }>({
+        name: 'event_store_held_back',
+        text: HELD_BACK_SQL,
+      });
+      heldBack = rows[0]?.held_back === true;
+    }
+    let scan: { events: StoredEvent[]; scannedTo?: Position; more: boolean };
+    if (filter?.eventTypes || filter?.streamPrefixes) {
+      scan = await this.scanAll({ after, limit, filter });
+    } else {
+      // Unfiltered, every event scanned is delivered: the plain read is the cheaper query.
+      const events = await this.readAll({ after, maxCount: limit });
+      scan = { events, more: events.length >= limit };
+    }
+    // A short batch read without the question cannot tell "caught up" from "held back":
+    // poll again at once, asking this time.
+    return { ...scan, heldBack, more: scan.more || !askHeldBack, full: scan.more };
+  }
+
+  private async appendWith(
+    client: Pool | ClientBase,
+    streamName: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision,
+    inTransaction: boolean,
+  ): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    const mode = claimMode(expected);
+    const ids = events.map((e) => e.id ?? uuidv7());
+    const data = events.map((e) => JSON.stringify(e.data ?? null));
+    const metadata = events.map((e) => JSON.stringify(e.metadata));
+    const values: unknown[] = [streamName];
+    if (typeof expected === 'bigint') values.push(expected.toString());
+    const shape = events.length === 1 ? 'single' : 'batch';
+    if (shape === 'single') {
+      values.push(ids[0], events[0].type, data[0], metadata[0]);
+    } else {
+      const docs = events.map(
+        (e, i) =>
+          `{"id":${JSON.stringify(ids[i])},"type":${JSON.stringify(e.type)},"data":${data[i]},"metadata":${metadata[i]}}`,
+      );
+      values.push(`[${docs.join(',')}]`);
+    }
+    const query: QueryConfig = {
+      name: `event_store_append_${mode}_${shape}${inTransaction ? '_notify' : ''}`,
+      text: appendSql(mode, shape, inTransaction),
+      values,
+    };
+
+    for (let attempt = 1; ; attempt++) {
+      let rows: AppendRow[];
+      try {
+        rows = inTransaction
+          ? await this.queryInSavepoint(client, query)
+          : (await client.query<AppendRow>(query)).rows;
+      } catch (error) {
+        if (!(error instanceof DatabaseError) || error.code !== '23505') throw error;
+        if (error.constraint === 'events_event_id_key') {
+          throw new Error(
+            `An event with this id is already stored (${error.detail ?? 'duplicate event id'})`,
+            { cause: error },
+          );
+        }
+        // A concurrent append took the revisions between our read of the stream and our insert.
+        if ((mode === 'any' || mode === 'stream_exists') && attempt < MAX_APPEND_ATTEMPTS) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt));
+          continue;
+        }
+        throw new WrongExpectedRevisionError(
+          streamName,
+          expected,
+          await this.currentRevision(client, streamName),
+        );
+      }
+      if (rows.length === 0) {
+        throw new WrongExpectedRevisionError(
+          streamName,
+          expected,
+          await this.currentRevision(client, streamName),
+        );
+      }
+
+      rows.sort((a, b) => (BigInt(a.stream_revision) < BigInt(b.stream_revision) ? -1 : 1));
+      const stored = rows.map((row, i): StoredEvent => ({
+        id: ids[i],
+        type: events[i].type,
+        // What a reader will get back: the JSON form, not the caller's objects.
+        data: JSON.parse(data[i]) as unknown,
+        metadata: JSON.parse(metadata[i]) as StoredEvent['metadata'],
+        streamName,
+        revision: BigInt(row.stream_revision),
+        position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.global_position) },
+      }));
+      const last = stored[stored.length - 1];
+      return { nextExpectedRevision: last.revision, position: last.position, events: stored };
+    }
+  }
+
+  private async queryInSavepoint(client: Pool | ClientBase, query: QueryConfig): Promise<AppendRow[]> {
+    await client.query(`SAVEPOINT ${SAVEPOINT}`);
+    try {
+      const { rows } = await client.query<AppendRow>(query);
+      await client.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+      return rows;
+    } catch (error) {
+      await client.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async currentRevision(
+    client: Pool | ClientBase,
+    streamName: string,
+  ): Promise<bigint | 'no_stream'> {
+    const { rows } = await client.query<{ last_revision: string | null }>(CURRENT_REVISION_SQL, [streamName]);
+    const last = rows[0]?.last_revision;
+    return last == null ? 'no_stream' : BigInt(last);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('PostgresEventStore is closed');
+  }
+}

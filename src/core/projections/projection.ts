@@ -1,0 +1,31 @@
+import { SetMetadata } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { StoredEvent } from '../event-store/event-store.port';
+
+export interface ProjectionDefinition {
+  /** Stable name; the checkpoint row and the leadership lock are keyed by it. */
+  name: string;
+  /** Event types the projection handles: it is fed only these ('all': every event, e.g. the audit log). */
+  eventTypes: readonly string[] | 'all';
+  /** Read-model tables it owns (public schema): `projections rebuild` rebuilds exactly these. */
+  tables: readonly string[];
+}
+
+/**
+ * A read-model projection: `handle` writes through the given EntityManager, inside
+ * the transaction that also moves the checkpoint. Table names must stay unqualified
+ * (no schema): a rebuild runs the same code against a fresh schema via search_path.
+ */
+export interface ProjectionHandler {
+  handle(event: StoredEvent, em: EntityManager): Promise<void>;
+}
+
+export const PROJECTION_METADATA = 'spine:projection';
+
+export const Projection = (definition: ProjectionDefinition): ClassDecorator =>
+  SetMetadata(PROJECTION_METADATA, definition);
+
+export interface RegisteredProjection {
+  definition: ProjectionDefinition;
+  handler: ProjectionHandler;
+}

@@ -1,0 +1,117 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { EVENT_STORE, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
+import { JsonLogger } from '../logging/json-logger';
+import { requestContext, SYSTEM_ACTOR } from '../cqrs/request-context';
+import { CHECKPOINT_CHANNEL, readCheckpoint, samePosition, writeCheckpoint } from './checkpoints';
+import { LeaderLocks } from './leader-locks';
+import { RegisteredProjection } from './projection';
+import { RegisteredReactor, SubscriberRegistry } from './subscriber-registry';
+import { BatchOutcome, SubscriberLoop, SubscriberSpec } from './subscriber-loop';
+
+/**
+ * Runs every projection and reactor in processes whose ROLE is `all` or `worker`.
+ * Several such processes may run: each subscriber's leadership lock makes exactly one
+ * of them its runner at a time.
+ */
+@Injectable()
+export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly loops: SubscriberLoop[] = [];
+  private locks: LeaderLocks | undefined;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly db: DataSource,
+    private readonly registry: SubscriberRegistry,
+    private readonly logger: JsonLogger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.role === 'api') return;
+    this.locks = new LeaderLocks(this.config.databaseUrl, this.logger);
+    for (const p of this.registry.projections()) this.startLoop(projectionSpec(p, this.db));
+    for (const r of this.registry.reactors()) this.startLoop(reactorSpec(r, this.db));
+  }
+
+  private startLoop(spec: SubscriberSpec): void {
+    const loop = new SubscriberLoop(
+      spec,
+      this.store,
+      this.locks!,
+      this.logger,
+      this.config.projectionBatchSize,
+    );
+    this.loops.push(loop);
+    loop.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all(this.loops.map((l) => l.stop()));
+    await this.locks?.close();
+  }
+}
+
+/** A projection batch: read-model writes and the checkpoint commit in one transaction. */
+export function projectionSpec(
+  p: RegisteredProjection,
+  db: DataSource,
+  checkpointName = p.definition.name,
+): SubscriberSpec {
+  return {
+    name: checkpointName,
+    eventTypes: p.definition.eventTypes,
+    loadCheckpoint: () => readCheckpoint(db.manager, checkpointName),
+    commitBatch: (events, expected) =>
+      db.transaction(async (em): Promise<BatchOutcome> => {
+        await em.query(
+          `INSERT INTO subscriber_checkpoints (name, kind, position_commit, position_prepare)
+                        VALUES ($1, 'projection', 0, 0) ON CONFLICT (name) DO NOTHING`,
+          [checkpointName],
+        );
+        const stored = await readCheckpoint(em, checkpointName, true);
+        if (!samePosition(stored, expected)) return 'stale';
+        for (const event of events) await p.handler.handle(event, em);
+        await writeCheckpoint(
+          em,
+          checkpointName,
+          'projection',
+          events[events.length - 1].position,
+          events.length,
+        );
+        await em.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, checkpointName]);
+        return 'committed';
+      }),
+  };
+}
+
+/**
+ * A reactor batch: enqueue (idempotent by job id), then checkpoint. A crash between
+ * the two replays the batch and the job ids make the second enqueue a no-op.
+ */
+function reactorSpec(r: RegisteredReactor, db: DataSource): SubscriberSpec {
+  const name = r.definition.name;
+  return {
+    name,
+    eventTypes: r.definition.eventTypes,
+    loadCheckpoint: () => readCheckpoint(db.manager, name),
+    async commitBatch(events: StoredEvent[], expected: Position | undefined) {
+      const current = await readCheckpoint(db.manager, name);
+      if (!samePosition(current, expected)) return 'stale';
+      for (const event of events) {
+        await requestContext.run(
+          {
+            requestId: event.metadata.correlationId,
+            causationId: event.id,
+            actor: SYSTEM_ACTOR,
+            appended: [],
+          },
+          () => r.handler.react(event),
+        );
+      }
+      await writeCheckpoint(db.manager, name, 'reactor', events[events.length - 1].position, events.length);
+      return 'committed';
+    },
+  };
+}

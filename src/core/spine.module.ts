@@ -1,0 +1,27 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { PrefixCredentialResolver } from './auth/credential-resolvers';
+import { CREDENTIAL_RESOLVER } from './auth/principal';
+import { EventSourcedRepository } from './cqrs/event-sourced-repository';
+import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
+import { ConsistencyWaiter } from './projections/consistency';
+import { SubscriberRegistry } from './projections/subscriber-registry';
+import { SubscribersHost } from './projections/subscribers.host';
+
+/** Commands, queries, projections, reactors and read-your-writes, shared by every feature. */
+@Global()
+@Module({
+  imports: [CqrsModule.forRoot(), DiscoveryModule],
+  providers: [
+    EventSourcedRepository,
+    SubscriberRegistry,
+    SubscribersHost,
+    ConsistencyWaiter,
+    { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
+    { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },
+  ],
+  exports: [CREDENTIAL_RESOLVER, CqrsModule, EventSourcedRepository, SubscriberRegistry, ConsistencyWaiter],
+})
+export class SpineModule {}

@@ -1,0 +1,118 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { decodePosition } from '../../../core/event-store/event-store.port';
+import { NotFoundError } from '../../../core/http/domain-errors';
+import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { StoredEventResponse } from '../http/audit.dto';
+
+export class ListWorkspaceEventsQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly filters: { type?: string; stream?: string; after?: string },
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class ReadWorkspaceStreamQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly streamName: string,
+    readonly page: PageRequest,
+  ) {}
+}
+
+interface Row {
+  event_id: string;
+  type: string;
+  stream_name: string;
+  revision: string;
+  position_commit: string;
+  position_prepare: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  total: string;
+}
+
+function toResponse(r: Row): StoredEventResponse {
+  return {
+    id: r.event_id,
+    type: r.type,
+    streamName: r.stream_name,
+    revision: r.revision,
+    position: `${r.position_commit}-${r.position_prepare}`,
+    data: r.data,
+    metadata: r.metadata,
+  };
+}
+
+const COLUMNS = `event_id, type, stream_name, revision::text, position_commit::text, position_prepare::text, data, metadata,
+                 count(*) OVER () AS total`;
+
+/** Newest first, always within the caller's workspace. */
+@QueryHandler(ListWorkspaceEventsQuery)
+export class ListWorkspaceEventsHandler implements IQueryHandler<ListWorkspaceEventsQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ListWorkspaceEventsQuery): Promise<Paginated<StoredEventResponse>> {
+    const where = ['workspace_id = $1'];
+    const params: unknown[] = [q.workspaceId];
+    if (q.filters.type) {
+      params.push(q.filters.type);
+      where.push(`type = $${params.length}`);
+    }
+    if (q.filters.stream) {
+      params.push(q.filters.stream);
+      where.push(`stream_name = $${params.length}`);
+    }
+    if (q.filters.after) {
+      const p = decodePosition(q.filters.after)!;
+      params.push(p.commit.toString(), p.prepare.toString());
+      where.push(
+        `(position_commit, position_prepare) > ($${params.length - 1}::numeric, $${params.length}::numeric)`,
+      );
+    }
+    params.push(q.page.pageSize, q.page.offset);
+    const rows = (await this.db.query(
+      `SELECT ${COLUMNS} FROM event_log WHERE ${where.join(' AND ')}
+        ORDER BY position_commit DESC, position_prepare DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      params,
+    )) as Row[];
+    const total = rows.length ? Number(rows[0].total) : await this.count(where, params.slice(0, -2));
+    return paginated(rows.map(toResponse), total, q.page);
+  }
+
+  private async count(where: string[], params: unknown[]): Promise<number> {
+    const rows = (await this.db.query(
+      `SELECT count(*)::int AS n FROM event_log WHERE ${where.join(' AND ')}`,
+      params,
+    )) as { n: number }[];
+    return rows[0].n;
+  }
+}
+
+/** One stream, oldest first; 404 when the workspace has no such stream. */
+@QueryHandler(ReadWorkspaceStreamQuery)
+export class ReadWorkspaceStreamHandler implements IQueryHandler<ReadWorkspaceStreamQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ReadWorkspaceStreamQuery): Promise<Paginated<StoredEventResponse>> {
+    const rows = (await this.db.query(
+      `SELECT ${COLUMNS} FROM event_log WHERE workspace_id = $1 AND stream_name = $2
+        ORDER BY revision ASC LIMIT $3 OFFSET $4`,
+      [q.workspaceId, q.streamName, q.page.pageSize, q.page.offset],
+    )) as Row[];
+    if (!rows.length) {
+      const exists = (await this.db.query(
+        `SELECT 1 FROM event_log WHERE workspace_id = $1 AND stream_name = $2 LIMIT 1`,
+        [q.workspaceId, q.streamName],
+      )) as unknown[];
+      if (!exists.length) throw new NotFoundError(`No stream named "${q.streamName}" in this workspace`);
+      const total = (await this.db.query(
+        `SELECT count(*)::int AS n FROM event_log WHERE workspace_id = $1 AND stream_name = $2`,
+        [q.workspaceId, q.streamName],
+      )) as { n: number }[];
+      return paginated([], total[0].n, q.page);
+    }
+    return paginated(rows.map(toResponse), Number(rows[0].total), q.page);
+  }
+}

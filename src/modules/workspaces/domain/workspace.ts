@@ -1,0 +1,116 @@
+import { Decider } from '../../../core/cqrs/decider';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+
+export interface WorkspaceSettings {
+  /** Role given to new members when the signup names none; null: the built-in User role. */
+  defaultMemberRoleId: number | null;
+  timezone: string;
+  features: Record<string, boolean>;
+}
+
+export const DEFAULT_SETTINGS: WorkspaceSettings = {
+  defaultMemberRoleId: null,
+  timezone: 'UTC',
+  features: {},
+};
+
+export type WorkspaceEvent =
+  | {
+      type: 'WorkspaceCreated';
+      data: { workspaceId: string; name: string; settings: WorkspaceSettings; createdAt: string };
+    }
+  | {
+      type: 'WorkspaceUpdated';
+      data: { workspaceId: string; name?: string; settings?: Partial<WorkspaceSettings>; updatedAt: string };
+    };
+
+export type WorkspaceCommand =
+  | {
+      type: 'CreateWorkspace';
+      workspaceId: string;
+      name: string;
+      settings?: Partial<WorkspaceSettings>;
+      now: string;
+    }
+  | {
+      type: 'UpdateWorkspace';
+      workspaceId: string;
+      name?: string;
+      settings?: Partial<WorkspaceSettings>;
+      now: string;
+    };
+
+export interface WorkspaceState {
+  exists: boolean;
+  name: string;
+  settings: WorkspaceSettings;
+}
+
+export const streamOf = (workspaceId: string): string => `workspace-${workspaceId}`;
+
+function checkName(name: string | undefined): void {
+  if (name === undefined) return;
+  if (!name.trim()) throw new ValidationError('name: must not be empty');
+  if (name.length > 200) throw new ValidationError('name: must be at most 200 characters');
+}
+
+export const workspaceDecider: Decider<WorkspaceState, WorkspaceCommand, WorkspaceEvent> = {
+  initialState: () => ({ exists: false, name: '', settings: DEFAULT_SETTINGS }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'WorkspaceCreated':
+        return { exists: true, name: event.data.name, settings: event.data.settings };
+      case 'WorkspaceUpdated':
+        return {
+          exists: true,
+          name: event.data.name ?? state.name,
+          settings: { ...state.settings, ...event.data.settings },
+        };
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateWorkspace': {
+        if (state.exists) throw new ConflictError('A workspace with this id already exists');
+        checkName(command.name);
+        return [
+          {
+            type: 'WorkspaceCreated',
+            data: {
+              workspaceId: command.workspaceId,
+              name: command.name.trim(),
+              settings: { ...DEFAULT_SETTINGS, ...command.settings },
+              createdAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'UpdateWorkspace': {
+        if (!state.exists) throw new NotFoundError('Workspace not found');
+        checkName(command.name);
+        const name = command.name?.trim();
+        const changedName = name !== undefined && name !== state.name ? name : undefined;
+        const changedSettings = Object.fromEntries(
+          Object.entries(command.settings ?? {}).filter(
+            ([k, v]) => JSON.stringify(state.settings[k as keyof WorkspaceSettings]) !== JSON.stringify(v),
+          ),
+        ) as Partial<WorkspaceSettings>;
+        const hasSettings = Object.keys(changedSettings).length > 0;
+        if (changedName === undefined && !hasSettings) return [];
+        return [
+          {
+            type: 'WorkspaceUpdated',
+            data: {
+              workspaceId: command.workspaceId,
+              ...(changedName !== undefined ? { name: changedName } : {}),
+              ...(hasSettings ? { settings: changedSettings } : {}),
+              updatedAt: command.now,
+            },
+          },
+        ];
+      }
+    }
+  },
+};

@@ -1,0 +1,63 @@
+import { Body, Controller, Get, Param, Put, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
+import { ValidationError } from '../../../core/http/domain-errors';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
+import { DefaultRoleCheck } from '../../roles/commands/default-role-check';
+import { UpdateWorkspaceCommand } from '../commands/update-workspace.command';
+import { GetWorkspaceQuery, ListWorkspacesQuery } from '../queries/workspace.queries';
+import {
+  UpdateWorkspaceDto,
+  validateFeatures,
+  WorkspaceListResponse,
+  WorkspaceResponse,
+} from './workspace.dto';
+
+@ApiTags('workspaces')
+@Controller('w')
+export class WorkspacesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly consistency: ConsistencyWaiter,
+    private readonly defaultRoles: DefaultRoleCheck,
+  ) {}
+
+  @Get()
+  @SelfAccess()
+  @ApiOkResponse({ type: WorkspaceListResponse })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: PageQueryDto,
+  ): Promise<WorkspaceListResponse> {
+    return this.queries.execute(new ListWorkspacesQuery(principal.accountUuid, toPageRequest(query)));
+  }
+
+  @Get(':wid')
+  @RequireScope('workspace:read')
+  @ApiOkResponse({ type: WorkspaceResponse })
+  get(@Param('wid') wid: string): Promise<WorkspaceResponse> {
+    return this.queries.execute(new GetWorkspaceQuery(wid.toLowerCase()));
+  }
+
+  @Put(':wid')
+  @RequireScope('workspace:admin')
+  @ApiOkResponse({ type: WorkspaceResponse })
+  async update(@Param('wid') wid: string, @Body() body: UpdateWorkspaceDto): Promise<WorkspaceResponse> {
+    const bad = validateFeatures(body.settings?.features);
+    if (bad) throw new ValidationError(bad);
+    const workspaceId = wid.toLowerCase();
+    const defaultRoleId = body.settings?.defaultMemberRoleId;
+    if (typeof defaultRoleId === 'number')
+      await this.defaultRoles.assertEligible(workspaceId, defaultRoleId, 'settings.defaultMemberRoleId');
+    await this.commands.execute(
+      new UpdateWorkspaceCommand(workspaceId, { name: body.name, settings: body.settings }),
+    );
+    await this.consistency.settle();
+    return this.queries.execute(new GetWorkspaceQuery(workspaceId));
+  }
+}

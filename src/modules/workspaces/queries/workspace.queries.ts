@@ -1,0 +1,52 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { NotFoundError } from '../../../core/http/domain-errors';
+import { WorkspaceResponse } from '../http/workspace.dto';
+import { WorkspaceEntity } from '../projections/workspace.entity';
+
+export class ListWorkspacesQuery {
+  constructor(
+    readonly accountUuid: string,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetWorkspaceQuery {
+  constructor(readonly workspaceId: string) {}
+}
+
+/** The caller's workspaces: those where its account holds an active membership. */
+@QueryHandler(ListWorkspacesQuery)
+export class ListWorkspacesHandler implements IQueryHandler<ListWorkspacesQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ListWorkspacesQuery): Promise<Paginated<WorkspaceResponse>> {
+    const [rows, total] = await this.db
+      .getRepository(WorkspaceEntity)
+      .createQueryBuilder('w')
+      .where(
+        `EXISTS (SELECT 1 FROM members m WHERE m.workspace_id = w.id AND m.account_uuid = :account AND m.status = 'active')`,
+        {
+          account: q.accountUuid,
+        },
+      )
+      .orderBy('w.created_at', 'ASC')
+      .addOrderBy('w.id', 'ASC')
+      .skip(q.page.offset)
+      .take(q.page.pageSize)
+      .getManyAndCount();
+    return paginated(rows.map(WorkspaceResponse.of), total, q.page);
+  }
+}
+
+@QueryHandler(GetWorkspaceQuery)
+export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetWorkspaceQuery): Promise<WorkspaceResponse> {
+    const row = await this.db.getRepository(WorkspaceEntity).findOneBy({ id: q.workspaceId });
+    if (!row) throw new NotFoundError('Workspace not found');
+    return WorkspaceResponse.of(row);
+  }
+}
