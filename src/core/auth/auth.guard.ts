@@ -1,0 +1,108 @@
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../http/domain-errors';
+import { addressSubject, credentialSubject, RateLimiter, SKIP_RATE_LIMIT } from '../rate-limit/rate-limiter';
+import { PUBLIC_ROUTE, REQUIRED_SCOPE, SELF_POLICY } from './auth.decorators';
+import {
+  CREDENTIAL_RESOLVER,
+  CredentialResolver,
+  MEMBERSHIP_RESOLVER,
+  MembershipResolver,
+  Principal,
+} from './principal';
+import { grants, intersectScopes } from './scopes';
+
+export interface AuthenticatedRequest extends FastifyRequest {
+  principal?: Principal;
+  actor?: Principal['actor'];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function bearerToken(header: unknown): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+/**
+ * One authentication for every route: the bearer credential resolves to a principal;
+ * a route naming {wid} needs an active membership there (else 404, so workspaces
+ * cannot be probed); @RequireScope checks the effective scopes (else 403 naming it).
+ * Each request is admitted by the rate limiter as soon as it is known whose it is: by
+ * credential once resolved, by client address for public routes and failed credentials.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(CREDENTIAL_RESOLVER) private readonly credentials: CredentialResolver,
+    @Inject(MEMBERSHIP_RESOLVER) private readonly memberships: MembershipResolver,
+    @Optional() private readonly rateLimiter?: RateLimiter,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const admit = async (subject: string): Promise<void> => {
+      if (!this.rateLimiter || this.reflector.getAllAndOverride<boolean>(SKIP_RATE_LIMIT, targets)) return;
+      await this.rateLimiter.admit(subject, context.switchToHttp().getResponse<FastifyReply>());
+    };
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) {
+      await admit(addressSubject(req));
+      return true;
+    }
+    const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);
+    const self = this.reflector.getAllAndOverride<boolean>(SELF_POLICY, targets);
+    if (!scope && !self) throw new Error('Route declares neither a scope nor that it is public');
+
+    const token = bearerToken(req.headers.authorization);
+    if (!token) {
+      await admit(addressSubject(req));
+      throw new UnauthorizedError(
+        'Missing or malformed Authorization header; send "Authorization: Bearer <token>"',
+      );
+    }
+    const credential = await this.credentials.resolve(token);
+    if (!credential) {
+      await admit(addressSubject(req));
+      throw new UnauthorizedError('The credential is invalid, expired or revoked');
+    }
+    await admit(credentialSubject(credential));
+
+    const principal: Principal = {
+      credential,
+      accountUuid: credential.accountUuid,
+      effectiveScopes: [],
+      actor: {
+        kind: credential.kind,
+        id: credential.accountUuid,
+        accountUuid: credential.accountUuid,
+        memberId: credential.memberId,
+      },
+    };
+    const wid = (req.params as Record<string, string> | undefined)?.wid;
+    if (wid !== undefined) {
+      if (!UUID.test(wid) || (credential.workspaceId && credential.workspaceId !== wid))
+        throw workspaceNotFound();
+      const membership = await this.memberships.find(wid.toLowerCase(), credential);
+      if (!membership) throw workspaceNotFound();
+      principal.membership = membership;
+      principal.effectiveScopes =
+        credential.kind === 'member_token' ? [] : intersectScopes(credential.scopes, membership.roleScopes);
+      principal.actor = { ...principal.actor, memberId: membership.memberId };
+    }
+    req.principal = principal;
+    req.actor = principal.actor;
+    if (scope && !self && !grants(principal.effectiveScopes, scope)) {
+      throw new ForbiddenError(`This credential lacks the scope ${scope}`);
+    }
+    return true;
+  }
+}
+
+function workspaceNotFound(): NotFoundError {
+  return new NotFoundError('Workspace not found');
+}

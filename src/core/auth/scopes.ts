@@ -1,0 +1,76 @@
+/** Scope form `<namespace>:<level>`; admin implies write implies read (SPEC, "Scopes"). */
+export const SCOPE_NAMESPACES = [
+  'agents',
+  'analytics',
+  'apps',
+  'assignments',
+  'automations',
+  'calendars',
+  'chats',
+  'datatypes',
+  'devices',
+  'dm',
+  'experiments',
+  'files',
+  'inboxes',
+  'journeys',
+  'labels',
+  'member_roles',
+  'members',
+  'operator',
+  'phones',
+  'records',
+  'sites',
+  'webhooks',
+  'workflows',
+  'workspace',
+] as const;
+export const SCOPE_LEVELS = ['read', 'write', 'admin'] as const;
+
+export type ScopeNamespace = (typeof SCOPE_NAMESPACES)[number];
+export type ScopeLevel = (typeof SCOPE_LEVELS)[number];
+
+const RANK: Record<ScopeLevel, number> = { read: 1, write: 2, admin: 3 };
+
+export function parseScope(scope: string): { namespace: ScopeNamespace; level: ScopeLevel } | undefined {
+  const [ns, level, extra] = scope.split(':');
+  if (extra !== undefined) return undefined;
+  if (!(SCOPE_NAMESPACES as readonly string[]).includes(ns)) return undefined;
+  if (!(SCOPE_LEVELS as readonly string[]).includes(level)) return undefined;
+  return { namespace: ns as ScopeNamespace, level: level as ScopeLevel };
+}
+
+export function isValidScope(scope: string): boolean {
+  return parseScope(scope) !== undefined;
+}
+
+/** Every grantable scope: each namespace at admin (which implies the rest). */
+export const ALL_SCOPES: readonly string[] = SCOPE_NAMESPACES.map((ns) => `${ns}:admin`);
+
+/** The highest level per namespace a scope list grants. */
+function levels(scopes: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of scopes) {
+    const p = parseScope(s);
+    if (p) out.set(p.namespace, Math.max(out.get(p.namespace) ?? 0, RANK[p.level]));
+  }
+  return out;
+}
+
+export function grants(scopes: readonly string[], required: string): boolean {
+  const p = parseScope(required);
+  if (!p) return false;
+  return (levels(scopes).get(p.namespace) ?? 0) >= RANK[p.level];
+}
+
+/** Intersection with implication: per namespace, the lower of the two levels. */
+export function intersectScopes(a: readonly string[], b: readonly string[]): string[] {
+  const la = levels(a);
+  const lb = levels(b);
+  const out: string[] = [];
+  for (const [ns, rank] of la) {
+    const r = Math.min(rank, lb.get(ns) ?? 0);
+    if (r > 0) out.push(`${ns}:${SCOPE_LEVELS[r - 1]}`);
+  }
+  return out.sort();
+}

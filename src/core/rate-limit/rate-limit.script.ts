@@ -1,0 +1,38 @@
+/**
+ * One atomic admission per request, shared by every API process through Redis.
+ *
+ * KEYS[1] the credential's request log (sorted set, score = admission time in ms):
+ *         a sliding window, so "100 per minute" holds over any 60 s, not per clock minute.
+ * KEYS[2] its requests in flight (sorted set, score = when the entry stops counting):
+ *         a process that dies mid-request leaks a slot for the TTL at most.
+ * ARGV    limit, windowMs, concurrency, inflightTtlMs, member (unique per request)
+ *
+ * Returns {admitted 0|1, remaining, resetAtMs, nowMs, reason}. Refused requests are not
+ * recorded, so a client that waits is not punished for its refused attempts. Time comes
+ * from the Redis server so that processes with skewed clocks agree.
+ */
+export const ADMIT_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local concurrency = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - windowMs)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local used = redis.call('ZCARD', KEYS[1])
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local resetAt = now + windowMs
+if oldest[2] then resetAt = tonumber(oldest[2]) + windowMs end
+if used >= limit then
+  return {0, 0, resetAt, now, 'rate'}
+end
+if redis.call('ZCARD', KEYS[2]) >= concurrency then
+  return {0, limit - used, resetAt, now, 'concurrency'}
+end
+redis.call('ZADD', KEYS[1], now, ARGV[5])
+redis.call('PEXPIRE', KEYS[1], windowMs)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ttl)
+return {1, limit - used - 1, resetAt, now, 'ok'}
+`;

@@ -1,0 +1,163 @@
+import { Inject, Injectable, OnApplicationShutdown, SetMetadata } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import Redis from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import type { Credential } from '../auth/principal';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { TooManyRequestsError } from '../http/domain-errors';
+import { JsonLogger } from '../logging/json-logger';
+import { redisOptionsFromUrl } from '../redis/redis';
+import { ADMIT_SCRIPT } from './rate-limit.script';
+
+export const SKIP_RATE_LIMIT = 'rate-limit:skip';
+
+/** For probes that must answer however often they are asked (health checks of load balancers). */
+export const SkipRateLimit = (): MethodDecorator & ClassDecorator => SetMetadata(SKIP_RATE_LIMIT, true);
+
+const WINDOW_MS = 60_000;
+/** An in-flight entry stops counting after this long even if its release was lost (crashed process). */
+const INFLIGHT_TTL_MS = 120_000;
+const FAILURE_LOG_INTERVAL_MS = 30_000;
+
+/** Who a limit applies to: the credential, or the client address where there is none. */
+export const credentialSubject = (c: Credential): string => `${c.kind}:${c.credentialId}`;
+export const addressSubject = (req: FastifyRequest): string => `ip:${req.ip}`;
+
+type AdmitResult = [
+  admitted: number,
+  remaining: number,
+  resetAtMs: number,
+  nowMs: number,
+  reason: 'ok' | 'rate' | 'concurrency',
+];
+type RedisWithAdmit = Redis & {
+  wsAdmit(
+    k1: string,
+    k2: string,
+    limit: number,
+    windowMs: number,
+    concurrency: number,
+    ttl: number,
+    member: string,
+  ): Promise<AdmitResult>;
+};
+
+/**
+ * Per-credential limits (DESIGN.md, HTTP conventions): rateLimitPerMinute requests in
+ * any 60 s and rateLimitConcurrency in flight, counted in Redis so every API process
+ * enforces one limit. Fails open: with Redis unreachable requests are served unlimited
+ * and the failure is logged, because refusing all traffic would turn a cache outage
+ * into a full outage. Its own connection, without an offline queue, so an outage costs
+ * no waiting per request.
+ */
+@Injectable()
+export class RateLimiter implements OnApplicationShutdown {
+  private redis: RedisWithAdmit | undefined;
+  private connecting: Promise<void> | undefined;
+  private closed = false;
+  private lastFailureLoggedAt = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly logger: JsonLogger,
+  ) {}
+
+  /**
+   * Connects on the first request rather than at start: the worker and the CLI build
+   * the same application but serve no HTTP, and need no connection.
+   */
+  private connect(): Promise<void> {
+    this.connecting ??= (async () => {
+      const redis = new Redis({
+        ...redisOptionsFromUrl(this.config.rateLimitRedisUrl ?? this.config.redisUrl),
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: 500,
+        connectTimeout: 2000,
+        retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+      }) as RedisWithAdmit;
+      redis.on('error', (err: Error) => this.logFailure(err));
+      redis.defineCommand('wsAdmit', { numberOfKeys: 2, lua: ADMIT_SCRIPT });
+      this.redis = redis;
+      await redis.connect().catch((err: Error) => this.logFailure(err));
+    })();
+    return this.connecting;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    await this.connecting;
+    const redis = this.redis;
+    this.redis = undefined;
+    if (redis) await redis.quit().catch(() => redis.disconnect());
+  }
+
+  /**
+   * Admits the request for `subject` or throws 429 (with Retry-After). Sets the
+   * X-RateLimit-* headers either way, and frees the in-flight slot when the response
+   * ends, whatever its status.
+   */
+  async admit(subject: string, reply: FastifyReply): Promise<void> {
+    if (this.closed) return;
+    await this.connect();
+    const redis = this.redis;
+    if (!redis || redis.status !== 'ready') {
+      this.logFailure(new Error(`Redis connection is ${redis?.status ?? 'absent'}`));
+      return;
+    }
+    const { rateLimitPerMinute: limit, rateLimitConcurrency: concurrency, redisPrefix } = this.config;
+    const base = `${redisPrefix}:ratelimit:{${subject}}`;
+    const inflightKey = `${base}:inflight`;
+    const member = randomUUID();
+    let result: AdmitResult;
+    try {
+      result = await redis.wsAdmit(
+        `${base}:log`,
+        inflightKey,
+        limit,
+        WINDOW_MS,
+        concurrency,
+        INFLIGHT_TTL_MS,
+        member,
+      );
+    } catch (err) {
+      this.logFailure(err);
+      return;
+    }
+    const [admitted, remaining, resetAtMs, nowMs, reason] = result;
+    void reply.header('X-RateLimit-Limit', String(limit));
+    void reply.header('X-RateLimit-Remaining', String(Math.max(0, remaining)));
+    void reply.header('X-RateLimit-Reset', String(Math.ceil(resetAtMs / 1000)));
+    if (!admitted) {
+      const per = subject.startsWith('ip:') ? 'per client address' : 'per credential';
+      if (reason === 'concurrency') {
+        throw new TooManyRequestsError(
+          `Too many concurrent requests: at most ${concurrency} in flight ${per}; retry when one completes`,
+          1,
+        );
+      }
+      const retryAfter = Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));
+      throw new TooManyRequestsError(
+        `Rate limit exceeded: at most ${limit} requests per minute ${per}; retry in ${retryAfter} s`,
+        retryAfter,
+      );
+    }
+    const release = () => {
+      this.redis?.zrem(inflightKey, member).catch((err: unknown) => this.logFailure(err));
+    };
+    const raw = reply.raw;
+    if (raw.writableFinished || raw.destroyed) release();
+    else raw.once('close', release);
+  }
+
+  private logFailure(err: unknown): void {
+    const now = Date.now();
+    if (now - this.lastFailureLoggedAt < FAILURE_LOG_INTERVAL_MS) return;
+    this.lastFailureLoggedAt = now;
+    this.logger.event('error', {
+      msg: 'rate limiter unavailable: serving requests without rate limits',
+      err: err instanceof Error ? err.message : String(err),
+    });
+  }
+}

@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { ApiKeyCredentialResolver } from './auth/api-key-credential.resolver';
+import { CreateApiKeyHandler } from './commands/create-api-key.command';
+import { RevokeApiKeyHandler } from './commands/revoke-api-key.command';
+import { ApiKeysController } from './http/api-keys.controller';
+import { ApiKeysProjection } from './projections/api-keys.projection';
+import { GetApiKeyHandler, ListApiKeysHandler } from './queries/api-key.queries';
+
+/** Account API keys (/me/api-keys) and the resolver of `wsk_` bearer tokens. */
+@Module({
+  controllers: [ApiKeysController],
+  providers: [
+    ApiKeysProjection,
+    ApiKeyCredentialResolver,
+    CreateApiKeyHandler,
+    RevokeApiKeyHandler,
+    ListApiKeysHandler,
+    GetApiKeyHandler,
+  ],
+})
+export class ApiKeysModule {}

@@ -1,0 +1,77 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { NotFoundError } from '../../../core/http/domain-errors';
+import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { ApiKeyResponse, displayPrefix } from '../http/api-key.dto';
+
+export class ListApiKeysQuery {
+  constructor(
+    readonly accountUuid: string,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetApiKeyQuery {
+  constructor(
+    readonly accountUuid: string,
+    readonly keyId: string,
+  ) {}
+}
+
+interface Row {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  created_at: Date;
+  expires_at: Date;
+  last_used_at: Date | null;
+}
+
+const SELECT = `SELECT k.id, k.name, k.prefix, k.scopes, k.created_at, k.expires_at, u.last_used_at
+                  FROM api_keys k LEFT JOIN api_key_usage u ON u.key_id = k.id`;
+
+function toResponse(r: Row): ApiKeyResponse {
+  return {
+    id: r.id,
+    name: r.name,
+    prefix: displayPrefix(r.prefix),
+    scopes: r.scopes,
+    createdAt: r.created_at.toISOString(),
+    expiresAt: r.expires_at.toISOString(),
+    lastUsedAt: r.last_used_at?.toISOString() ?? null,
+    status: r.expires_at.getTime() <= Date.now() ? 'expired' : 'active',
+  };
+}
+
+/** The caller's keys, newest first; revoked keys are gone, expired ones stay visible as such. */
+@QueryHandler(ListApiKeysQuery)
+export class ListApiKeysHandler implements IQueryHandler<ListApiKeysQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ListApiKeysQuery): Promise<Paginated<ApiKeyResponse>> {
+    const rows = (await this.db.query(
+      `${SELECT} WHERE k.account_uuid = $1 AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3`,
+      [q.accountUuid, q.page.pageSize, q.page.offset],
+    )) as Row[];
+    const [{ total }] = (await this.db.query(
+      `SELECT count(*)::int AS total FROM api_keys WHERE account_uuid = $1 AND revoked_at IS NULL`,
+      [q.accountUuid],
+    )) as { total: number }[];
+    return paginated(rows.map(toResponse), total, q.page);
+  }
+}
+
+@QueryHandler(GetApiKeyQuery)
+export class GetApiKeyHandler implements IQueryHandler<GetApiKeyQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetApiKeyQuery): Promise<ApiKeyResponse> {
+    const rows = (await this.db.query(
+      `${SELECT} WHERE k.id = $1 AND k.account_uuid = $2 AND k.revoked_at IS NULL`,
+      [q.keyId, q.accountUuid],
+    )) as Row[];
+    if (!rows[0]) throw new NotFoundError('API key not found');
+    return toResponse(rows[0]);
+  }
+}

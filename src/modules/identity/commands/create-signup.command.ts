@@ -1,0 +1,152 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { randomUUID } from 'node:crypto';
+import { ConflictError, ValidationError } from '../../../core/http/domain-errors';
+import { claimKey } from '../domain/claim';
+import { normalizeEmail, normalizeExternalId, normalizeName, normalizePhone } from '../domain/contact';
+import type { MemberSnapshot, UniqueMemberField } from '../domain/member.events';
+import { AccountService, AccountView } from './accounts.service';
+import { ClaimService } from './claims.service';
+import { MemberTokenService } from './member-tokens.service';
+import { MemberWriter } from './member-writer.service';
+import { RoleLookup } from './role-lookup.service';
+
+export interface SignupInput {
+  member: { email?: string; phone?: string; name?: string; externalId?: string };
+  data?: Record<string, unknown>;
+}
+
+export interface SignupResult {
+  token: string;
+  account: AccountView;
+  member: { id: number; email: string | null; memberRoleId: number };
+  wasCreated: boolean;
+}
+
+export class CreateSignupCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly input: SignupInput,
+  ) {}
+}
+
+interface Normalised {
+  email: string | null;
+  phone: string | null;
+  name: string | null;
+  externalId: string | null;
+}
+
+const MAX_ATTEMPTS = 5;
+/** The spec's lookup order for an existing member. */
+const LOOKUP_ORDER: UniqueMemberField[] = ['externalId', 'email', 'phone'];
+
+export function normaliseSignup(input: SignupInput): Normalised {
+  const m = input.member;
+  const out: Normalised = {
+    email: m.email !== undefined ? normalizeEmail(m.email, 'member.email') : null,
+    phone: m.phone !== undefined ? normalizePhone(m.phone, 'member.phone') : null,
+    name: m.name !== undefined ? normalizeName(m.name, 'member.name') : null,
+    externalId: m.externalId !== undefined ? normalizeExternalId(m.externalId, 'member.externalId') : null,
+  };
+  if (!out.email && !out.phone) throw new ValidationError('member: one of email or phone is required');
+  // Records arrive with the data types feature; until then no slug can name one.
+  const slug = Object.keys(input.data ?? {})[0];
+  if (slug !== undefined)
+    throw new ValidationError(`data.${slug}: no data type with this slug exists in this workspace`);
+  return out;
+}
+
+/**
+ * POST /w/{wid}/create-signup: finds the member by externalId, then email, then phone,
+ * or creates it (with an account) under the workspace's default role; either way
+ * answers with a fresh member token. Racing signups for one person converge on one
+ * member through the uniqueness claims: the losers find the winner.
+ */
+@CommandHandler(CreateSignupCommand)
+export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand, SignupResult> {
+  constructor(
+    private readonly members: MemberWriter,
+    private readonly claims: ClaimService,
+    private readonly roles: RoleLookup,
+    private readonly accounts: AccountService,
+    private readonly tokens: MemberTokenService,
+  ) {}
+
+  async execute({ workspaceId, input }: CreateSignupCommand): Promise<SignupResult> {
+    const who = normaliseSignup(input);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const existingId = await this.find(workspaceId, who);
+      if (existingId !== undefined) return this.existing(workspaceId, existingId, who);
+      const role = await this.roles.defaultFor(workspaceId, 'person');
+      const accountUuid = randomUUID();
+      const outcome = await this.members.create(
+        {
+          workspaceId,
+          accountUuid,
+          ...who,
+          memberRoleId: role.roleId,
+          kind: 'person',
+          notifySms: false,
+          notifyEmail: false,
+          notifyVoice: false,
+        },
+        role,
+        'operator',
+      );
+      // Lost a race on one of the values: the next round finds the member that won it.
+      if (outcome.kind !== 'created') continue;
+      const account = await this.accounts.ensure(accountUuid, who, workspaceId);
+      return this.respond(outcome.member, account, true);
+    }
+    throw new ConflictError(
+      'member: the signup kept losing races with concurrent changes to this member; retry',
+    );
+  }
+
+  private async find(workspaceId: string, who: Normalised): Promise<number | undefined> {
+    for (const field of LOOKUP_ORDER) {
+      const value = who[field];
+      if (!value) continue;
+      const holder = await this.claims.holder(claimKey(workspaceId, field, value));
+      if (holder !== undefined) return holder;
+    }
+    return undefined;
+  }
+
+  /** An existing member signs in: no duplicate, no change to its record; an account-less contact gets its account now. */
+  private async existing(workspaceId: string, memberId: number, who: Normalised): Promise<SignupResult> {
+    let member = await this.members.get(workspaceId, memberId);
+    if (!member.accountUuid) {
+      member = await this.members
+        .linkAccount(workspaceId, memberId, randomUUID())
+        .catch(async (err: unknown) => {
+          // Another signup linked it first: use theirs.
+          if (err instanceof ConflictError) return this.members.get(workspaceId, memberId);
+          throw err;
+        });
+    }
+    if (!member.accountUuid)
+      throw new ConflictError('member: the member was archived while signing up; retry');
+    const profile = {
+      email: member.email ?? who.email,
+      phone: member.phone ?? who.phone,
+      name: member.name ?? who.name,
+    };
+    const account = await this.accounts.ensure(member.accountUuid!, profile, workspaceId);
+    return this.respond(member, account, false);
+  }
+
+  private async respond(
+    member: MemberSnapshot,
+    account: AccountView,
+    wasCreated: boolean,
+  ): Promise<SignupResult> {
+    const token = await this.tokens.issue(member.workspaceId, member.id, account.uuid);
+    return {
+      token,
+      account,
+      member: { id: member.id, email: member.email, memberRoleId: member.memberRoleId },
+      wasCreated,
+    };
+  }
+}

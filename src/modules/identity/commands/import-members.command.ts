@@ -1,0 +1,245 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { nextId, nextIds } from '../../../core/database/ids';
+import { DomainError, ValidationError } from '../../../core/http/domain-errors';
+import { claimKey } from '../domain/claim';
+import type { MemberKind } from '../domain/identity.events';
+import type { MemberChanges, UniqueMemberField } from '../domain/member.events';
+import { checkRoleAssignment, RoleFacts } from '../domain/role-rules';
+import { ClaimService } from './claims.service';
+import { assertGrantable, Caller, MemberChangesInput, normaliseChanges } from './member-input';
+import { MemberWriter } from './member-writer.service';
+import { RoleLookup } from './role-lookup.service';
+
+export const MAX_IMPORT_ROWS = 10_000;
+const CONCURRENCY = 8;
+const MAX_ATTEMPTS = 4;
+const ROW_FIELDS = new Set([
+  'email',
+  'phone',
+  'name',
+  'externalId',
+  'memberRoleId',
+  'kind',
+  'notifySms',
+  'notifyEmail',
+  'notifyVoice',
+]);
+const STRING_FIELDS = ['email', 'phone', 'name', 'externalId'] as const;
+const LOOKUP_ORDER: UniqueMemberField[] = ['externalId', 'email', 'phone'];
+
+export class ImportMembersCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly rows: readonly unknown[],
+    readonly upsert: boolean,
+    readonly caller: Caller,
+  ) {}
+}
+
+export interface ImportResultItem {
+  index: number;
+  status: 'created' | 'updated' | 'unchanged';
+  memberId: number;
+  externalId: string | null;
+}
+
+export interface ImportResult {
+  success: boolean;
+  totalCount: number;
+  importedCount: number;
+  results: ImportResultItem[];
+  errors: { index: number; detail: string }[] | null;
+}
+
+interface ParsedRow {
+  index: number;
+  kind: MemberKind;
+  kindGiven: boolean;
+  changes: MemberChanges;
+}
+
+/** Row validation happens here, not in the DTO: a bad row fails alone instead of the request. */
+export function parseRow(raw: unknown, index: number): ParsedRow {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ValidationError('row: must be an object');
+  const row = raw as Record<string, unknown>;
+  const unknown = Object.keys(row).find((k) => !ROW_FIELDS.has(k));
+  if (unknown) throw new ValidationError(`${unknown}: unknown field`);
+  for (const f of STRING_FIELDS) {
+    if (row[f] !== undefined && row[f] !== null && typeof row[f] !== 'string')
+      throw new ValidationError(`${f}: must be a string`);
+  }
+  if (row.kind !== undefined && row.kind !== 'person' && row.kind !== 'agent')
+    throw new ValidationError('kind: must be one of person, agent');
+  const input = Object.fromEntries(
+    Object.entries(row).filter(([k, v]) => k !== 'kind' && v !== null),
+  ) as MemberChangesInput;
+  return {
+    index,
+    kind: (row.kind as MemberKind | undefined) ?? 'person',
+    kindGiven: row.kind !== undefined,
+    changes: normaliseChanges(input),
+  };
+}
+
+/**
+ * POST /w/{wid}/members/import: up to 10,000 contacts (members without an account yet),
+ * reported per row like the bulk records response. Rows are matched against existing
+ * members by externalId, then email, then phone; `upsert` updates those instead of
+ * failing them. The Agent rules fail a row, not the request.
+ */
+@CommandHandler(ImportMembersCommand)
+export class ImportMembersHandler implements ICommandHandler<ImportMembersCommand, ImportResult> {
+  constructor(
+    private readonly members: MemberWriter,
+    private readonly claims: ClaimService,
+    private readonly roles: RoleLookup,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute(cmd: ImportMembersCommand): Promise<ImportResult> {
+    const results: ImportResultItem[] = [];
+    const errors: { index: number; detail: string }[] = [];
+    const rows: ParsedRow[] = [];
+    const firstRowOf = new Map<string, number>();
+    cmd.rows.forEach((raw, index) => {
+      try {
+        const row = parseRow(raw, index);
+        // Two rows for one person would race each other; the later one fails, deterministically.
+        for (const field of LOOKUP_ORDER) {
+          const v = row.changes[field];
+          const seen = v ? firstRowOf.get(`${field}:${v}`) : undefined;
+          if (seen !== undefined)
+            throw new ValidationError(`${field}: duplicates row ${seen} of this request`);
+        }
+        for (const field of LOOKUP_ORDER)
+          if (row.changes[field]) firstRowOf.set(`${field}:${row.changes[field]}`, index);
+        rows.push(row);
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        errors.push({ index, detail: err.message });
+      }
+    });
+
+    // One sequence round trip for the whole request; a failed row burns its id (ids are unique, not gapless).
+    const ids = await nextIds(this.db, 'member_id_seq', rows.length);
+    const roles = new Map<string, Promise<RoleFacts>>();
+    const cached = (key: string, load: () => Promise<RoleFacts>) => {
+      if (!roles.has(key)) roles.set(key, load());
+      return roles.get(key)!;
+    };
+    const roleOf = (row: ParsedRow) =>
+      row.changes.memberRoleId !== undefined
+        ? cached(`id:${row.changes.memberRoleId}`, () => this.roles.facts(row.changes.memberRoleId!))
+        : cached(`default:${row.kind}`, () => this.roles.defaultFor(cmd.workspaceId, row.kind));
+    let next = 0;
+    const worker = async () => {
+      while (next < rows.length) {
+        const i = next++;
+        const row = rows[i];
+        try {
+          results.push(await this.importRow(cmd, row, ids[i], roleOf));
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          errors.push({ index: row.index, detail: err.message });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rows.length) }, worker));
+
+    results.sort((a, b) => a.index - b.index);
+    errors.sort((a, b) => a.index - b.index);
+    return {
+      success: errors.length === 0,
+      totalCount: cmd.rows.length,
+      importedCount: results.length,
+      results,
+      errors: errors.length ? errors : null,
+    };
+  }
+
+  /**
+   * Without upsert, a row goes straight for the claims: a taken value is the row's error,
+   * and new contacts (the common case) cost no lookups. With upsert, the lookup comes
+   * first, so an existing member is matched before the row's own rules for a new one apply.
+   */
+  private async importRow(
+    cmd: ImportMembersCommand,
+    row: ParsedRow,
+    memberId: number,
+    roleOf: (row: ParsedRow) => Promise<RoleFacts>,
+  ): Promise<ImportResultItem> {
+    const { workspaceId, caller } = cmd;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const existing = cmd.upsert ? await this.find(workspaceId, row.changes) : undefined;
+      if (existing) return this.updateRow(cmd, row, existing.memberId);
+      const role = await roleOf(row);
+      checkRoleAssignment(row.kind, role, workspaceId, 'operator');
+      if (row.changes.memberRoleId !== undefined) assertGrantable(caller, role);
+      const c = row.changes;
+      const outcome = await this.members.create(
+        {
+          workspaceId,
+          accountUuid: null,
+          email: c.email ?? null,
+          phone: c.phone ?? null,
+          name: c.name ?? null,
+          externalId: c.externalId ?? null,
+          memberRoleId: role.roleId,
+          kind: row.kind,
+          notifySms: c.notifySms ?? false,
+          notifyEmail: c.notifyEmail ?? false,
+          notifyVoice: c.notifyVoice ?? false,
+        },
+        role,
+        'operator',
+        memberId,
+      );
+      if (outcome.kind === 'created')
+        return {
+          index: row.index,
+          status: 'created',
+          memberId: outcome.member.id,
+          externalId: outcome.member.externalId,
+        };
+      if (outcome.kind === 'taken' && !cmd.upsert) {
+        throw new ValidationError(
+          `${outcome.field}: a member with this ${outcome.field} already exists (member ${outcome.holder}); send upsert: true to update it`,
+        );
+      }
+      // Fenced (its id is spent) or lost a race to a concurrent write: the next round sees the winner.
+      if (outcome.kind === 'fenced') memberId = await nextId(this.db, 'member_id_seq');
+    }
+    throw new ValidationError('row: kept losing races with concurrent changes; retry it');
+  }
+
+  private async updateRow(
+    cmd: ImportMembersCommand,
+    row: ParsedRow,
+    memberId: number,
+  ): Promise<ImportResultItem> {
+    const before = await this.members.get(cmd.workspaceId, memberId);
+    if (row.kindGiven && before.kind !== row.kind)
+      throw new ValidationError(`kind: member ${before.id} is a ${before.kind}; kind cannot change`);
+    const after = await this.members.update(cmd.workspaceId, memberId, row.changes, {
+      assigner: 'operator',
+      checkRole: (role) => assertGrantable(cmd.caller, role),
+    });
+    const status = after.updatedAt === before.updatedAt ? 'unchanged' : 'updated';
+    return { index: row.index, status, memberId: after.id, externalId: after.externalId };
+  }
+
+  private async find(
+    workspaceId: string,
+    c: MemberChanges,
+  ): Promise<{ memberId: number; field: UniqueMemberField } | undefined> {
+    for (const field of LOOKUP_ORDER) {
+      const v = c[field];
+      if (!v) continue;
+      const memberId = await this.claims.holder(claimKey(workspaceId, field, v));
+      if (memberId !== undefined) return { memberId, field };
+    }
+    return undefined;
+  }
+}

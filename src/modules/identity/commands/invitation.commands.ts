@@ -1,0 +1,71 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { v7 as uuidv7 } from 'uuid';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { normalizeEmail } from '../domain/contact';
+import { invitationDecider } from '../domain/invitation';
+import { invitationStream } from '../domain/member.events';
+import { checkRoleAssignment } from '../domain/role-rules';
+import { assertGrantable, Caller } from './member-input';
+import { RoleLookup } from './role-lookup.service';
+
+export class CreateInvitationCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly input: { email: string; memberRoleId: number },
+    readonly caller: Caller,
+  ) {}
+}
+
+export class RevokeInvitationCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly invitationId: string,
+  ) {}
+}
+
+@CommandHandler(CreateInvitationCommand)
+export class CreateInvitationHandler implements ICommandHandler<CreateInvitationCommand, string> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly roles: RoleLookup,
+  ) {}
+
+  async execute({ workspaceId, input, caller }: CreateInvitationCommand): Promise<string> {
+    const email = normalizeEmail(input.email, 'email');
+    const role = await this.roles.facts(input.memberRoleId);
+    // Role rules first (400/403 for Agent and Platform Support), then no escalation.
+    checkRoleAssignment('person', role, workspaceId, 'operator');
+    assertGrantable(caller, role);
+    const invitationId = uuidv7();
+    await this.repo.handle({
+      streamName: invitationStream(invitationId),
+      workspaceId,
+      decider: invitationDecider,
+      command: {
+        type: 'CreateInvitation',
+        invitationId,
+        workspaceId,
+        email,
+        role,
+        assigner: 'operator',
+        invitedByMemberId: caller.memberId ?? null,
+        now: new Date().toISOString(),
+      },
+    });
+    return invitationId;
+  }
+}
+
+@CommandHandler(RevokeInvitationCommand)
+export class RevokeInvitationHandler implements ICommandHandler<RevokeInvitationCommand, void> {
+  constructor(private readonly repo: EventSourcedRepository) {}
+
+  async execute({ workspaceId, invitationId }: RevokeInvitationCommand): Promise<void> {
+    await this.repo.handle({
+      streamName: invitationStream(invitationId),
+      workspaceId,
+      decider: invitationDecider,
+      command: { type: 'RevokeInvitation', invitationId, workspaceId, now: new Date().toISOString() },
+    });
+  }
+}

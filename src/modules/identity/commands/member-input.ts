@@ -1,0 +1,70 @@
+import { grants, isValidScope } from '../../../core/auth/scopes';
+import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  normalizeEmail,
+  normalizeExternalId,
+  normalizeName,
+  normalizePhone,
+  optional,
+} from '../domain/contact';
+import type { MemberChanges, MemberSnapshot } from '../domain/member.events';
+import type { RoleFacts } from '../domain/role-rules';
+
+/** Who asks, as the command path needs it: effective scopes in the workspace and own member id. */
+export interface Caller {
+  scopes: readonly string[];
+  memberId: number | undefined;
+}
+
+export interface MemberChangesInput {
+  name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  externalId?: string | null;
+  memberRoleId?: number;
+  notifySms?: boolean;
+  notifyEmail?: boolean;
+  notifyVoice?: boolean;
+}
+
+/** Normalises an update body; `null` clears a field, absent leaves it. Details name the field (with `prefix`). */
+export function normaliseChanges(input: MemberChangesInput, prefix = ''): MemberChanges {
+  const out: MemberChanges = {};
+  const f = (name: string) => `${prefix}${name}`;
+  const email = optional(input.email, (v) => normalizeEmail(v, f('email')));
+  const phone = optional(input.phone, (v) => normalizePhone(v, f('phone')));
+  const name = optional(input.name, (v) => normalizeName(v, f('name')));
+  const externalId = optional(input.externalId, (v) => normalizeExternalId(v, f('externalId')));
+  if (email !== undefined) out.email = email;
+  if (phone !== undefined) out.phone = phone;
+  if (name !== undefined) out.name = name;
+  if (externalId !== undefined) out.externalId = externalId;
+  if (input.memberRoleId !== undefined) {
+    if (!Number.isInteger(input.memberRoleId) || input.memberRoleId < 1)
+      throw new ValidationError(`${f('memberRoleId')}: must be a positive integer`);
+    out.memberRoleId = input.memberRoleId;
+  }
+  for (const flag of ['notifySms', 'notifyEmail', 'notifyVoice'] as const) {
+    const v = input[flag];
+    if (v === undefined) continue;
+    if (typeof v !== 'boolean') throw new ValidationError(`${f(flag)}: must be a boolean`);
+    out[flag] = v;
+  }
+  return out;
+}
+
+/** SPEC "Scopes", special case 1: a member with no email, phone or name is anonymous. */
+export function isAnonymous(m: Pick<MemberSnapshot, 'email' | 'phone' | 'name'>): boolean {
+  return !m.email && !m.phone && !m.name;
+}
+
+/**
+ * No escalation through role assignment: a caller can hand out only a role whose
+ * scopes its own credential holds in this workspace (members:write alone would
+ * otherwise let anyone make themselves Manager).
+ */
+export function assertGrantable(caller: Caller, role: RoleFacts, field = 'memberRoleId'): void {
+  const missing = role.permissions.filter((p) => isValidScope(p) && !grants(caller.scopes, p));
+  if (missing.length)
+    throw new ForbiddenError(`${field}: the role grants ${missing[0]}, which this credential does not hold`);
+}

@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import type { DomainEvent } from '../../../core/cqrs/decider';
+import { streamOf as workspaceStream, workspaceDecider } from '../../workspaces/domain/workspace';
+import type { BuiltInRoleKey } from '../domain/built-in-roles';
+import type { MemberKind } from '../domain/identity.events';
+import { memberRoleStream } from '../domain/identity.events';
+import type { RoleFacts } from '../domain/role-rules';
+
+const MAX_MERGE_HOPS = 8;
+
+/**
+ * Folds a role stream into the facts member decisions need. The roles feature owns
+ * the stream and adds event types over time, so unknown types are skipped and the
+ * ones read here are read defensively.
+ */
+function evolveRole(state: RoleFacts, event: DomainEvent): RoleFacts {
+  const d = (event.data ?? {}) as Record<string, unknown>;
+  switch (event.type) {
+    case 'MemberRoleCreated':
+      return {
+        ...state,
+        exists: true,
+        workspaceId: String(d.workspaceId),
+        name: String(d.name),
+        permissions: Array.isArray(d.permissions) ? (d.permissions as string[]) : [],
+        builtIn: (d.builtIn as BuiltInRoleKey | null) ?? null,
+      };
+    case 'MemberRoleUpdated':
+      return {
+        ...state,
+        name: typeof d.name === 'string' ? d.name : state.name,
+        permissions: Array.isArray(d.permissions) ? (d.permissions as string[]) : state.permissions,
+      };
+    case 'MemberRoleDeleted':
+      return { ...state, deleted: true };
+    case 'MemberRolesMerged':
+      return {
+        ...state,
+        deleted: true,
+        mergedInto: typeof d.targetRoleId === 'number' ? d.targetRoleId : null,
+      };
+    default:
+      return state;
+  }
+}
+
+/** Role facts for the command path, read from the role streams (never from a read model to decide). */
+@Injectable()
+export class RoleLookup {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+  ) {}
+
+  async facts(roleId: number): Promise<RoleFacts> {
+    const initial: RoleFacts = {
+      roleId,
+      exists: false,
+      workspaceId: null,
+      name: '',
+      permissions: [],
+      builtIn: null,
+      deleted: false,
+      mergedInto: null,
+    };
+    const { state } = await this.repo.load<RoleFacts, DomainEvent>(memberRoleStream(roleId), {
+      initialState: () => initial,
+      evolve: evolveRole,
+    });
+    return state;
+  }
+
+  /** The role a holder of `roleId` holds now: merges move members without touching member streams. */
+  async effective(roleId: number): Promise<RoleFacts> {
+    let facts = await this.facts(roleId);
+    for (let hop = 0; hop < MAX_MERGE_HOPS && facts.mergedInto !== null; hop++)
+      facts = await this.facts(facts.mergedInto);
+    return facts;
+  }
+
+  /**
+   * A built-in role of a workspace. Built-in roles are created with the workspace and
+   * never change id nor get deleted, so the read model is a safe lookup table here.
+   */
+  async builtIn(workspaceId: string, key: BuiltInRoleKey): Promise<RoleFacts> {
+    const rows = (await this.db.query(
+      `SELECT id FROM member_roles WHERE workspace_id = $1 AND built_in = $2 ORDER BY id LIMIT 1`,
+      [workspaceId, key],
+    )) as { id: number }[];
+    if (!rows.length) throw new Error(`Workspace ${workspaceId} has no built-in ${key} role`);
+    return this.facts(rows[0].id);
+  }
+
+  /**
+   * The role a new member gets when none is named: agents the Agent role; persons the
+   * workspace default when it is usable for a person, else the built-in User role. A
+   * default that a merge deleted follows the merge; one a person may not hold (Agent,
+   * Platform Support) or that is gone falls back to User rather than failing signups
+   * over a workspace setting the caller cannot fix.
+   */
+  async defaultFor(workspaceId: string, kind: MemberKind): Promise<RoleFacts> {
+    if (kind === 'agent') return this.builtIn(workspaceId, 'agent');
+    const { state } = await this.repo.load(workspaceStream(workspaceId), workspaceDecider);
+    const id = state.settings.defaultMemberRoleId;
+    if (id) {
+      const role = await this.effective(id);
+      const usable =
+        role.exists &&
+        !role.deleted &&
+        role.workspaceId === workspaceId &&
+        role.builtIn !== 'agent' &&
+        role.builtIn !== 'platform_support';
+      if (usable) return role;
+    }
+    return this.builtIn(workspaceId, 'user');
+  }
+}

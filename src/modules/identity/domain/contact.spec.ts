@@ -1,0 +1,26 @@
+import { ValidationError } from '../../../core/http/domain-errors';
+import { normalizeEmail, normalizeExternalId, normalizeName, normalizePhone } from './contact';
+
+describe('contact normalisation', () => {
+  it('lower-cases and trims emails, and refuses what is not one, naming the field', () => {
+    expect(normalizeEmail('  Ann.Smith@Example.COM ', 'member.email')).toBe('ann.smith@example.com');
+    expect(() => normalizeEmail('ann', 'member.email')).toThrow(
+      new ValidationError('member.email: must be an email address'),
+    );
+  });
+
+  it('normalises phones to E.164 and refuses unparseable ones', () => {
+    expect(normalizePhone('+1 (415) 555-0123', 'phone')).toBe('+14155550123');
+    expect(normalizePhone('+44 20 7946 0958', 'phone')).toBe('+442079460958');
+    expect(normalizePhone('+15555550123', 'phone')).toBe('+15555550123');
+    for (const bad of ['415 555 0123', 'call me', '+1555', ''])
+      expect(() => normalizePhone(bad, 'phone')).toThrow(/^phone: must be a phone number/);
+  });
+
+  it('trims names and external ids, an empty one meaning none', () => {
+    expect(normalizeName('  Ann ', 'name')).toBe('Ann');
+    expect(normalizeName('   ', 'name')).toBeNull();
+    expect(normalizeExternalId(' crm-1 ', 'externalId')).toBe('crm-1');
+    expect(() => normalizeName('x'.repeat(201), 'name')).toThrow(/^name:/);
+  });
+});

@@ -1,0 +1,56 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { ValidationError } from '../../../core/http/domain-errors';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MAX_EMAIL = 254;
+const MAX_NAME = 200;
+const MAX_EXTERNAL_ID = 255;
+
+/**
+ * Contact values are normalised before anything compares them, so that uniqueness
+ * per workspace means what a person would expect: `Ann@X.com` and `ann@x.com` are one
+ * email, `+1 (415) 555-0123` and `+14155550123` one phone.
+ */
+export function normalizeEmail(raw: string, field: string): string {
+  const email = raw.trim().toLowerCase();
+  if (!email || email.length > MAX_EMAIL || !EMAIL.test(email))
+    throw new ValidationError(`${field}: must be an email address`);
+  return email;
+}
+
+/**
+ * E.164 via libphonenumber. International form is required: there is no workspace
+ * country to guess a national number's country from. `isPossible` (length rules) rather
+ * than `isValid` (number-range tables), so fictional 555 numbers used in testing pass
+ * while garbage does not.
+ */
+export function normalizePhone(raw: string, field: string): string {
+  const parsed = parsePhoneNumberFromString(raw.trim());
+  if (!parsed || !parsed.isPossible()) {
+    throw new ValidationError(`${field}: must be a phone number in international format, e.g. +14155550123`);
+  }
+  return parsed.number;
+}
+
+export function normalizeName(raw: string, field: string): string | null {
+  const name = raw.trim();
+  if (name.length > MAX_NAME) throw new ValidationError(`${field}: must be at most ${MAX_NAME} characters`);
+  return name || null;
+}
+
+export function normalizeExternalId(raw: string, field: string): string | null {
+  const id = raw.trim();
+  if (id.length > MAX_EXTERNAL_ID)
+    throw new ValidationError(`${field}: must be at most ${MAX_EXTERNAL_ID} characters`);
+  return id || null;
+}
+
+/** `undefined` stays "not given", `null` means "clear it", a string is normalised. */
+export function optional<T>(
+  value: string | null | undefined,
+  normalise: (v: string) => T | null,
+): T | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return null;
+  return normalise(value);
+}

@@ -1,0 +1,171 @@
+import type { AccountRegistered, MemberCreated, MemberKind } from './identity.events';
+
+export type MemberStatus = 'active' | 'archived';
+
+/** The whole member as it stands after an event: what webhooks (member:updated) carry. */
+export interface MemberSnapshot {
+  id: number;
+  workspaceId: string;
+  accountUuid: string | null;
+  email: string | null;
+  phone: string | null;
+  name: string | null;
+  externalId: string | null;
+  memberRoleId: number;
+  kind: MemberKind;
+  status: MemberStatus;
+  notifySms: boolean;
+  notifyEmail: boolean;
+  notifyVoice: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Fields a member update may change (PUT /w/{wid}/members/{id}, PUT /me, import upsert). */
+export interface MemberChanges {
+  name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  externalId?: string | null;
+  memberRoleId?: number;
+  notifySms?: boolean;
+  notifyEmail?: boolean;
+  notifyVoice?: boolean;
+}
+
+export interface MemberUpdated {
+  type: 'MemberUpdated';
+  data: {
+    memberId: number;
+    workspaceId: string;
+    /** Only the fields that changed, with their new values. */
+    changes: MemberChanges;
+    member: MemberSnapshot;
+    updatedAt: string;
+  };
+}
+
+export interface MemberArchived {
+  type: 'MemberArchived';
+  data: { memberId: number; workspaceId: string; member: MemberSnapshot; archivedAt: string };
+}
+
+/** A contact created without an account (import) gets one when it signs up or accepts an invitation. */
+export interface MemberAccountLinked {
+  type: 'MemberAccountLinked';
+  data: { memberId: number; workspaceId: string; accountUuid: string; linkedAt: string };
+}
+
+/** Every member token of the member issued at or before `revokedBefore` stops working. */
+export interface MemberTokensRevoked {
+  type: 'MemberTokensRevoked';
+  data: { memberId: number; workspaceId: string; revokedBefore: string };
+}
+
+/**
+ * Written by a request that takes over a uniqueness claim whose holder looks dead
+ * (never created, or its pending change never landed). Appending it at the revision
+ * the taker saw makes any still-pending write of the holder fail its expected-revision
+ * check, so the holder can never land a value the taker now owns.
+ */
+export interface MemberWriteFenced {
+  type: 'MemberWriteFenced';
+  data: { memberId: number; workspaceId: string; reason: 'orphan_claim' | 'stale_claim'; fencedAt: string };
+}
+
+export type MemberEvent =
+  | MemberCreated
+  | MemberUpdated
+  | MemberArchived
+  | MemberAccountLinked
+  | MemberTokensRevoked
+  | MemberWriteFenced;
+
+export interface AccountUpdated {
+  type: 'AccountUpdated';
+  data: {
+    accountUuid: string;
+    changes: { email?: string | null; phone?: string | null; name?: string | null };
+    updatedAt: string;
+  };
+}
+
+export type AccountEvent = AccountRegistered | AccountUpdated;
+
+export interface MemberTokenIssued {
+  type: 'MemberTokenIssued';
+  data: {
+    tokenId: string;
+    workspaceId: string;
+    memberId: number;
+    accountUuid: string;
+    /** Public part of the token (`wsm_<prefix>_...`), used to find it. */
+    prefix: string;
+    /** SHA-256 of the whole token, hex; the token itself is never stored. */
+    secretHash: string;
+    issuedAt: string;
+    expiresAt: string;
+  };
+}
+
+export interface MemberTokenRevoked {
+  type: 'MemberTokenRevoked';
+  data: { tokenId: string; workspaceId: string; memberId: number; revokedAt: string };
+}
+
+export type MemberTokenEvent = MemberTokenIssued | MemberTokenRevoked;
+
+export type UniqueMemberField = 'email' | 'phone' | 'externalId';
+
+/**
+ * Uniqueness claims (DESIGN.md, "Uniqueness"): one stream per (workspace, field,
+ * value), appended first with 'no_stream' so exactly one request wins. The value is
+ * only in the stream name, hashed; the events never carry it.
+ */
+export interface MemberValueClaimed {
+  type: 'MemberValueClaimed';
+  data: { workspaceId: string; field: UniqueMemberField; memberId: number; claimedAt: string };
+}
+
+export interface MemberValueReleased {
+  type: 'MemberValueReleased';
+  data: { workspaceId: string; field: UniqueMemberField; memberId: number; releasedAt: string };
+}
+
+export type ClaimEvent = MemberValueClaimed | MemberValueReleased;
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked';
+
+export interface InvitationCreated {
+  type: 'InvitationCreated';
+  data: {
+    invitationId: string;
+    workspaceId: string;
+    email: string;
+    memberRoleId: number;
+    invitedByMemberId: number | null;
+    createdAt: string;
+    expiresAt: string;
+  };
+}
+
+export interface InvitationRevoked {
+  type: 'InvitationRevoked';
+  data: { invitationId: string; workspaceId: string; revokedAt: string };
+}
+
+export interface InvitationAccepted {
+  type: 'InvitationAccepted';
+  data: {
+    invitationId: string;
+    workspaceId: string;
+    memberId: number;
+    accountUuid: string;
+    acceptedAt: string;
+  };
+}
+
+export type InvitationEvent = InvitationCreated | InvitationRevoked | InvitationAccepted;
+
+export const memberTokenStream = (id: string): string => `membertoken-${id}`;
+export const invitationStream = (id: string): string => `invitation-${id}`;

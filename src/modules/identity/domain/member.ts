@@ -1,0 +1,228 @@
+import { Decider } from '../../../core/cqrs/decider';
+import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
+import type { MemberCreated } from './identity.events';
+import type { MemberChanges, MemberEvent, MemberSnapshot, MemberUpdated } from './member.events';
+import { Assigner, checkRoleAssignment, RoleFacts } from './role-rules';
+
+export interface MemberState {
+  exists: boolean;
+  /** A fence landed before the member was created: that creation must now fail. */
+  fenced: boolean;
+  member: MemberSnapshot | null;
+  tokensRevokedBefore: string | null;
+}
+
+/** What creating a member records: MemberCreated's data less its timestamp. */
+export type NewMember = Omit<MemberCreated['data'], 'createdAt'>;
+
+export type MemberCommand =
+  | { type: 'CreateMember'; member: NewMember; role: RoleFacts; assigner: Assigner; now: string }
+  | {
+      type: 'UpdateMember';
+      memberId: number;
+      workspaceId: string;
+      changes: MemberChanges;
+      /** The member's role after any merge moved it (merges live in role streams). */
+      currentRoleId: number;
+      /** Facts of changes.memberRoleId, needed when the role changes. */
+      role?: RoleFacts;
+      assigner: Assigner;
+      now: string;
+    }
+  | { type: 'ArchiveMember'; memberId: number; workspaceId: string; currentRoleId: number; now: string }
+  | { type: 'LinkAccount'; memberId: number; workspaceId: string; accountUuid: string; now: string }
+  | { type: 'RevokeMemberTokens'; memberId: number; workspaceId: string; now: string }
+  | {
+      type: 'FenceMember';
+      memberId: number;
+      workspaceId: string;
+      reason: 'orphan_claim' | 'stale_claim';
+      now: string;
+    };
+
+const CHANGE_FIELDS = [
+  'name',
+  'email',
+  'phone',
+  'externalId',
+  'memberRoleId',
+  'notifySms',
+  'notifyEmail',
+  'notifyVoice',
+] as const;
+
+function existing(state: MemberState, workspaceId: string): MemberSnapshot {
+  // Another workspace's member reads as absent (tenant isolation).
+  if (!state.exists || !state.member || state.member.workspaceId !== workspaceId)
+    throw new NotFoundError('Member not found');
+  return state.member;
+}
+
+function active(state: MemberState, workspaceId: string): MemberSnapshot {
+  const m = existing(state, workspaceId);
+  if (m.status === 'archived')
+    throw new ConflictError('Member is archived; an archived member cannot be changed');
+  return m;
+}
+
+function decideUpdate(
+  command: Extract<MemberCommand, { type: 'UpdateMember' }>,
+  state: MemberState,
+): MemberUpdated[] {
+  const current: MemberSnapshot = {
+    ...active(state, command.workspaceId),
+    memberRoleId: command.currentRoleId,
+  };
+  const changes: MemberChanges = {};
+  for (const field of CHANGE_FIELDS) {
+    const next = command.changes[field];
+    if (next === undefined || next === current[field]) continue;
+    (changes as Record<string, unknown>)[field] = next;
+  }
+  if (changes.memberRoleId !== undefined) {
+    if (!command.role || command.role.roleId !== changes.memberRoleId)
+      throw new Error('UpdateMember: facts of the new role are missing');
+    checkRoleAssignment(current.kind, command.role, command.workspaceId, command.assigner);
+  }
+  if (!Object.keys(changes).length) return [];
+  const member: MemberSnapshot = { ...current, ...changes, updatedAt: command.now } as MemberSnapshot;
+  return [
+    {
+      type: 'MemberUpdated',
+      data: {
+        memberId: command.memberId,
+        workspaceId: command.workspaceId,
+        changes,
+        member,
+        updatedAt: command.now,
+      },
+    },
+  ];
+}
+
+export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
+  initialState: () => ({ exists: false, fenced: false, member: null, tokensRevokedBefore: null }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'MemberCreated': {
+        const d = event.data;
+        const member: MemberSnapshot = {
+          id: d.memberId,
+          workspaceId: d.workspaceId,
+          accountUuid: d.accountUuid,
+          email: d.email,
+          phone: d.phone,
+          name: d.name,
+          externalId: d.externalId,
+          memberRoleId: d.memberRoleId,
+          kind: d.kind,
+          status: 'active',
+          notifySms: d.notifySms,
+          notifyEmail: d.notifyEmail,
+          notifyVoice: d.notifyVoice,
+          createdAt: d.createdAt,
+          updatedAt: d.createdAt,
+        };
+        return { ...state, exists: true, member };
+      }
+      case 'MemberUpdated':
+        return { ...state, member: event.data.member };
+      case 'MemberArchived':
+        return { ...state, member: event.data.member };
+      case 'MemberAccountLinked':
+        return state.member
+          ? {
+              ...state,
+              member: {
+                ...state.member,
+                accountUuid: event.data.accountUuid,
+                updatedAt: event.data.linkedAt,
+              },
+            }
+          : state;
+      case 'MemberTokensRevoked':
+        return { ...state, tokensRevokedBefore: event.data.revokedBefore };
+      case 'MemberWriteFenced':
+        return state.exists ? state : { ...state, fenced: true };
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateMember': {
+        if (state.exists || state.fenced)
+          throw new ConflictError(`Member ${command.member.memberId} already exists`);
+        checkRoleAssignment(command.member.kind, command.role, command.member.workspaceId, command.assigner);
+        const created: MemberCreated = {
+          type: 'MemberCreated',
+          data: { ...command.member, createdAt: command.now },
+        };
+        return [created];
+      }
+      case 'UpdateMember':
+        return decideUpdate(command, state);
+      case 'ArchiveMember': {
+        const m = existing(state, command.workspaceId);
+        if (m.status === 'archived') return [];
+        const member: MemberSnapshot = {
+          ...m,
+          memberRoleId: command.currentRoleId,
+          status: 'archived',
+          updatedAt: command.now,
+        };
+        return [
+          {
+            type: 'MemberArchived',
+            data: {
+              memberId: command.memberId,
+              workspaceId: command.workspaceId,
+              member,
+              archivedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'LinkAccount': {
+        const m = active(state, command.workspaceId);
+        if (m.accountUuid === command.accountUuid) return [];
+        if (m.accountUuid) throw new ConflictError('Member already belongs to another account');
+        return [
+          {
+            type: 'MemberAccountLinked',
+            data: {
+              memberId: command.memberId,
+              workspaceId: command.workspaceId,
+              accountUuid: command.accountUuid,
+              linkedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'RevokeMemberTokens':
+        existing(state, command.workspaceId);
+        return [
+          {
+            type: 'MemberTokensRevoked',
+            data: {
+              memberId: command.memberId,
+              workspaceId: command.workspaceId,
+              revokedBefore: command.now,
+            },
+          },
+        ];
+      case 'FenceMember':
+        return [
+          {
+            type: 'MemberWriteFenced',
+            data: {
+              memberId: command.memberId,
+              workspaceId: command.workspaceId,
+              reason: command.reason,
+              fencedAt: command.now,
+            },
+          },
+        ];
+    }
+  },
+};

@@ -1,0 +1,81 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { SelfAccess } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { AcceptInvitationCommand } from '../commands/accept-invitation.command';
+import { RevokeOwnMemberTokenCommand, UpdateMeCommand } from '../commands/me.commands';
+import type { MemberSnapshot } from '../domain/member.events';
+import { ListMyInvitationsQuery } from '../queries/invitation.queries';
+import { invitationIdOf } from './caller';
+import { MyInvitationsResponse } from './dto/invitation.dto';
+import { GetMeQuery } from '../queries/me.query';
+import { MeResponse, MembershipResponse, UpdateMeDto } from './dto/me.dto';
+
+/** The caller's own profile: no {wid}, so any authenticated credential reaches only itself. */
+@ApiTags('me')
+@Controller('me')
+export class MeController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly consistency: ConsistencyWaiter,
+  ) {}
+
+  @Get()
+  @SelfAccess()
+  @ApiOkResponse({ type: MeResponse })
+  get(@CurrentPrincipal() p: Principal): Promise<MeResponse> {
+    return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p)));
+  }
+
+  @Put()
+  @SelfAccess()
+  @ApiOkResponse({ type: MeResponse })
+  async update(@CurrentPrincipal() p: Principal, @Body() body: UpdateMeDto): Promise<MeResponse> {
+    await this.commands.execute(new UpdateMeCommand(p.credential, body));
+    await this.consistency.settle();
+    return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p)));
+  }
+
+  /** Pending invitations sent to the account's email. */
+  @Get('invitations')
+  @SelfAccess()
+  @ApiOkResponse({ type: MyInvitationsResponse })
+  invitations(@CurrentPrincipal() p: Principal): Promise<MyInvitationsResponse> {
+    if (p.credential.kind === 'member_token') return Promise.resolve({ items: [] });
+    return this.queries.execute(new ListMyInvitationsQuery(p.accountUuid));
+  }
+
+  /** Joins the invitation's workspace with this account; answers with the new membership. */
+  @Post('invitations/:invitationId/accept')
+  @SelfAccess()
+  @HttpCode(200)
+  @ApiOkResponse({ type: MembershipResponse })
+  async accept(
+    @CurrentPrincipal() p: Principal,
+    @Param('invitationId') rawId: string,
+  ): Promise<MembershipResponse> {
+    const member = await this.commands.execute<AcceptInvitationCommand, MemberSnapshot>(
+      new AcceptInvitationCommand(p.credential, invitationIdOf(rawId)),
+    );
+    await this.consistency.settle();
+    const me = await this.queries.execute<GetMeQuery, MeResponse>(new GetMeQuery(p.accountUuid));
+    return me.memberships.find((m) => m.member.id === member.id)!;
+  }
+
+  /** Signs a member token out: it stops working at once. */
+  @Delete('token')
+  @SelfAccess()
+  @HttpCode(204)
+  @ApiNoContentResponse()
+  async revokeOwnToken(@CurrentPrincipal() p: Principal): Promise<void> {
+    await this.commands.execute(new RevokeOwnMemberTokenCommand(p.credential));
+  }
+}
+
+function memberOnly(p: Principal): number | undefined {
+  return p.credential.kind === 'member_token' ? (p.credential.memberId ?? -1) : undefined;
+}

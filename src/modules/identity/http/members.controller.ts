@@ -1,0 +1,142 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
+import { toPageRequest } from '../../../core/http/pagination';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { ImportMembersCommand, ImportResult } from '../commands/import-members.command';
+import {
+  ArchiveMemberCommand,
+  RevokeMemberTokensCommand,
+  UpdateMemberCommand,
+} from '../commands/member.commands';
+import { normalizeEmail, normalizePhone } from '../domain/contact';
+import { GetMemberQuery, ListMembersQuery } from '../queries/member.queries';
+import { callerOf, memberIdOf, requireScopeOrSelf, visibilityOf } from './caller';
+import {
+  ImportMembersDto,
+  ImportMembersResponse,
+  ListMembersQueryDto,
+  MemberListResponse,
+  MemberResponse,
+  UpdateMemberDto,
+} from './dto/member.dto';
+
+@ApiTags('members')
+@Controller('w/:wid/members')
+export class MembersController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly consistency: ConsistencyWaiter,
+  ) {}
+
+  @Get()
+  @RequireScope('members:read')
+  @ApiOkResponse({ type: MemberListResponse })
+  list(
+    @Param('wid') wid: string,
+    @Query() q: ListMembersQueryDto,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<MemberListResponse> {
+    const filters = {
+      email: q.email !== undefined ? normalizeEmail(q.email, 'email') : undefined,
+      phone: q.phone !== undefined ? normalizePhone(q.phone, 'phone') : undefined,
+      externalId: q.externalId,
+      roleId: q.roleId,
+      status: q.status ?? 'active',
+    };
+    return this.queries.execute(
+      new ListMembersQuery(wid.toLowerCase(), filters, visibilityOf(p), toPageRequest(q)),
+    );
+  }
+
+  @Post('import')
+  @RequireScope('members:write')
+  @HttpCode(200)
+  @ApiOkResponse({
+    type: ImportMembersResponse,
+    description: 'per-row results; a failed row does not fail the others',
+  })
+  import(
+    @Param('wid') wid: string,
+    @Body() body: ImportMembersDto,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<ImportResult> {
+    return this.commands.execute(
+      new ImportMembersCommand(wid.toLowerCase(), body.members, body.upsert ?? false, callerOf(p)),
+    );
+  }
+
+  @Get(':memberId')
+  @RequireScope('members:read')
+  @SelfAccess()
+  @ApiOkResponse({ type: MemberResponse })
+  async get(
+    @Param('wid') wid: string,
+    @Param('memberId') rawId: string,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<MemberResponse> {
+    const memberId = memberIdOf(rawId);
+    // Existence first (404 outside the workspace or when hidden), then the scope.
+    const member = await this.queries.execute<GetMemberQuery, MemberResponse>(
+      new GetMemberQuery(wid.toLowerCase(), memberId, visibilityOf(p)),
+    );
+    requireScopeOrSelf(p, 'members:read', memberId);
+    return member;
+  }
+
+  /** members:write, or self-access for one's own contact details and notification flags. */
+  @Put(':memberId')
+  @RequireScope('members:write')
+  @SelfAccess()
+  @ApiOkResponse({ type: MemberResponse })
+  async update(
+    @Param('wid') wid: string,
+    @Param('memberId') rawId: string,
+    @Body() body: UpdateMemberDto,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<MemberResponse> {
+    const workspaceId = wid.toLowerCase();
+    const memberId = memberIdOf(rawId);
+    await this.commands.execute(new UpdateMemberCommand(workspaceId, memberId, body, callerOf(p)));
+    await this.consistency.settle();
+    return this.queries.execute(
+      new GetMemberQuery(workspaceId, memberId, { ...visibilityOf(p), anonymous: true }),
+    );
+  }
+
+  /** Archives: the member keeps its history and id but leaves the workspace; its tokens stop working. */
+  @Delete(':memberId')
+  @RequireScope('members:admin')
+  @ApiOkResponse({ type: MemberResponse, description: 'the archived member' })
+  async archive(
+    @Param('wid') wid: string,
+    @Param('memberId') rawId: string,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<MemberResponse> {
+    const workspaceId = wid.toLowerCase();
+    const memberId = memberIdOf(rawId);
+    await this.commands.execute(new ArchiveMemberCommand(workspaceId, memberId));
+    await this.consistency.settle();
+    return this.queries.execute(new GetMemberQuery(workspaceId, memberId, visibilityOf(p)));
+  }
+
+  /** Revokes every member token of the member issued so far (members:write, or the member itself). */
+  @Delete(':memberId/tokens')
+  @RequireScope('members:write')
+  @SelfAccess()
+  @HttpCode(204)
+  @ApiNoContentResponse()
+  async revokeTokens(
+    @Param('wid') wid: string,
+    @Param('memberId') rawId: string,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<void> {
+    await this.commands.execute(
+      new RevokeMemberTokensCommand(wid.toLowerCase(), memberIdOf(rawId), callerOf(p)),
+    );
+  }
+}

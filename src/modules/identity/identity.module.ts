@@ -1,0 +1,70 @@
+import { Module } from '@nestjs/common';
+import { MEMBERSHIP_RESOLVER } from '../../core/auth/principal';
+import { IdentityMembershipResolver } from './auth/identity-resolvers';
+import { MemberTokenCredentialResolver } from './auth/member-token.resolver';
+import { BootstrapService } from './bootstrap/bootstrap.service';
+import { AcceptInvitationHandler } from './commands/accept-invitation.command';
+import { AccountService } from './commands/accounts.service';
+import { ClaimService } from './commands/claims.service';
+import { CreateSignupHandler } from './commands/create-signup.command';
+import { ImportMembersHandler } from './commands/import-members.command';
+import { CreateInvitationHandler, RevokeInvitationHandler } from './commands/invitation.commands';
+import { RevokeOwnMemberTokenHandler, UpdateMeHandler } from './commands/me.commands';
+import {
+  ArchiveMemberHandler,
+  RevokeMemberTokensHandler,
+  UpdateMemberHandler,
+} from './commands/member.commands';
+import { MemberTokenService } from './commands/member-tokens.service';
+import { MemberWriter } from './commands/member-writer.service';
+import { RoleLookup } from './commands/role-lookup.service';
+import { InvitationsController } from './http/invitations.controller';
+import { MeController } from './http/me.controller';
+import { MembersController } from './http/members.controller';
+import { SignupController } from './http/signup.controller';
+import { InvitationsProjection } from './projections/invitations.projection';
+import { MemberTokensProjection } from './projections/member-tokens.projection';
+import { MembersProjection } from './projections/members.projection';
+import {
+  GetInvitationHandler,
+  ListInvitationsHandler,
+  ListMyInvitationsHandler,
+} from './queries/invitation.queries';
+import { GetMeHandler } from './queries/me.query';
+import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
+
+/** Accounts, members (signup, CRUD, import), member tokens and invitations. */
+@Module({
+  controllers: [SignupController, MembersController, MeController, InvitationsController],
+  providers: [
+    MembersProjection,
+    MemberTokensProjection,
+    InvitationsProjection,
+    BootstrapService,
+    MemberTokenCredentialResolver,
+    { provide: MEMBERSHIP_RESOLVER, useClass: IdentityMembershipResolver },
+    ClaimService,
+    RoleLookup,
+    MemberWriter,
+    AccountService,
+    MemberTokenService,
+    CreateSignupHandler,
+    UpdateMemberHandler,
+    ArchiveMemberHandler,
+    RevokeMemberTokensHandler,
+    ImportMembersHandler,
+    CreateInvitationHandler,
+    RevokeInvitationHandler,
+    AcceptInvitationHandler,
+    UpdateMeHandler,
+    RevokeOwnMemberTokenHandler,
+    ListMembersHandler,
+    GetMemberHandler,
+    GetMeHandler,
+    ListInvitationsHandler,
+    GetInvitationHandler,
+    ListMyInvitationsHandler,
+  ],
+  exports: [MEMBERSHIP_RESOLVER, BootstrapService],
+})
+export class IdentityModule {}

@@ -1,0 +1,134 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { Projection, ProjectionHandler } from '../../../core/projections/projection';
+import type { AccountRegistered, MemberCreated, MemberRolesMerged } from '../domain/identity.events';
+import type { AccountUpdated, MemberEvent, MemberChanges } from '../domain/member.events';
+
+type Handled = AccountRegistered | AccountUpdated | MemberEvent | MemberRolesMerged;
+
+const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
+  name: 'name',
+  email: 'email',
+  phone: 'phone',
+  externalId: 'external_id',
+  memberRoleId: 'member_role_id',
+  notifySms: 'notify_sms',
+  notifyEmail: 'notify_email',
+  notifyVoice: 'notify_voice',
+};
+
+/**
+ * Accounts and members. MemberUpdated writes only the changed columns, so a role
+ * merge projected in between is never overwritten by an older snapshot.
+ */
+@Injectable()
+@Projection({
+  name: 'members',
+  eventTypes: [
+    'AccountRegistered',
+    'AccountUpdated',
+    'MemberCreated',
+    'MemberUpdated',
+    'MemberArchived',
+    'MemberAccountLinked',
+    'MemberTokensRevoked',
+    'MemberRolesMerged',
+  ],
+  tables: ['accounts', 'members'],
+})
+export class MembersProjection implements ProjectionHandler {
+  async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
+    const event = { type: stored.type, data: stored.data } as Handled;
+    switch (event.type) {
+      case 'AccountRegistered': {
+        const d = event.data;
+        await em.query(
+          `INSERT INTO accounts (uuid, email, phone, name, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+           ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, phone = excluded.phone, name = excluded.name`,
+          [d.accountUuid, d.email, d.phone, d.name, d.createdAt],
+        );
+        return;
+      }
+      case 'AccountUpdated': {
+        const d = event.data;
+        const sets = (['email', 'phone', 'name'] as const).filter((f) => d.changes[f] !== undefined);
+        await em.query(
+          `UPDATE accounts SET ${sets
+            .map((f, i) => `${f} = $${i + 3}`)
+            .concat('updated_at = $2')
+            .join(', ')} WHERE uuid = $1`,
+          [d.accountUuid, d.updatedAt, ...sets.map((f) => d.changes[f])],
+        );
+        return;
+      }
+      case 'MemberCreated':
+        return this.created(event.data, em);
+      case 'MemberUpdated': {
+        const d = event.data;
+        const fields = (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]);
+        await em.query(
+          `UPDATE members SET ${fields
+            .map((f, i) => `${MEMBER_COLUMNS[f]} = $${i + 3}`)
+            .concat('updated_at = $2')
+            .join(', ')} WHERE id = $1`,
+          [d.memberId, d.updatedAt, ...fields.map((f) => d.changes[f])],
+        );
+        return;
+      }
+      case 'MemberArchived':
+        await em.query(
+          `UPDATE members SET status = 'archived', archived_at = $2, updated_at = $2 WHERE id = $1`,
+          [event.data.memberId, event.data.archivedAt],
+        );
+        return;
+      case 'MemberAccountLinked':
+        await em.query(`UPDATE members SET account_uuid = $2, updated_at = $3 WHERE id = $1`, [
+          event.data.memberId,
+          event.data.accountUuid,
+          event.data.linkedAt,
+        ]);
+        return;
+      case 'MemberTokensRevoked':
+        await em.query(`UPDATE members SET tokens_revoked_before = $2 WHERE id = $1`, [
+          event.data.memberId,
+          event.data.revokedBefore,
+        ]);
+        return;
+      case 'MemberRolesMerged': {
+        const d = event.data;
+        await em.query(
+          `UPDATE members SET member_role_id = $3 WHERE workspace_id = $1 AND (id = ANY($4::int[]) OR member_role_id = $2)`,
+          [d.workspaceId, d.sourceRoleId, d.targetRoleId, d.memberIds],
+        );
+        return;
+      }
+      case 'MemberWriteFenced':
+        return;
+    }
+  }
+
+  private async created(d: MemberCreated['data'], em: EntityManager): Promise<void> {
+    await em.query(
+      `INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
+                            notify_sms, notify_email, notify_voice, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, $11, $12, $13, $13)
+       ON CONFLICT (id) DO NOTHING`,
+      [
+        d.memberId,
+        d.workspaceId,
+        d.accountUuid,
+        d.email,
+        d.phone,
+        d.name,
+        d.externalId,
+        d.memberRoleId,
+        d.kind,
+        d.notifySms,
+        d.notifyEmail,
+        d.notifyVoice,
+        d.createdAt,
+      ],
+    );
+  }
+}

@@ -1,0 +1,57 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { NotFoundError } from '../../../core/http/domain-errors';
+import { MeResponse } from '../http/dto/me.dto';
+import { MEMBER_SELECT, MemberRow, toMemberResponse } from './member.queries';
+
+export class GetMeQuery {
+  constructor(
+    readonly accountUuid: string,
+    /** A member token sees only the member it was issued for. */
+    readonly onlyMemberId?: number,
+  ) {}
+}
+
+@QueryHandler(GetMeQuery)
+export class GetMeHandler implements IQueryHandler<GetMeQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute({ accountUuid, onlyMemberId }: GetMeQuery): Promise<MeResponse> {
+    const accounts = (await this.db.query(
+      `SELECT uuid, email, phone, name, created_at, updated_at FROM accounts WHERE uuid = $1`,
+      [accountUuid],
+    )) as {
+      uuid: string;
+      email: string | null;
+      phone: string | null;
+      name: string | null;
+      created_at: Date;
+      updated_at: Date;
+    }[];
+    const a = accounts[0];
+    if (!a) throw new NotFoundError('Account not found');
+    const rows = (await this.db.query(
+      `${MEMBER_SELECT.replace(' FROM members m', ', w.name AS workspace_name, r.name AS role_name FROM members m')}
+         JOIN workspaces w ON w.id = m.workspace_id
+         LEFT JOIN member_roles r ON r.id = m.member_role_id
+        WHERE m.account_uuid = $1 AND m.status = 'active' AND ($2::int IS NULL OR m.id = $2)
+        ORDER BY m.created_at, m.id`,
+      [accountUuid, onlyMemberId ?? null],
+    )) as (MemberRow & { workspace_name: string; role_name: string | null })[];
+    return {
+      account: {
+        uuid: a.uuid,
+        email: a.email,
+        phone: a.phone,
+        name: a.name,
+        createdAt: a.created_at.toISOString(),
+        updatedAt: a.updated_at.toISOString(),
+      },
+      memberships: rows.map((r) => ({
+        workspace: { id: r.workspace_id, name: r.workspace_name },
+        member: toMemberResponse(r),
+        role: { id: r.member_role_id, name: r.role_name },
+      })),
+    };
+  }
+}

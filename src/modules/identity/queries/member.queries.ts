@@ -1,0 +1,133 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { NotFoundError } from '../../../core/http/domain-errors';
+import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { MemberResponse } from '../http/dto/member.dto';
+
+export interface MemberFilters {
+  email?: string;
+  phone?: string;
+  externalId?: string;
+  roleId?: number;
+  status: 'active' | 'archived' | 'all';
+}
+
+/** What the caller may see: anonymous members only with members:admin (or itself). */
+export interface MemberVisibility {
+  anonymous: boolean;
+  selfId?: number;
+}
+
+export class ListMembersQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly filters: MemberFilters,
+    readonly visibility: MemberVisibility,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetMemberQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly memberId: number,
+    readonly visibility: MemberVisibility,
+  ) {}
+}
+
+export interface MemberRow {
+  id: number;
+  workspace_id: string;
+  account_uuid: string | null;
+  email: string | null;
+  phone: string | null;
+  name: string | null;
+  external_id: string | null;
+  member_role_id: number;
+  kind: 'person' | 'agent';
+  status: 'active' | 'archived';
+  notify_sms: boolean;
+  notify_email: boolean;
+  notify_voice: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const MEMBER_SELECT = `SELECT m.id, m.workspace_id, m.account_uuid, m.email, m.phone, m.name, m.external_id, m.member_role_id, m.kind, m.status,
+  m.notify_sms, m.notify_email, m.notify_voice, m.created_at, m.updated_at FROM members m`;
+
+export function toMemberResponse(r: MemberRow): MemberResponse {
+  return MemberResponse.of({
+    id: r.id,
+    workspaceId: r.workspace_id,
+    accountUuid: r.account_uuid,
+    email: r.email,
+    phone: r.phone,
+    name: r.name,
+    externalId: r.external_id,
+    memberRoleId: r.member_role_id,
+    kind: r.kind,
+    status: r.status,
+    notifySms: r.notify_sms,
+    notifyEmail: r.notify_email,
+    notifyVoice: r.notify_voice,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  });
+}
+
+function visibilityCondition(v: MemberVisibility, params: unknown[]): string {
+  if (v.anonymous) return 'true';
+  params.push(v.selfId ?? 0);
+  return `(m.email IS NOT NULL OR m.phone IS NOT NULL OR m.name IS NOT NULL OR m.id = $${params.length})`;
+}
+
+@QueryHandler(ListMembersQuery)
+export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute({
+    workspaceId,
+    filters,
+    visibility,
+    page,
+  }: ListMembersQuery): Promise<Paginated<MemberResponse>> {
+    const params: unknown[] = [workspaceId];
+    const where = ['m.workspace_id = $1', visibilityCondition(visibility, params)];
+    const eq = (column: string, value: unknown) => {
+      if (value === undefined) return;
+      params.push(value);
+      where.push(`${column} = $${params.length}`);
+    };
+    eq('m.email', filters.email);
+    eq('m.phone', filters.phone);
+    eq('m.external_id', filters.externalId);
+    eq('m.member_role_id', filters.roleId);
+    if (filters.status !== 'all') eq('m.status', filters.status);
+    const condition = where.join(' AND ');
+    const [{ total }] = (await this.db.query(
+      `SELECT count(*)::int AS total FROM members m WHERE ${condition}`,
+      params,
+    )) as { total: number }[];
+    const rows = (await this.db.query(
+      `${MEMBER_SELECT} WHERE ${condition} ORDER BY m.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, page.pageSize, page.offset],
+    )) as MemberRow[];
+    return paginated(rows.map(toMemberResponse), total, page);
+  }
+}
+
+@QueryHandler(GetMemberQuery)
+export class GetMemberHandler implements IQueryHandler<GetMemberQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute({ workspaceId, memberId, visibility }: GetMemberQuery): Promise<MemberResponse> {
+    const params: unknown[] = [workspaceId, memberId];
+    const rows = (await this.db.query(
+      `${MEMBER_SELECT} WHERE m.workspace_id = $1 AND m.id = $2 AND ${visibilityCondition(visibility, params)}`,
+      params,
+    )) as MemberRow[];
+    if (!rows.length) throw new NotFoundError('Member not found');
+    return toMemberResponse(rows[0]);
+  }
+}

@@ -1,0 +1,56 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { nextId } from '../../../core/database/ids';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
+import type { FileAccess, SiteAudience } from '../domain/role-access';
+import { RoleReferences } from '../queries/role-references';
+import { RoleNameLock } from './role-name-lock';
+
+export interface MemberRoleInput {
+  name: string;
+  permissions: string[];
+  siteAudience?: SiteAudience;
+  fileAccess?: FileAccess;
+}
+
+export class CreateMemberRoleCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly input: MemberRoleInput,
+  ) {}
+}
+
+/** Creates a custom role; returns its id. */
+@CommandHandler(CreateMemberRoleCommand)
+export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRoleCommand, number> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+    private readonly refs: RoleReferences,
+    private readonly lock: RoleNameLock,
+    private readonly consistency: ConsistencyWaiter,
+  ) {}
+
+  async execute(cmd: CreateMemberRoleCommand): Promise<number> {
+    const roleId = await nextId(this.db, 'member_role_id_seq');
+    await this.lock.inWorkspace(cmd.workspaceId, async () => {
+      await this.repo.handle({
+        streamName: memberRoleStream(roleId),
+        workspaceId: cmd.workspaceId,
+        decider: memberRoleDecider,
+        command: {
+          type: 'CreateMemberRole',
+          roleId,
+          workspaceId: cmd.workspaceId,
+          ...cmd.input,
+          nameTakenBy: await this.refs.roleNamed(cmd.workspaceId, cmd.input.name),
+          now: new Date().toISOString(),
+        },
+      });
+      await this.consistency.settle();
+    });
+    return roleId;
+  }
+}

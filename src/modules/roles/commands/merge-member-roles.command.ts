@@ -1,0 +1,56 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { MemberRolesMerged, memberRoleDecider, memberRoleStream } from '../domain/member-role';
+import { RoleReferences } from '../queries/role-references';
+
+export class MergeMemberRolesCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly sourceRoleId: number,
+    readonly targetRoleId: number,
+    readonly resourceAccess: 'copy' | 'discard',
+  ) {}
+}
+
+/**
+ * Merges a duplicate of a built-in role into it: one MemberRolesMerged on the
+ * duplicate's stream lists every member and invitation to move, so a refusal moves
+ * nothing and an acceptance moves everything. The append expects the duplicate's
+ * revision as read: a concurrent change or second merge of it is re-decided.
+ */
+@CommandHandler(MergeMemberRolesCommand)
+export class MergeMemberRolesHandler implements ICommandHandler<
+  MergeMemberRolesCommand,
+  MemberRolesMerged['data']
+> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly refs: RoleReferences,
+  ) {}
+
+  async execute(cmd: MergeMemberRolesCommand): Promise<MemberRolesMerged['data']> {
+    const [target, holders, invitationIds, defaultRoleId] = await Promise.all([
+      this.refs.role(cmd.workspaceId, cmd.targetRoleId),
+      this.refs.holders(cmd.workspaceId, cmd.sourceRoleId),
+      this.refs.unclaimedInvitationIds(cmd.workspaceId, cmd.sourceRoleId),
+      this.refs.workspaceDefaultRoleId(cmd.workspaceId),
+    ]);
+    const { events } = await this.repo.handle({
+      streamName: memberRoleStream(cmd.sourceRoleId),
+      workspaceId: cmd.workspaceId,
+      decider: memberRoleDecider,
+      command: {
+        type: 'MergeMemberRole',
+        roleId: cmd.sourceRoleId,
+        workspaceId: cmd.workspaceId,
+        target,
+        resourceAccess: cmd.resourceAccess,
+        holders,
+        invitationIds,
+        isWorkspaceDefault: defaultRoleId === cmd.sourceRoleId,
+        now: new Date().toISOString(),
+      },
+    });
+    return (events[0] as MemberRolesMerged).data;
+  }
+}

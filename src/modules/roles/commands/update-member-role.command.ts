@@ -1,0 +1,50 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
+import { RoleReferences } from '../queries/role-references';
+import type { MemberRoleInput } from './create-member-role.command';
+import { RoleNameLock } from './role-name-lock';
+
+export class UpdateMemberRoleCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly roleId: number,
+    readonly changes: Partial<MemberRoleInput>,
+  ) {}
+}
+
+@CommandHandler(UpdateMemberRoleCommand)
+export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRoleCommand> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly refs: RoleReferences,
+    private readonly lock: RoleNameLock,
+    private readonly consistency: ConsistencyWaiter,
+  ) {}
+
+  async execute(cmd: UpdateMemberRoleCommand): Promise<void> {
+    const update = async () => {
+      await this.repo.handle({
+        streamName: memberRoleStream(cmd.roleId),
+        workspaceId: cmd.workspaceId,
+        decider: memberRoleDecider,
+        command: {
+          type: 'UpdateMemberRole',
+          roleId: cmd.roleId,
+          workspaceId: cmd.workspaceId,
+          ...cmd.changes,
+          nameTakenBy:
+            cmd.changes.name !== undefined
+              ? await this.refs.roleNamed(cmd.workspaceId, cmd.changes.name, cmd.roleId)
+              : undefined,
+          now: new Date().toISOString(),
+        },
+      });
+      await this.consistency.settle();
+    };
+    // Only a rename needs the name check serialised.
+    if (cmd.changes.name !== undefined) await this.lock.inWorkspace(cmd.workspaceId, update);
+    else await update();
+  }
+}

@@ -1,0 +1,158 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { RequireScope } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
+import { grants, isValidScope } from '../../../core/auth/scopes';
+import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
+import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { CreateMemberRoleCommand } from '../commands/create-member-role.command';
+import { DeleteMemberRoleCommand } from '../commands/delete-member-role.command';
+import { MergeMemberRolesCommand } from '../commands/merge-member-roles.command';
+import {
+  SetDefaultMemberRoleCommand,
+  SetDefaultMemberRoleHandler,
+} from '../commands/set-default-member-role.command';
+import { UpdateMemberRoleCommand } from '../commands/update-member-role.command';
+import type { MemberRolesMerged } from '../domain/member-role';
+import { GetMemberRoleQuery, ListMemberRolesQuery } from '../queries/member-role.queries';
+import {
+  CreateMemberRoleDto,
+  MemberRoleListResponse,
+  MemberRoleResponse,
+  MemberRolesMergedResponse,
+  MergeMemberRolesDto,
+  UpdateMemberRoleDto,
+} from './member-role.dto';
+
+function roleIdOf(raw: string, field = 'roleId'): number {
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647)
+    throw new ValidationError(`${field}: must be a positive integer`);
+  return Number(raw);
+}
+
+/**
+ * No escalation through roles: a caller may put into a role only scopes its own
+ * credential holds here, or `member_roles:write` alone would let it write itself a
+ * Manager-equivalent role (members and invitations apply the same rule to assignment).
+ */
+function refuseEscalation(principal: Principal, permissions: readonly string[] | undefined): void {
+  const missing = (permissions ?? []).filter((p) => isValidScope(p) && !grants(principal.effectiveScopes, p));
+  if (missing.length)
+    throw new ForbiddenError(`permissions: you cannot grant scopes you do not hold: ${missing.join(', ')}`);
+}
+
+@ApiTags('member-roles')
+@Controller('w/:wid/member-roles')
+export class MemberRolesController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly consistency: ConsistencyWaiter,
+    private readonly defaults: SetDefaultMemberRoleHandler,
+  ) {}
+
+  @Get()
+  @RequireScope('member_roles:read')
+  @ApiOkResponse({ type: MemberRoleListResponse })
+  list(@Param('wid') wid: string, @Query() query: PageQueryDto): Promise<MemberRoleListResponse> {
+    return this.queries.execute(new ListMemberRolesQuery(wid.toLowerCase(), toPageRequest(query)));
+  }
+
+  @Post()
+  @RequireScope('member_roles:write')
+  @ApiCreatedResponse({ type: MemberRoleResponse })
+  async create(
+    @Param('wid') wid: string,
+    @Body() body: CreateMemberRoleDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<MemberRoleResponse> {
+    refuseEscalation(principal, body.permissions);
+    const workspaceId = wid.toLowerCase();
+    const { isDefault, ...input } = body;
+    const roleId = await this.commands.execute<CreateMemberRoleCommand, number>(
+      new CreateMemberRoleCommand(workspaceId, input),
+    );
+    if (isDefault) await this.commands.execute(new SetDefaultMemberRoleCommand(workspaceId, roleId, true));
+    await this.consistency.settle();
+    return this.queries.execute(new GetMemberRoleQuery(workspaceId, roleId));
+  }
+
+  @Get(':roleId')
+  @RequireScope('member_roles:read')
+  @ApiOkResponse({ type: MemberRoleResponse })
+  get(@Param('wid') wid: string, @Param('roleId') roleId: string): Promise<MemberRoleResponse> {
+    return this.queries.execute(new GetMemberRoleQuery(wid.toLowerCase(), roleIdOf(roleId)));
+  }
+
+  @Put(':roleId')
+  @RequireScope('member_roles:write')
+  @ApiOkResponse({ type: MemberRoleResponse })
+  async update(
+    @Param('wid') wid: string,
+    @Param('roleId') rawRoleId: string,
+    @Body() body: UpdateMemberRoleDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<MemberRoleResponse> {
+    refuseEscalation(principal, body.permissions);
+    const workspaceId = wid.toLowerCase();
+    const roleId = roleIdOf(rawRoleId);
+    const { isDefault, ...changes } = body;
+    const setDefault =
+      isDefault === undefined ? undefined : new SetDefaultMemberRoleCommand(workspaceId, roleId, isDefault);
+    // Refuse a forbidden default before anything is written, so a refusal changes nothing.
+    if (setDefault) await this.defaults.check(setDefault);
+    await this.commands.execute(new UpdateMemberRoleCommand(workspaceId, roleId, changes));
+    if (setDefault) await this.commands.execute(setDefault);
+    await this.consistency.settle();
+    return this.queries.execute(new GetMemberRoleQuery(workspaceId, roleId));
+  }
+
+  @Delete(':roleId')
+  @RequireScope('member_roles:admin')
+  @HttpCode(204)
+  @ApiNoContentResponse({
+    description: 'deleted; refused with 409 while members, invitations or the workspace default refer to it',
+  })
+  async remove(@Param('wid') wid: string, @Param('roleId') roleId: string): Promise<void> {
+    await this.commands.execute(new DeleteMemberRoleCommand(wid.toLowerCase(), roleIdOf(roleId)));
+  }
+
+  @Post(':roleId/merge')
+  @RequireScope('member_roles:admin')
+  @HttpCode(200)
+  @ApiOkResponse({
+    type: MemberRolesMergedResponse,
+    description: 'the duplicate is gone; its members and references are on the target',
+  })
+  async merge(
+    @Param('wid') wid: string,
+    @Param('roleId') roleId: string,
+    @Body() body: MergeMemberRolesDto,
+  ): Promise<MemberRolesMergedResponse> {
+    const workspaceId = wid.toLowerCase();
+    const merged = await this.commands.execute<MergeMemberRolesCommand, MemberRolesMerged['data']>(
+      new MergeMemberRolesCommand(
+        workspaceId,
+        roleIdOf(roleId),
+        body.targetRoleId,
+        body.resourceAccess ?? 'copy',
+      ),
+    );
+    await this.consistency.settle();
+    const targetRole = await this.queries.execute<GetMemberRoleQuery, MemberRoleResponse>(
+      new GetMemberRoleQuery(workspaceId, merged.targetRoleId),
+    );
+    return {
+      sourceRoleId: merged.sourceRoleId,
+      targetRoleId: merged.targetRoleId,
+      resourceAccess: merged.resourceAccess,
+      memberIds: merged.memberIds,
+      invitationIds: merged.invitationIds,
+      workspaceDefaultMoved: merged.workspaceDefaultMoved,
+      targetRole,
+    };
+  }
+}

@@ -1,0 +1,16 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { BuiltInRoleKey } from '../../identity/domain/built-in-roles';
+import type { FileAccess, SiteAudience } from '../domain/role-access';
+
+@Entity({ name: 'member_roles' })
+export class MemberRoleEntity {
+  @PrimaryColumn('integer') id: number;
+  @Column('uuid', { name: 'workspace_id' }) workspaceId: string;
+  @Column('text') name: string;
+  @Column('text', { array: true }) permissions: string[];
+  @Column('text', { name: 'built_in', nullable: true }) builtIn: BuiltInRoleKey | null;
+  @Column('jsonb', { name: 'site_audience' }) siteAudience: SiteAudience;
+  @Column('jsonb', { name: 'file_access' }) fileAccess: FileAccess;
+  @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
+  @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
+}

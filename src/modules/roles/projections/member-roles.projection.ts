@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { Projection, ProjectionHandler } from '../../../core/projections/projection';
+import type { MemberRoleEvent } from '../domain/member-role';
+import {
+  EMPTY_FILE_ACCESS,
+  EMPTY_SITE_AUDIENCE,
+  mergeFileAccess,
+  mergeSiteAudience,
+} from '../domain/role-access';
+import { MemberRoleEntity } from './member-role.entity';
+
+/** The member_roles read model: every live role with its scopes and access. */
+@Injectable()
+@Projection({
+  name: 'member-roles',
+  eventTypes: ['MemberRoleCreated', 'MemberRoleUpdated', 'MemberRoleDeleted', 'MemberRolesMerged'],
+  tables: ['member_roles'],
+})
+export class MemberRolesProjection implements ProjectionHandler {
+  async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
+    const event = { type: stored.type, data: stored.data } as MemberRoleEvent;
+    const repo = em.getRepository(MemberRoleEntity);
+    switch (event.type) {
+      case 'MemberRoleCreated': {
+        const d = event.data;
+        await repo.upsert(
+          {
+            id: d.roleId,
+            workspaceId: d.workspaceId,
+            name: d.name,
+            permissions: d.permissions,
+            builtIn: d.builtIn,
+            siteAudience: d.siteAudience ?? EMPTY_SITE_AUDIENCE,
+            fileAccess: d.fileAccess ?? EMPTY_FILE_ACCESS,
+            createdAt: new Date(d.createdAt),
+            updatedAt: new Date(d.createdAt),
+          },
+          ['id'],
+        );
+        return;
+      }
+      case 'MemberRoleUpdated': {
+        const d = event.data;
+        await repo.update(
+          { id: d.roleId },
+          {
+            ...(d.name !== undefined ? { name: d.name } : {}),
+            ...(d.permissions !== undefined ? { permissions: d.permissions } : {}),
+            ...(d.siteAudience ? { siteAudience: d.siteAudience } : {}),
+            ...(d.fileAccess ? { fileAccess: d.fileAccess } : {}),
+            updatedAt: new Date(d.updatedAt),
+          },
+        );
+        return;
+      }
+      case 'MemberRoleDeleted':
+        await repo.delete({ id: event.data.roleId });
+        return;
+      case 'MemberRolesMerged': {
+        const d = event.data;
+        const source = await repo.findOneBy({ id: d.sourceRoleId });
+        const target = await repo.findOneBy({ id: d.targetRoleId });
+        if (source && target && d.resourceAccess === 'copy') {
+          await repo.update(
+            { id: target.id },
+            {
+              siteAudience: mergeSiteAudience(target.siteAudience, source.siteAudience),
+              fileAccess: mergeFileAccess(target.fileAccess, source.fileAccess),
+              updatedAt: new Date(d.mergedAt),
+            },
+          );
+        }
+        await repo.delete({ id: d.sourceRoleId });
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { NotFoundError } from '../../../core/http/domain-errors';
+import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { MemberRoleResponse } from '../http/member-role.dto';
+import { MemberRoleEntity } from '../projections/member-role.entity';
+import { RoleReferences } from './role-references';
+
+export class ListMemberRolesQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetMemberRoleQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly roleId: number,
+  ) {}
+}
+
+/** A workspace's roles by id: the built-in ones, created with the workspace, come first. */
+@QueryHandler(ListMemberRolesQuery)
+export class ListMemberRolesHandler implements IQueryHandler<ListMemberRolesQuery> {
+  constructor(
+    private readonly db: DataSource,
+    private readonly refs: RoleReferences,
+  ) {}
+
+  async execute(q: ListMemberRolesQuery): Promise<Paginated<MemberRoleResponse>> {
+    const [[rows, total], defaultRoleId] = await Promise.all([
+      this.db.getRepository(MemberRoleEntity).findAndCount({
+        where: { workspaceId: q.workspaceId },
+        order: { id: 'ASC' },
+        skip: q.page.offset,
+        take: q.page.pageSize,
+      }),
+      this.refs.effectiveDefaultRoleId(q.workspaceId),
+    ]);
+    return paginated(
+      rows.map((r) => MemberRoleResponse.of(r, defaultRoleId)),
+      total,
+      q.page,
+    );
+  }
+}
+
+@QueryHandler(GetMemberRoleQuery)
+export class GetMemberRoleHandler implements IQueryHandler<GetMemberRoleQuery> {
+  constructor(
+    private readonly db: DataSource,
+    private readonly refs: RoleReferences,
+  ) {}
+
+  async execute(q: GetMemberRoleQuery): Promise<MemberRoleResponse> {
+    const row = await this.db
+      .getRepository(MemberRoleEntity)
+      .findOneBy({ id: q.roleId, workspaceId: q.workspaceId });
+    if (!row) throw new NotFoundError('Role not found');
+    return MemberRoleResponse.of(row, await this.refs.effectiveDefaultRoleId(q.workspaceId));
+  }
+}

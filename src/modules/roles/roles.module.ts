@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { CreateMemberRoleHandler } from './commands/create-member-role.command';
+import { DefaultRoleCheck } from './commands/default-role-check';
+import { DeleteMemberRoleHandler } from './commands/delete-member-role.command';
+import { MergeMemberRolesHandler } from './commands/merge-member-roles.command';
+import { RoleNameLock } from './commands/role-name-lock';
+import { SetDefaultMemberRoleHandler } from './commands/set-default-member-role.command';
+import { UpdateMemberRoleHandler } from './commands/update-member-role.command';
+import { MemberRolesController } from './http/member-roles.controller';
+import { MemberRolesProjection } from './projections/member-roles.projection';
+import { GetMemberRoleHandler, ListMemberRolesHandler } from './queries/member-role.queries';
+import { RoleReferences } from './queries/role-references';
+
+/** Roles and scopes: custom roles, the built-in roles' editable access, merging duplicates. */
+@Module({
+  controllers: [MemberRolesController],
+  providers: [
+    MemberRolesProjection,
+    RoleReferences,
+    RoleNameLock,
+    DefaultRoleCheck,
+    CreateMemberRoleHandler,
+    UpdateMemberRoleHandler,
+    DeleteMemberRoleHandler,
+    MergeMemberRolesHandler,
+    SetDefaultMemberRoleHandler,
+    ListMemberRolesHandler,
+    GetMemberRoleHandler,
+  ],
+  exports: [RoleReferences, DefaultRoleCheck],
+})
+export class RolesModule {}
