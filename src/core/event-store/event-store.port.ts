@@ -60,6 +60,11 @@ export interface NewEvent<T extends string = string, D = unknown> {
  */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
 
+export interface NewStream {
+  streamName: string;
+  events: readonly NewEvent[];
+}
+
 export interface AppendResult {
   /** Revision of the last appended event: pass it as the next expected revision. */
   nextExpectedRevision: bigint;
@@ -108,6 +113,14 @@ export interface EventStore {
     events: readonly NewEvent[],
     options?: { expectedRevision?: ExpectedRevision },
   ): Promise<AppendResult>;
+  /**
+   * Optional capability: creates several new streams in one atomic write, each as if
+   * appended with 'no_stream'. If any of them already exists, nothing is written and a
+   * WrongExpectedRevisionError names one that exists. Results come in the order given.
+   * PostgreSQL and the in-memory store have it; EventStoreDB has no multi-stream
+   * transaction, so callers fall back to one append per stream there.
+   */
+  createStreams?(streams: readonly NewStream[]): Promise<AppendResult[]>;
   /** Events of one stream; an absent stream reads as []. */
   readStream(streamName: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;

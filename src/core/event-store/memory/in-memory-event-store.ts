@@ -5,6 +5,7 @@ import {
   EventSubscription,
   ExpectedRevision,
   NewEvent,
+  NewStream,
   Position,
   ReadAllOptions,
   ReadStreamOptions,
@@ -85,6 +86,31 @@ export class InMemoryEventStore implements EventStore {
 
     const last = stored[stored.length - 1];
     return { nextExpectedRevision: last.revision, position: last.position, events: stored.map(copy) };
+  }
+
+  async createStreams(streams: readonly NewStream[]): Promise<AppendResult[]> {
+    this.assertOpen();
+    const names = new Set<string>();
+    const ids = new Set<string>();
+    for (const { streamName, events } of streams) {
+      if (events.length === 0) throw new Error(`createStreams: ${streamName} needs at least one event`);
+      if (names.has(streamName)) throw new Error(`createStreams: ${streamName} is given twice`);
+      names.add(streamName);
+      const existing = this.streams.get(streamName);
+      if (existing?.length)
+        throw new WrongExpectedRevisionError(streamName, 'no_stream', BigInt(existing.length - 1));
+      for (const e of events) {
+        if (!e.id) continue;
+        if (this.eventIds.has(e.id) || ids.has(e.id)) throw new Error(`Event id ${e.id} is already stored`);
+        ids.add(e.id);
+      }
+    }
+    // Everything is checked; each append below runs to completion synchronously, so no
+    // other call interleaves and all streams land together.
+    const results = streams.map((s) =>
+      this.append(s.streamName, s.events, { expectedRevision: 'no_stream' }),
+    );
+    return Promise.all(results);
   }
 
   async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {

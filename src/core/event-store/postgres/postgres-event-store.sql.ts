@@ -59,6 +59,20 @@ export function appendSql(mode: ClaimMode, shape: AppendShape, notify: boolean):
     SELECT inserted.*, (SELECT pg_notify('${APPENDED_CHANNEL}', '')) IS NULL AS notified FROM inserted`;
 }
 
+/**
+ * Several new streams in one statement: $1 is a JSON array of {id, stream, revision, type,
+ * data, metadata} with revisions from 0 per stream. Every existing stream holds revision 0,
+ * so the unique (stream_name, stream_revision) key fails the whole statement (23505) if any
+ * of them exists: 'no_stream' for all, atomically, in one round trip.
+ */
+export const CREATE_STREAMS_SQL = `
+  INSERT INTO events (event_id, stream_name, stream_revision, type, data, metadata)
+  SELECT (e.doc->>'id')::uuid, e.doc->>'stream', (e.doc->>'revision')::bigint, e.doc->>'type', e.doc->'data', e.doc->'metadata'
+  FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, ord)
+  ORDER BY e.ord
+  RETURNING global_position::text AS global_position, transaction_id::text AS transaction_id,
+            stream_name, stream_revision::text AS stream_revision`;
+
 export const NOTIFY_SQL = `SELECT pg_notify('${APPENDED_CHANNEL}', '')`;
 
 export const CURRENT_REVISION_SQL = `SELECT max(stream_revision)::text AS last_revision FROM events WHERE stream_name = $1`;

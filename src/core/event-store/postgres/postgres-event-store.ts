@@ -7,6 +7,7 @@ import {
   EventSubscription,
   ExpectedRevision,
   NewEvent,
+  NewStream,
   Position,
   ReadAllOptions,
   ReadStreamOptions,
@@ -31,6 +32,7 @@ import {
   READ_STREAM_FORWARDS_SQL,
   SCAN_ALL_SQL,
   ScanRow,
+  CREATE_STREAMS_SQL,
   appendSql,
   claimMode,
   toStoredEvent,
@@ -114,6 +116,72 @@ export class PostgresEventStore implements EventStore {
     this.listener.fire();
     this.notifier.request();
     return result;
+  }
+
+  async createStreams(streams: readonly NewStream[]): Promise<AppendResult[]> {
+    this.assertOpen();
+    if (streams.length === 0) return [];
+    const names = new Set<string>();
+    const prepared = streams.map(({ streamName, events }) => {
+      if (events.length === 0) throw new Error(`createStreams: ${streamName} needs at least one event`);
+      if (names.has(streamName)) throw new Error(`createStreams: ${streamName} is given twice`);
+      names.add(streamName);
+      return events.map((e, revision) => ({
+        id: e.id ?? uuidv7(),
+        stream: streamName,
+        revision,
+        type: e.type,
+        data: JSON.stringify(e.data ?? null),
+        metadata: JSON.stringify(e.metadata),
+      }));
+    });
+    const docs = prepared
+      .flat()
+      .map(
+        (d) =>
+          `{"id":${JSON.stringify(d.id)},"stream":${JSON.stringify(d.stream)},"revision":${d.revision},"type":${JSON.stringify(d.type)},"data":${d.data},"metadata":${d.metadata}}`,
+      );
+    let rows: (AppendRow & { stream_name: string })[];
+    try {
+      ({ rows } = await this.pool.query<AppendRow & { stream_name: string }>({
+        name: 'event_store_create_streams',
+        text: CREATE_STREAMS_SQL,
+        values: [`[${docs.join(',')}]`],
+      }));
+    } catch (error) {
+      if (!(error instanceof DatabaseError) || error.code !== '23505') throw error;
+      if (error.constraint === 'events_event_id_key') {
+        throw new Error(`An event with this id is already stored (${error.detail ?? 'duplicate event id'})`, {
+          cause: error,
+        });
+      }
+      // The detail reads "Key (stream_name, stream_revision)=(<name>, 0) already exists."
+      const existing = [...names].find((n) => error.detail?.includes(`=(${n}, 0)`)) ?? streams[0].streamName;
+      throw new WrongExpectedRevisionError(
+        existing,
+        'no_stream',
+        await this.currentRevision(this.pool, existing),
+      );
+    }
+    this.listener.fire();
+    this.notifier.request();
+    const at = new Map(rows.map((r) => [`${r.stream_name}\u0000${r.stream_revision}`, r]));
+    return prepared.map((docsOfStream, s) => {
+      const stored = docsOfStream.map((d, i): StoredEvent => {
+        const row = at.get(`${d.stream}\u0000${d.revision}`)!;
+        return {
+          id: d.id,
+          type: d.type,
+          data: JSON.parse(d.data) as unknown,
+          metadata: JSON.parse(d.metadata) as StoredEvent['metadata'],
+          streamName: streams[s].streamName,
+          revision: BigInt(i),
+          position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.global_position) },
+        };
+      });
+      const last = stored[stored.length - 1];
+      return { nextExpectedRevision: last.revision, position: last.position, events: stored };
+    });
   }
 
   /**

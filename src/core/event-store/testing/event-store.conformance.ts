@@ -15,7 +15,9 @@ export interface ConformanceOptions {
   /**
    * Also run the cases that hold for PostgreSQL's transactional semantics but not for
    * EventStoreDB's: a duplicate event id fails the whole append (EventStoreDB treats a
-   * repeated id as an idempotent retry instead).
+   * repeated id as an idempotent retry instead), and createStreams writes several new
+   * streams atomically (EventStoreDB has no multi-stream transaction, so the adapter
+   * must not offer it).
    */
   postgresOnly?: boolean;
 }
@@ -245,6 +247,76 @@ export function describeEventStoreConformance(
           ).resolves.toBeDefined();
         });
       }
+    });
+
+    describe('createStreams', () => {
+      if (!options.postgresOnly) {
+        it('is not offered: without a multi-stream transaction it could not be atomic', () => {
+          expect(store.createStreams).toBeUndefined();
+        });
+        return;
+      }
+
+      it('creates several streams in one write, revisions from 0, in the order given', async () => {
+        const prefix = uniq();
+        const results = await store.createStreams!([
+          { streamName: `${prefix}-a`, events: [event('A1'), event('A2')] },
+          { streamName: `${prefix}-b`, events: [event('B1', { n: 1 })] },
+        ]);
+        expect(results.map((r) => r.events.map((e) => [e.streamName, Number(e.revision), e.type]))).toEqual([
+          [
+            [`${prefix}-a`, 0, 'A1'],
+            [`${prefix}-a`, 1, 'A2'],
+          ],
+          [[`${prefix}-b`, 0, 'B1']],
+        ]);
+        expect(results[0].nextExpectedRevision).toBe(1n);
+        expect((await store.readStream(`${prefix}-b`))[0].data).toEqual({ n: 1 });
+        const all = await readAllSettled(`${prefix}-`, 3);
+        expect(all.map((e) => e.type)).toEqual(['A1', 'A2', 'B1']);
+        expect(all.map((e) => e.position)).toEqual(results.flatMap((r) => r.events.map((e) => e.position)));
+        // Appending continues from what was created.
+        await store.append(`${prefix}-a`, [event('A3')], { expectedRevision: 1n });
+      });
+
+      it('writes nothing when one of the streams exists, naming it', async () => {
+        const prefix = uniq();
+        await store.append(`${prefix}-taken`, [event('Old')]);
+        await expectConflict(
+          store.createStreams!([
+            { streamName: `${prefix}-new-1`, events: [event('N1')] },
+            { streamName: `${prefix}-taken`, events: [event('N2')] },
+            { streamName: `${prefix}-new-2`, events: [event('N3')] },
+          ]),
+          `${prefix}-taken`,
+          'no_stream',
+          0n,
+        );
+        expect(await store.readStream(`${prefix}-new-1`)).toEqual([]);
+        expect(await store.readStream(`${prefix}-new-2`)).toEqual([]);
+        expect((await store.readStream(`${prefix}-taken`)).map((e) => e.type)).toEqual(['Old']);
+        await store.createStreams!([{ streamName: `${prefix}-new-1`, events: [event('N1')] }]);
+        expect((await store.readStream(`${prefix}-new-1`)).map((e) => e.type)).toEqual(['N1']);
+      });
+
+      it('of racing writes that share a stream, exactly one lands', async () => {
+        const prefix = uniq();
+        const outcomes = await Promise.allSettled(
+          range(8).map((i) =>
+            store.createStreams!([
+              { streamName: `${prefix}-own-${i}`, events: [event('Own')] },
+              { streamName: `${prefix}-shared`, events: [event('Shared', { i })] },
+            ]),
+          ),
+        );
+        const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+        expect(won).toHaveLength(1);
+        for (const o of outcomes)
+          if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(WrongExpectedRevisionError);
+        expect((await store.readStream(`${prefix}-shared`)).map((e) => e.data)).toEqual([{ i: won[0] }]);
+        for (const i of range(8))
+          expect((await store.readStream(`${prefix}-own-${i}`)).length).toBe(i === won[0] ? 1 : 0);
+      });
     });
 
     describe('readAll', () => {
