@@ -18,6 +18,21 @@ export interface ProjectionDefinition {
  */
 export interface ProjectionHandler {
   handle(event: StoredEvent, em: EntityManager): Promise<void>;
+  /**
+   * Optional: applies a batch (in global order) at once, e.g. as multi-row inserts. It
+   * must leave the same tables as `handle` called on each event in turn.
+   */
+  handleBatch?(events: readonly StoredEvent[], em: EntityManager): Promise<void>;
+}
+
+/** Applies events through `handleBatch` where the projection has it, else one by one. */
+export async function applyEvents(
+  handler: ProjectionHandler,
+  events: readonly StoredEvent[],
+  em: EntityManager,
+): Promise<void> {
+  if (handler.handleBatch) return handler.handleBatch(events, em);
+  for (const event of events) await handler.handle(event, em);
 }
 
 export const PROJECTION_METADATA = 'spine:projection';

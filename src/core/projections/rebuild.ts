@@ -2,7 +2,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { EventFilter, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
 import { comparePositions, encodePosition } from '../event-store/event-store.port';
 import { CHECKPOINT_CHANNEL, readCheckpoint, writeCheckpoint } from './checkpoints';
-import type { RegisteredProjection } from './projection';
+import { applyEvents, type RegisteredProjection } from './projection';
 
 /** Second half of the advisory lock that keeps two rebuilds of one projection apart. */
 const REBUILD_LOCK_NAMESPACE = 74_203;
@@ -226,7 +226,7 @@ export class ProjectionRebuilder {
     events: StoredEvent[],
   ): Promise<void> {
     await em.query(`SET LOCAL search_path TO ${ident(schema)}, public`);
-    for (const event of events) await p.handler.handle(event, em);
+    await applyEvents(p.handler, events, em);
     await em.query('SET LOCAL search_path TO public');
   }
 

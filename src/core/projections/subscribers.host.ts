@@ -6,7 +6,7 @@ import { JsonLogger } from '../logging/json-logger';
 import { requestContext, SYSTEM_ACTOR } from '../cqrs/request-context';
 import { CHECKPOINT_CHANNEL, readCheckpoint, samePosition, writeCheckpoint } from './checkpoints';
 import { LeaderLocks } from './leader-locks';
-import { RegisteredProjection } from './projection';
+import { applyEvents, RegisteredProjection } from './projection';
 import { RegisteredReactor, SubscriberRegistry } from './subscriber-registry';
 import { BatchOutcome, SubscriberLoop, SubscriberSpec } from './subscriber-loop';
 
@@ -72,7 +72,7 @@ export function projectionSpec(
         );
         const stored = await readCheckpoint(em, checkpointName, true);
         if (!samePosition(stored, expected)) return 'stale';
-        for (const event of events) await p.handler.handle(event, em);
+        await applyEvents(p.handler, events, em);
         await writeCheckpoint(
           em,
           checkpointName,

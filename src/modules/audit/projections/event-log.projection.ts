@@ -9,26 +9,34 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 @Injectable()
 @Projection({ name: 'event-log', eventTypes: 'all', tables: ['event_log'] })
 export class EventLogProjection implements ProjectionHandler {
-  async handle(e: StoredEvent, em: EntityManager): Promise<void> {
-    const workspaceId =
-      typeof e.metadata?.workspaceId === 'string' && UUID.test(e.metadata.workspaceId)
-        ? e.metadata.workspaceId
-        : null;
+  handle(e: StoredEvent, em: EntityManager): Promise<void> {
+    return this.handleBatch([e], em);
+  }
+
+  /** One multi-row insert per batch: bulk writes (imports) project thousands of events at once. */
+  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    const rows = events.map((e) => ({
+      event_id: e.id,
+      workspace_id:
+        typeof e.metadata?.workspaceId === 'string' && UUID.test(e.metadata.workspaceId)
+          ? e.metadata.workspaceId
+          : null,
+      stream_name: e.streamName,
+      revision: e.revision.toString(),
+      type: e.type,
+      data: e.data,
+      metadata: e.metadata,
+      position_commit: e.position.commit.toString(),
+      position_prepare: e.position.prepare.toString(),
+      occurred_at: e.metadata?.occurredAt ?? new Date().toISOString(),
+    }));
     await em.query(
       `INSERT INTO event_log (event_id, workspace_id, stream_name, revision, type, data, metadata, position_commit, position_prepare, occurred_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (event_id) DO NOTHING`,
-      [
-        e.id,
-        workspaceId,
-        e.streamName,
-        e.revision.toString(),
-        e.type,
-        JSON.stringify(e.data),
-        JSON.stringify(e.metadata),
-        e.position.commit.toString(),
-        e.position.prepare.toString(),
-        e.metadata?.occurredAt ?? new Date().toISOString(),
-      ],
+       SELECT r.event_id, r.workspace_id, r.stream_name, r.revision, r.type, r.data, r.metadata, r.position_commit, r.position_prepare, r.occurred_at
+       FROM jsonb_to_recordset($1::jsonb) AS r(event_id uuid, workspace_id uuid, stream_name text, revision bigint, type text,
+            data jsonb, metadata jsonb, position_commit numeric, position_prepare numeric, occurred_at timestamptz)
+       ON CONFLICT (event_id) DO NOTHING`,
+      [JSON.stringify(rows)],
     );
   }
 }
