@@ -1,6 +1,6 @@
 import { startTestApp, TestApp } from '../support/app';
 import { EventStoreDbStandIn, startEventStoreDbStandIn } from '../support/esdb-standin';
-import { signup } from '../support/identity-fixtures';
+import { importMembers, signup } from '../support/identity-fixtures';
 
 /**
  * The claim streams rely only on 'no_stream' and exact expected revisions, so the same
@@ -65,5 +65,27 @@ describe('create-signup on EventStoreDB (e2e)', () => {
     ).toBe(200);
     expect((await signup(t, a.workspaceId, a.apiKey, { email: 'ann@example.com' })).wasCreated).toBe(true);
     expect((await t.request('GET', '/me', { token: ann.token })).status).toBe(200);
+  });
+
+  it('imports members one by one, since EventStoreDB has no multi-stream write', async () => {
+    const a = await t.bootstrap();
+    const old = await signup(t, a.workspaceId, a.apiKey, { email: 'old@example.com' });
+    const rows = Array.from({ length: 12 }, (_, i) => ({
+      email: `esdb${i}@example.com`,
+      externalId: `e-${i}`,
+    }));
+    rows[6] = { email: 'old@example.com', externalId: 'e-6' };
+    const res = await importMembers(t, a.workspaceId, a.apiKey, rows);
+    expect(res.body).toMatchObject({ totalCount: 12, importedCount: 11 });
+    expect(res.body.errors).toEqual([
+      {
+        index: 6,
+        detail: `email: a member with this email already exists (member ${old.member.id}); send upsert: true to update it`,
+      },
+    ]);
+    const created = (await t.eventsOf(res)).filter((e) => e.type === 'MemberCreated');
+    expect(created).toHaveLength(11);
+    const list = await t.request('GET', `/w/${a.workspaceId}/members?pageSize=1`, { token: a.apiKey });
+    expect(list.body.total).toBe(13);
   });
 });

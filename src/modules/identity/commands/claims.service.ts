@@ -102,7 +102,8 @@ export class ClaimService {
     await Promise.all(keys.map((k) => this.release(k, memberId).catch(() => undefined)));
   }
 
-  private claimed(key: ClaimKey, memberId: number): MemberValueClaimed {
+  /** The event that takes a claim (bulk creation writes it together with the member). */
+  claimed(key: ClaimKey, memberId: number): MemberValueClaimed {
     return {
       type: 'MemberValueClaimed',
       data: { workspaceId: key.workspaceId, field: key.field, memberId, claimedAt: new Date().toISOString() },

@@ -5,6 +5,7 @@ import { DomainError, ValidationError } from '../../../core/http/domain-errors';
 import { claimKey } from '../domain/claim';
 import type { MemberKind } from '../domain/identity.events';
 import type { MemberChanges, UniqueMemberField } from '../domain/member.events';
+import type { NewMember } from '../domain/member';
 import { checkRoleAssignment, RoleFacts } from '../domain/role-rules';
 import { ClaimService } from './claims.service';
 import { assertGrantable, Caller, MemberChangesInput, normaliseChanges } from './member-input';
@@ -13,6 +14,10 @@ import { RoleLookup } from './role-lookup.service';
 
 export const MAX_IMPORT_ROWS = 10_000;
 const CONCURRENCY = 8;
+/** Rows per atomic write: ~1,500 events, a statement of a few hundred kB. */
+const BATCH_ROWS = 500;
+/** Below this a batch is not worth its failed statement: rows go one by one. */
+const MIN_BATCH = 8;
 const MAX_ATTEMPTS = 4;
 const ROW_FIELDS = new Set([
   'email',
@@ -133,20 +138,75 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       row.changes.memberRoleId !== undefined
         ? cached(`id:${row.changes.memberRoleId}`, () => this.roles.facts(row.changes.memberRoleId!))
         : cached(`default:${row.kind}`, () => this.roles.defaultFor(cmd.workspaceId, row.kind));
-    let next = 0;
-    const worker = async () => {
-      while (next < rows.length) {
-        const i = next++;
-        const row = rows[i];
-        try {
-          results.push(await this.importRow(cmd, row, ids[i], roleOf));
-        } catch (err) {
-          if (!(err instanceof DomainError)) throw err;
-          errors.push({ index: row.index, detail: err.message });
+    const idOf = new Map(rows.map((row, i) => [row, ids[i]]));
+
+    // Row by row: the path for rows that meet existing members or lose races.
+    const oneByOne = async (batch: ParsedRow[]) => {
+      let next = 0;
+      const worker = async () => {
+        while (next < batch.length) {
+          const row = batch[next++];
+          try {
+            results.push(await this.importRow(cmd, row, idOf.get(row)!, roleOf));
+          } catch (err) {
+            if (!(err instanceof DomainError)) throw err;
+            errors.push({ index: row.index, detail: err.message });
+          }
         }
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, batch.length) }, worker));
     };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, rows.length) }, worker));
+
+    // New contacts, the common case, go in batches: each batch's members and claims in one
+    // atomic write. A batch meeting a taken value writes nothing and is halved, so a few
+    // existing members among thousands of new ones cost a few failed statements, and only
+    // the rows that meet them go one by one. Without multi-stream writes (EventStoreDB)
+    // every row goes one by one.
+    const batched = async (batch: ParsedRow[]): Promise<void> => {
+      if (batch.length < MIN_BATCH || !this.members.canCreateMany) return oneByOne(batch);
+      const created = await this.members.createMany(
+        cmd.workspaceId,
+        await Promise.all(
+          batch.map(async (row) => {
+            const role = await roleOf(row);
+            return { member: this.newMember(cmd, row, idOf.get(row)!, role), role };
+          }),
+        ),
+        'operator',
+      );
+      if (!created) {
+        const half = Math.ceil(batch.length / 2);
+        await batched(batch.slice(0, half));
+        return batched(batch.slice(half));
+      }
+      created.forEach((member, i) =>
+        results.push({
+          index: batch[i].index,
+          status: 'created',
+          memberId: member.id,
+          externalId: member.externalId,
+        }),
+      );
+    };
+
+    // Rows whose role rules fail are reported now; they never reach a batch.
+    const ready: ParsedRow[] = [];
+    const single: ParsedRow[] = [];
+    for (const row of rows) {
+      try {
+        const role = await roleOf(row);
+        checkRoleAssignment(row.kind, role, cmd.workspaceId, 'operator');
+        if (row.changes.memberRoleId !== undefined) assertGrantable(cmd.caller, role);
+        ready.push(row);
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        // An upsert row may match an existing member, whose rules differ: decided one by one.
+        if (cmd.upsert) single.push(row);
+        else errors.push({ index: row.index, detail: err.message });
+      }
+    }
+    for (let i = 0; i < ready.length; i += BATCH_ROWS) await batched(ready.slice(i, i + BATCH_ROWS));
+    await oneByOne(single);
 
     results.sort((a, b) => a.index - b.index);
     errors.sort((a, b) => a.index - b.index);
@@ -177,25 +237,8 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       const role = await roleOf(row);
       checkRoleAssignment(row.kind, role, workspaceId, 'operator');
       if (row.changes.memberRoleId !== undefined) assertGrantable(caller, role);
-      const c = row.changes;
-      const outcome = await this.members.create(
-        {
-          workspaceId,
-          accountUuid: null,
-          email: c.email ?? null,
-          phone: c.phone ?? null,
-          name: c.name ?? null,
-          externalId: c.externalId ?? null,
-          memberRoleId: role.roleId,
-          kind: row.kind,
-          notifySms: c.notifySms ?? false,
-          notifyEmail: c.notifyEmail ?? false,
-          notifyVoice: c.notifyVoice ?? false,
-        },
-        role,
-        'operator',
-        memberId,
-      );
+      const { memberId: _, ...input } = this.newMember(cmd, row, memberId, role);
+      const outcome = await this.members.create(input, role, 'operator', memberId);
       if (outcome.kind === 'created')
         return {
           index: row.index,
@@ -212,6 +255,24 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       if (outcome.kind === 'fenced') memberId = await nextId(this.db, 'member_id_seq');
     }
     throw new ValidationError('row: kept losing races with concurrent changes; retry it');
+  }
+
+  private newMember(cmd: ImportMembersCommand, row: ParsedRow, memberId: number, role: RoleFacts): NewMember {
+    const c = row.changes;
+    return {
+      memberId,
+      workspaceId: cmd.workspaceId,
+      accountUuid: null,
+      email: c.email ?? null,
+      phone: c.phone ?? null,
+      name: c.name ?? null,
+      externalId: c.externalId ?? null,
+      memberRoleId: role.roleId,
+      kind: row.kind,
+      notifySms: c.notifySms ?? false,
+      notifyEmail: c.notifyEmail ?? false,
+      notifyVoice: c.notifyVoice ?? false,
+    };
   }
 
   private async updateRow(

@@ -7,7 +7,13 @@ import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import { ClaimKey, claimKeysOf } from '../domain/claim';
 import { memberStream } from '../domain/identity.events';
 import { memberDecider, MemberState, NewMember } from '../domain/member';
-import type { MemberChanges, MemberSnapshot, UniqueMemberField } from '../domain/member.events';
+import type {
+  ClaimEvent,
+  MemberChanges,
+  MemberEvent,
+  MemberSnapshot,
+  UniqueMemberField,
+} from '../domain/member.events';
 import { Assigner, checkRoleAssignment, RoleFacts } from '../domain/role-rules';
 import { ClaimService } from './claims.service';
 import { RoleLookup } from './role-lookup.service';
@@ -99,6 +105,44 @@ export class MemberWriter {
       if (err instanceof WrongExpectedRevisionError) return { kind: 'fenced' };
       throw err;
     }
+  }
+
+  /**
+   * Creates many new members of one workspace together with their claims, in one atomic
+   * write (bulk import). Undefined when the store cannot write streams atomically, or when
+   * any value or id among them is already claimed: then nothing was written, and the
+   * caller narrows the batch down or goes member by member through `create`.
+   */
+  get canCreateMany(): boolean {
+    return this.repo.canCreateStreams;
+  }
+
+  async createMany(
+    workspaceId: string,
+    members: readonly { member: NewMember; role: RoleFacts }[],
+    assigner: Assigner,
+  ): Promise<MemberSnapshot[] | undefined> {
+    if (!this.repo.canCreateStreams || members.length === 0) return undefined;
+    const now = new Date().toISOString();
+    const streams: { streamName: string; events: MemberEvent[] | ClaimEvent[] }[] = [];
+    const created: MemberSnapshot[] = [];
+    for (const { member, role } of members) {
+      if (member.workspaceId !== workspaceId) throw new Error('createMany: members of one workspace only');
+      checkRoleAssignment(member.kind, role, workspaceId, assigner);
+      for (const key of claimKeysOf(member))
+        streams.push({ streamName: key.stream, events: [this.claims.claimed(key, member.memberId)] });
+      const state = memberDecider.initialState();
+      const events = memberDecider.decide({ type: 'CreateMember', member, role, assigner, now }, state);
+      streams.push({ streamName: memberStream(member.memberId), events });
+      created.push(events.reduce(memberDecider.evolve, state).member!);
+    }
+    try {
+      await this.repo.createStreams(workspaceId, streams);
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError) return undefined;
+      throw err;
+    }
+    return created;
   }
 
   async update(
