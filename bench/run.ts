@@ -3,9 +3,11 @@
  * another, so they do not compete for the machine.
  */
 import { run as eventStore } from './event-store.bench';
+import { run as memberImport } from './member-import.bench';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'event-store': eventStore,
+  'member-import': memberImport,
 };
 
 async function main(): Promise<void> {
