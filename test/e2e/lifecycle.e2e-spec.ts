@@ -1,6 +1,7 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { Pool } from 'pg';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
@@ -18,7 +19,7 @@ function freePort(): Promise<number> {
   });
 }
 
-function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 90_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffer = '';
     const timer = setTimeout(
@@ -26,7 +27,11 @@ function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): 
       timeoutMs,
     );
     timer.unref();
-    child.on('exit', () => clearTimeout(timer));
+    // 'close' comes once the output has been read to its end: the line will not come now.
+    child.on('close', () => {
+      clearTimeout(timer);
+      reject(new Error(`exited before printing ${pattern}; output: ${buffer.slice(-2000)}`));
+    });
     child.stdout!.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
       const line = buffer.split('\n').find((l) => pattern.test(l));
@@ -74,7 +79,7 @@ describe('process lifecycle (e2e)', () => {
     } finally {
       await db.drop();
     }
-  });
+  }, 180_000);
 
   describe('graceful shutdown', () => {
     let db: TestDatabase;
@@ -114,33 +119,65 @@ describe('process lifecycle (e2e)', () => {
           cwd: ROOT,
           env,
           encoding: 'utf8',
-          timeout: 60_000,
+          timeout: 90_000,
         },
       );
       expect(boot.status).toBe(0);
       const { workspaceId, apiKey } = JSON.parse(boot.stdout.trim().split('\n').pop()!);
 
-      const port = await freePort();
       // ROLE=api runs no projections, so a write waits out its read-your-writes bound
-      // (1.5 s): a request reliably in flight when the signal arrives.
-      child = spawn(process.execPath, [...NODE_ARGS, 'src/main.ts'], {
-        cwd: ROOT,
-        env: { ...env, PORT: String(port), ROLE: 'api', READ_YOUR_WRITES_TIMEOUT_MS: '1500' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      // (1.5 s): a request reliably in flight when the signal arrives. freePort() only
+      // finds a port that was free: another process may take it first, so on EADDRINUSE
+      // the service starts again on a new port.
+      let port = 0;
       let output = '';
-      child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-      child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-      const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
-      await waitForLine(child, /"msg":"listening"/);
+      let exited!: Promise<number | null>;
+      for (let attempt = 1; ; attempt++) {
+        port = await freePort();
+        const proc = spawn(process.execPath, [...NODE_ARGS, 'src/main.ts'], {
+          cwd: ROOT,
+          env: { ...env, PORT: String(port), ROLE: 'api', READ_YOUR_WRITES_TIMEOUT_MS: '1500' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child = proc;
+        output = '';
+        proc.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+        proc.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+        exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+        const listening = await waitForLine(proc, /"msg":"listening"/).catch((err: Error) => err);
+        if (typeof listening === 'string') break;
+        if (attempt < 3 && output.includes('EADDRINUSE')) continue;
+        throw listening;
+      }
       const stopped = waitForLine(child, /"msg":"stopped"/);
 
+      let answered = false;
       const inFlight = fetch(`http://127.0.0.1:${port}/api/v2/w/${workspaceId}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'Renamed during shutdown' }),
+      }).finally(() => {
+        answered = true;
       });
-      await new Promise((r) => setTimeout(r, 400));
+      // The write lands before the read-your-writes wait: once its event is in the store,
+      // the request is in flight. An answer before that (a failed PUT) ends the wait too;
+      // the checks below report it.
+      const pool = new Pool({ connectionString: db.url, max: 1 });
+      try {
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const { rowCount } = await pool.query(
+            `SELECT 1 FROM events WHERE stream_name = $1 AND type = 'WorkspaceUpdated' AND data->>'name' = $2`,
+            [`workspace-${workspaceId}`, 'Renamed during shutdown'],
+          );
+          if (rowCount || answered) break;
+          if (Date.now() > deadline)
+            throw new Error(`the PUT wrote nothing within 30 s; output tail:\n${output.slice(-3000)}`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        await pool.end();
+      }
       child.kill('SIGTERM');
       const res = await inFlight;
       expect(res.status).toBe(200);
@@ -163,6 +200,6 @@ describe('process lifecycle (e2e)', () => {
       ]);
       expect(output).not.toContain('Renamed during shutdown');
       expect(output).not.toContain(apiKey);
-    });
+    }, 180_000);
   });
 });

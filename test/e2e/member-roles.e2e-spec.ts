@@ -145,12 +145,19 @@ describe('member roles (e2e)', () => {
       ),
     );
     expect(same.map((r) => r.status).sort()).toEqual([201, ...Array(11).fill(409)]);
-    const distinct = await Promise.all(
-      Array.from({ length: 12 }, (_, i) =>
-        t.request('POST', path, { token: a.apiKey, body: { name: `Team ${i}`, permissions: [] } }),
-      ),
-    );
+    // Under load a create can wait out RoleNameLock and be told to retry; a client would.
+    const create = async (name: string) => {
+      for (let attempt = 1; ; attempt++) {
+        const res = await t.request('POST', path, { token: a.apiKey, body: { name, permissions: [] } });
+        const busy = res.status === 409 && /in progress; retry$/.test(String(res.body.detail));
+        if (!busy || attempt === 5) return res;
+      }
+    };
+    const distinct = await Promise.all(Array.from({ length: 12 }, (_, i) => create(`Team ${i}`)));
     expect(distinct.map((r) => r.status)).toEqual(Array(12).fill(201));
+    expect(new Set(distinct.map((r) => r.body.name))).toEqual(
+      new Set(Array.from({ length: 12 }, (_, i) => `Team ${i}`)),
+    );
     expect((await t.request('GET', path, { token: a.apiKey })).body.total).toBe(5 + 1 + 12);
   });
 

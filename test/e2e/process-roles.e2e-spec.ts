@@ -9,10 +9,10 @@ import { bullConnection } from '../../src/core/redis/redis';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import {
   eventually,
-  freePort,
   killAll,
   runToCompletion,
   ServiceProcess,
+  spawnOnFreePort,
   spawnService,
   TEST_WORKER,
 } from '../support/processes';
@@ -31,7 +31,6 @@ describe('api and worker processes (e2e)', () => {
   let queue: Queue;
   const prefix = testRedisPrefix();
   let env: Record<string, string>;
-  let api: ServiceProcess;
   let workers: ServiceProcess[];
   let baseUrl: string;
   let apiKey: string;
@@ -49,28 +48,34 @@ describe('api and worker processes (e2e)', () => {
       REDIS_PREFIX: prefix,
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
+      // A soft limit: a write answers without its projections after this long.
+      READ_YOUR_WRITES_TIMEOUT_MS: '30000',
     };
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}/api/v2`;
-    api = spawnService('api', 'src/main.ts', { ...env, ROLE: 'api', PORT: String(port), HOST: '127.0.0.1' });
     // Jobs take a while, so that with jobs arriving faster than one worker finishes them, both work.
     workers = [1, 2].map((n) =>
       spawnService(`worker-${n}`, TEST_WORKER, { ...env, SPINE_TEST_JOB_MS: '1200' }),
     );
-    await Promise.all([
-      api.waitForLine(/"msg":"listening"/),
-      ...workers.map((w) => w.waitForLine(/"msg":"worker started"/)),
+    const [started] = await Promise.all([
+      spawnOnFreePort(
+        'api',
+        'src/main.ts',
+        (port) => ({ ...env, ROLE: 'api', PORT: String(port), HOST: '127.0.0.1' }),
+        /"msg":"listening"/,
+      ),
+      ...workers.map((w) => w.waitForLine(/"msg":"worker started"/, 90_000)),
     ]);
+    baseUrl = `http://127.0.0.1:${started.port}/api/v2`;
     const out = await runToCompletion(
       'src/cli.ts',
       ['bootstrap', '--workspace', 'Split roles', '--email', 'roles@example.com', '--json'],
       { ...env, LOG_LEVEL: 'warn' },
+      90_000,
     );
     ({ apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
       apiKey: string;
       workspaceId: string;
     });
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await killAll();

@@ -210,6 +210,7 @@ describe('projections rebuild (e2e)', () => {
       'test/support/processes/cli.ts',
       ['projections', 'rebuild', 'all', '--batch-size', '40'],
       env,
+      90_000,
     );
     for (const name of ['workspaces', 'members', 'api-keys', 'event-log', 'spine-test-counts'])
       expect(output).toMatch(new RegExp(`^Rebuilt ${name}: \\d+ events`, 'm'));
@@ -239,11 +240,11 @@ describe('projections rebuild (e2e)', () => {
 
     // The real CLI entry point reports every projection at the head afterwards.
     const status = JSON.parse(
-      await runToCompletion('src/cli.ts', ['projections', 'status', '--json'], env),
+      await runToCompletion('src/cli.ts', ['projections', 'status', '--json'], env, 90_000),
     ) as { name: string; kind: string; lag: number }[];
     expect(status.filter((s) => s.kind === 'projection').map((s) => s.name)).toEqual(
       expect.arrayContaining(['workspaces', 'members', 'api-keys', 'event-log']),
     );
     expect(status.filter((s) => s.lag !== 0)).toEqual([]);
-  });
+  }, 180_000);
 });

@@ -87,7 +87,8 @@ describe('rate limits (e2e)', () => {
   it('at most 10 requests in flight per credential: the 11th concurrent request is 429, and slots free on completion', async () => {
     const a = await t.bootstrap();
     const tenHeld = async () => {
-      for (let i = 0; i < 200 && gate.entered < 10; i++) await new Promise((r) => setTimeout(r, 10));
+      const deadline = Date.now() + 10_000;
+      while (gate.entered < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       expect(gate.entered).toBe(10);
     };
     closeGate();
@@ -153,10 +154,12 @@ describe('rate limits on public routes (e2e)', () => {
   afterAll(() => t.close());
 
   it('limits public endpoints and failed credentials per client address; health checks are exempt', async () => {
+    // Exempt: never refused, never counted (a check itself may answer 503 under load).
     for (let i = 0; i < 105; i++) {
       const health = await t.request('GET', '/health');
-      expect(health.status).toBe(200);
+      expect(health.status).not.toBe(429);
       expect(health.headers.get('x-ratelimit-limit')).toBeNull();
+      expect(health.headers.get('x-ratelimit-remaining')).toBeNull();
     }
     for (let i = 1; i <= 99; i++) {
       const res = await t.request('GET', '/resources/registry');

@@ -73,6 +73,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     // credential); the rate-limit spec sets those values itself.
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_CONCURRENCY: '10000',
+    // Read-your-writes is a soft limit (a write answers without its projections after
+    // this long); under load the 5 s default can pass, and a read after it be stale.
+    READ_YOUR_WRITES_TIMEOUT_MS: '30000',
     ...options.env,
   });
   const app = await createHttpApp(config, new JsonLogger(config.logLevel), options.extraModules);
@@ -117,7 +120,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       const result = await requestContext.run(ctx, () =>
         app.get(BootstrapService).bootstrap({ workspaceName, email }),
       );
-      await app.get(ConsistencyWaiter).waitFor(ctx.appended, 15_000);
+      if (!(await app.get(ConsistencyWaiter).waitFor(ctx.appended, 15_000)))
+        throw new Error('bootstrap fixture: the projections did not catch up within 15 s');
       return result;
     },
     async eventsOf(response) {

@@ -20,7 +20,8 @@ export async function appendAndSettle(
     const repo = t.app.get(EventSourcedRepository);
     for (const [stream, events] of streams) await repo.append(stream, workspaceId, events, 'any');
   });
-  await t.app.get(ConsistencyWaiter).waitFor(ctx.appended, 15_000);
+  if (!(await t.app.get(ConsistencyWaiter).waitFor(ctx.appended, 15_000)))
+    throw new Error('appendAndSettle fixture: the projections did not catch up within 15 s');
 }
 
 export interface MemberFixture {

@@ -127,6 +127,35 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Spawns a service on a port from freePort() and waits for `pattern`. The port is free
+ * only when freePort() returns, so another process can take it first: when the service
+ * exits with EADDRINUSE, it is started again on a new port (at most `attempts` times).
+ */
+export async function spawnOnFreePort(
+  name: string,
+  script: string,
+  envFor: (port: number) => Record<string, string>,
+  pattern: RegExp,
+  { attempts = 3, timeoutMs = 90_000 }: { attempts?: number; timeoutMs?: number } = {},
+): Promise<{ proc: ServiceProcess; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const proc = spawnService(name, script, envFor(port));
+    // 'close' comes after the output has been read to its end ('exit' may come before).
+    const closed = new Promise((resolve) => proc.child.once('close', resolve));
+    try {
+      await proc.waitForLine(pattern, timeoutMs);
+      return { proc, port };
+    } catch (err) {
+      await proc.kill('SIGKILL');
+      await closed;
+      if (attempt < attempts && proc.output().includes('EADDRINUSE')) continue;
+      throw err;
+    }
+  }
+}
+
 /** Polls until `fn` returns a truthy value (returned), or fails with the last value seen. */
 export async function eventually<T>(
   fn: () => Promise<T>,

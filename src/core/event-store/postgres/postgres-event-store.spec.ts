@@ -173,16 +173,17 @@ describe('PostgresEventStore', () => {
 
       const since = Date.now();
       const appended = await writer.append(`${prefix}-s`, [event('Second')]);
-      await sub.waitFor(2, 10_000);
+      await sub.waitFor(2, 30_000);
       const deliveredMs = Date.now() - since;
       unsubscribe();
       await sub.stop();
       expect(sub.events[1].id).toBe(appended.events[0].id);
       // The wake-up itself takes milliseconds. Delivery can take longer only while some
-      // other transaction in the cluster (other test files) holds the horizon back.
+      // other transaction in the cluster (other test files) holds the horizon back. The
+      // bounds are loose (a loaded machine), yet far below the 60 s poll.
       expect(wokenAt).toBeDefined();
-      expect(wokenAt! - since).toBeLessThan(1000);
-      expect(deliveredMs).toBeLessThan(5000);
+      expect(wokenAt! - since).toBeLessThan(10_000);
+      expect(deliveredMs).toBeLessThan(15_000);
     } finally {
       await follower.close();
       await writer.close();
@@ -340,7 +341,8 @@ describe('PostgresEventStore', () => {
     await closing.close();
     await waiting.stop();
     await draining.stop();
-    expect(Date.now() - started).toBeLessThan(2000);
+    // A guard against hanging, not a speed target.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('closes only a pool it created', async () => {

@@ -472,7 +472,8 @@ export function describeEventStoreConformance(
         await delay(300);
         const started = Date.now();
         await sub.stop();
-        expect(Date.now() - started).toBeLessThan(1000);
+        // A guard against hanging, not a speed target.
+        expect(Date.now() - started).toBeLessThan(10_000);
         expect(sub.events).toEqual([]);
       });
     });
