@@ -38,6 +38,21 @@ const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
   tables: ['accounts', 'members'],
 })
 export class MembersProjection implements ProjectionHandler {
+  /** Runs of MemberCreated (bulk import) go in one multi-row insert; the rest one by one, in order. */
+  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    let run: MemberCreated['data'][] = [];
+    for (const e of events) {
+      if (e.type === 'MemberCreated') {
+        run.push((e as StoredEvent<'MemberCreated', MemberCreated['data']>).data);
+        continue;
+      }
+      if (run.length) await this.created(run, em);
+      run = [];
+      await this.handle(e, em);
+    }
+    if (run.length) await this.created(run, em);
+  }
+
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
     const event = { type: stored.type, data: stored.data } as Handled;
     switch (event.type) {
@@ -63,7 +78,7 @@ export class MembersProjection implements ProjectionHandler {
         return;
       }
       case 'MemberCreated':
-        return this.created(event.data, em);
+        return this.created([event.data], em);
       case 'MemberUpdated': {
         const d = event.data;
         const fields = (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]);
@@ -108,27 +123,17 @@ export class MembersProjection implements ProjectionHandler {
     }
   }
 
-  private async created(d: MemberCreated['data'], em: EntityManager): Promise<void> {
+  private async created(members: readonly MemberCreated['data'][], em: EntityManager): Promise<void> {
     await em.query(
       `INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
                             notify_sms, notify_email, notify_voice, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, $11, $12, $13, $13)
+       SELECT r."memberId", r."workspaceId", r."accountUuid", r.email, r.phone, r.name, r."externalId", r."memberRoleId",
+              r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."createdAt", r."createdAt"
+       FROM jsonb_to_recordset($1::jsonb) AS r("memberId" integer, "workspaceId" uuid, "accountUuid" uuid, email text,
+            phone text, name text, "externalId" text, "memberRoleId" integer, kind text, "notifySms" boolean,
+            "notifyEmail" boolean, "notifyVoice" boolean, "createdAt" timestamptz)
        ON CONFLICT (id) DO NOTHING`,
-      [
-        d.memberId,
-        d.workspaceId,
-        d.accountUuid,
-        d.email,
-        d.phone,
-        d.name,
-        d.externalId,
-        d.memberRoleId,
-        d.kind,
-        d.notifySms,
-        d.notifyEmail,
-        d.notifyVoice,
-        d.createdAt,
-      ],
+      [JSON.stringify(members)],
     );
   }
 }
