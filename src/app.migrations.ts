@@ -2,6 +2,7 @@ import { MigrationClass } from './core/database/data-source';
 import { Initial1764000000000 } from './core/database/migrations/1764000000000-initial';
 import { EventStore1764000000100 } from './core/database/migrations/1764000000100-event-store';
 import { Projections1764000000200 } from './core/database/migrations/1764000000200-projections';
+import { ResourceVersions1764000005000 } from './core/database/migrations/1764000005000-resource-versions';
 import { ApiKeyUsage1764000004100 } from './modules/api-keys/api-keys.migration';
 import { AuditLog1764000003000 } from './modules/audit/audit.migration';
 import { Identity1764000002000 } from './modules/identity/identity.migration';
@@ -20,4 +21,5 @@ export const MIGRATIONS: MigrationClass[] = [
   AuditLog1764000003000,
   MemberRoleAccess1764000004000,
   ApiKeyUsage1764000004100,
+  ResourceVersions1764000005000,
 ];

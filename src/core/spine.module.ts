@@ -6,6 +6,7 @@ import { PrefixCredentialResolver } from './auth/credential-resolvers';
 import { CREDENTIAL_RESOLVER } from './auth/principal';
 import { EventSourcedRepository } from './cqrs/event-sourced-repository';
 import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
+import { ETagInterceptor } from './http/preconditions';
 import { ConsistencyWaiter } from './projections/consistency';
 import { SubscriberRegistry } from './projections/subscriber-registry';
 import { SubscribersHost } from './projections/subscribers.host';
@@ -20,6 +21,7 @@ import { SubscribersHost } from './projections/subscribers.host';
     SubscribersHost,
     ConsistencyWaiter,
     { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
+    { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
     { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },
   ],
   exports: [CREDENTIAL_RESOLVER, CqrsModule, EventSourcedRepository, SubscriberRegistry, ConsistencyWaiter],

@@ -10,6 +10,7 @@ import {
   StoredEvent,
   WrongExpectedRevisionError,
 } from '../event-store/event-store.port';
+import { PreconditionFailedError } from '../http/domain-errors';
 import { Decider, DomainEvent } from './decider';
 import { requestContext, SYSTEM_ACTOR } from './request-context';
 
@@ -18,7 +19,7 @@ export interface HandleOptions<State, Command, Event extends DomainEvent> {
   workspaceId: string;
   decider: Decider<State, Command, Event>;
   command: Command;
-  /** Pinned by the client (If-Match): a lost race is then a 409 instead of a retry. */
+  /** Pinned by the client (If-Match): a newer stream is then a 412 instead of a retry. */
   expectedRevision?: bigint;
   maxRetries?: number;
 }
@@ -54,13 +55,8 @@ export class EventSourcedRepository {
     const retries = options.expectedRevision !== undefined ? 0 : (options.maxRetries ?? 3);
     for (let attempt = 0; ; attempt++) {
       const { state, revision } = await this.load(options.streamName, options.decider);
-      if (options.expectedRevision !== undefined && revision !== options.expectedRevision) {
-        throw new WrongExpectedRevisionError(
-          options.streamName,
-          options.expectedRevision,
-          revision ?? 'no_stream',
-        );
-      }
+      if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
+        throw staleVersion();
       const events = options.decider.decide(options.command, state);
       if (events.length === 0) return { state, events };
       try {
@@ -73,7 +69,9 @@ export class EventSourcedRepository {
         const next = events.reduce((s, e) => options.decider.evolve(s, e), state);
         return { state: next, events, append };
       } catch (err) {
-        if (err instanceof WrongExpectedRevisionError && attempt < retries) continue;
+        if (!(err instanceof WrongExpectedRevisionError)) throw err;
+        if (options.expectedRevision !== undefined) throw staleVersion();
+        if (attempt < retries) continue;
         throw err;
       }
     }
@@ -119,6 +117,13 @@ export class EventSourcedRepository {
     requestContext.current()?.appended.push(...results);
     return results;
   }
+}
+
+/** A write pinned by the client (If-Match) met a newer version of its stream. */
+export function staleVersion(): PreconditionFailedError {
+  return new PreconditionFailedError(
+    'If-Match: the resource has changed since that version; reload it and try again',
+  );
 }
 
 export function eventMetadata(workspaceId: string, schemaVersion = 1): EventMetadata {

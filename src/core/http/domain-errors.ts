@@ -25,6 +25,10 @@ export class NotFoundError extends DomainError {
 export class ConflictError extends DomainError {
   readonly status = 409;
 }
+/** A conditional request (If-Match) whose condition no longer holds. */
+export class PreconditionFailedError extends DomainError {
+  readonly status = 412;
+}
 export class TooManyRequestsError extends DomainError {
   readonly status = 429;
   constructor(

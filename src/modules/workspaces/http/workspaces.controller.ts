@@ -1,10 +1,17 @@
 import { Body, Controller, Get, Param, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { DataSource } from 'typeorm';
 import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
-import { ValidationError } from '../../../core/http/domain-errors';
+import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  ConditionalWrite,
+  expectedRevisionFor,
+  IfMatch,
+  readRowVersion,
+} from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { DefaultRoleCheck } from '../../roles/commands/default-role-check';
@@ -25,6 +32,7 @@ export class WorkspacesController {
     private readonly queries: QueryBus,
     private readonly consistency: ConsistencyWaiter,
     private readonly defaultRoles: DefaultRoleCheck,
+    private readonly db: DataSource,
   ) {}
 
   @Get()
@@ -47,15 +55,23 @@ export class WorkspacesController {
   @Put(':wid')
   @RequireScope('workspace:admin')
   @ApiOkResponse({ type: WorkspaceResponse })
-  async update(@Param('wid') wid: string, @Body() body: UpdateWorkspaceDto): Promise<WorkspaceResponse> {
+  @ConditionalWrite()
+  async update(
+    @Param('wid') wid: string,
+    @Body() body: UpdateWorkspaceDto,
+    @IfMatch() ifMatch: number[] | undefined,
+  ): Promise<WorkspaceResponse> {
     const bad = validateFeatures(body.settings?.features);
     if (bad) throw new ValidationError(bad);
     const workspaceId = wid.toLowerCase();
+    const row = ifMatch && (await readRowVersion(this.db, 'workspaces', workspaceId));
+    if (ifMatch && !row) throw new NotFoundError('Workspace not found');
+    const expectedRevision = row ? expectedRevisionFor(ifMatch, row) : undefined;
     const defaultRoleId = body.settings?.defaultMemberRoleId;
     if (typeof defaultRoleId === 'number')
       await this.defaultRoles.assertEligible(workspaceId, defaultRoleId, 'settings.defaultMemberRoleId');
     await this.commands.execute(
-      new UpdateWorkspaceCommand(workspaceId, { name: body.name, settings: body.settings }),
+      new UpdateWorkspaceCommand(workspaceId, { name: body.name, settings: body.settings }, expectedRevision),
     );
     await this.consistency.settle();
     return this.queries.execute(new GetWorkspaceQuery(workspaceId));

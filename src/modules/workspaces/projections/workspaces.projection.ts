@@ -25,6 +25,8 @@ export class WorkspacesProjection implements ProjectionHandler {
             settings: event.data.settings,
             createdAt: new Date(event.data.createdAt),
             updatedAt: new Date(event.data.createdAt),
+            version: 1,
+            streamRevision: stored.revision.toString(),
           },
           ['id'],
         );
@@ -35,6 +37,8 @@ export class WorkspacesProjection implements ProjectionHandler {
         if (event.data.name !== undefined) row.name = event.data.name;
         if (event.data.settings) row.settings = { ...row.settings, ...event.data.settings };
         row.updatedAt = new Date(event.data.updatedAt);
+        row.version++;
+        row.streamRevision = stored.revision.toString();
         await repo.save(row);
         return;
       }
@@ -45,6 +49,7 @@ export class WorkspacesProjection implements ProjectionHandler {
         if (!row) return;
         row.settings = { ...row.settings, defaultMemberRoleId: event.data.targetRoleId };
         row.updatedAt = new Date(event.data.mergedAt);
+        row.version++;
         await repo.save(row);
         return;
       }

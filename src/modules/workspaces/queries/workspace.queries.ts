@@ -2,6 +2,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { NotFoundError } from '../../../core/http/domain-errors';
+import { withVersion } from '../../../core/http/preconditions';
 import { WorkspaceResponse } from '../http/workspace.dto';
 import { WorkspaceEntity } from '../projections/workspace.entity';
 
@@ -47,6 +48,6 @@ export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
   async execute(q: GetWorkspaceQuery): Promise<WorkspaceResponse> {
     const row = await this.db.getRepository(WorkspaceEntity).findOneBy({ id: q.workspaceId });
     if (!row) throw new NotFoundError('Workspace not found');
-    return WorkspaceResponse.of(row);
+    return withVersion(WorkspaceResponse.of(row), row.version);
   }
 }

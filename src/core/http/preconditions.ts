@@ -1,0 +1,128 @@
+import {
+  applyDecorators,
+  CallHandler,
+  createParamDecorator,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+} from '@nestjs/common';
+import { ApiHeader, ApiResponse } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { map, Observable } from 'rxjs';
+import { PreconditionFailedError, ValidationError } from './domain-errors';
+
+/**
+ * Conditional writes (RFC 9110 §13.1.1). A resource's ETag is `"<version>"`, where the
+ * version is a counter its read model row bumps on every change it shows, whatever the
+ * event that caused it (a role merge moves members without touching their own streams).
+ * A write with `If-Match` is refused with 412 unless the row is still at that version, and
+ * the command then appends at the stream revision the row was built from: a change that
+ * landed but is not yet projected makes that append fail, also with 412. Without
+ * `If-Match` a write is last-writer-wins per field, as before.
+ */
+
+const RESOURCE_VERSION = Symbol('resourceVersion');
+
+/** A row's version and the revision of its own stream that it reflects. */
+export interface RowVersion {
+  version: number;
+  streamRevision: bigint;
+}
+
+/** Marks a response body with its version; the ETag interceptor turns it into the header (never JSON). */
+export function withVersion<T extends object>(body: T, version: number): T {
+  Object.defineProperty(body, RESOURCE_VERSION, { value: version, enumerable: false });
+  return body;
+}
+
+export function etagOf(version: number): string {
+  return `"${version}"`;
+}
+
+/** Sets `ETag` on responses whose body carries a version (see withVersion). */
+@Injectable()
+export class ETagInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      map((body: unknown) => {
+        const version =
+          typeof body === 'object' && body !== null
+            ? (body as Record<symbol, unknown>)[RESOURCE_VERSION]
+            : undefined;
+        if (typeof version === 'number')
+          context.switchToHttp().getResponse<FastifyReply>().header('ETag', etagOf(version));
+        return body;
+      }),
+    );
+  }
+}
+
+const ENTITY_TAG = /^"(\d{1,15})"$/;
+
+/**
+ * The versions an If-Match header accepts: undefined when absent or `*` (any current
+ * representation: the resource must exist, which the route checks anyway). A weak tag
+ * (W/"3") never matches under If-Match's strong comparison, so it is refused as malformed
+ * rather than silently failing every time.
+ */
+export function parseIfMatch(header: string | string[] | undefined): number[] | undefined {
+  if (header === undefined) return undefined;
+  const value = (Array.isArray(header) ? header.join(',') : header).trim();
+  if (value === '*') return undefined;
+  const tags = value.split(',').map((t) => t.trim());
+  const versions = tags.map((t) => ENTITY_TAG.exec(t)?.[1]);
+  if (!tags.length || versions.some((v) => v === undefined))
+    throw new ValidationError(
+      'If-Match: expected "*" or entity tags such as "3", as sent in the ETag header',
+    );
+  return versions.map(Number);
+}
+
+/** The parsed If-Match header of the request (see parseIfMatch). */
+export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext): number[] | undefined =>
+  parseIfMatch(ctx.switchToHttp().getRequest<FastifyRequest>().headers['if-match']),
+);
+
+/**
+ * Checks If-Match against the row as it stands and returns the stream revision the write
+ * must append at (undefined: no precondition, append at whatever is current).
+ */
+export function expectedRevisionFor(ifMatch: number[] | undefined, current: RowVersion): bigint | undefined {
+  if (ifMatch === undefined) return undefined;
+  if (!ifMatch.includes(current.version))
+    throw new PreconditionFailedError(
+      `If-Match: the resource has changed since that version (it is now at ${etagOf(current.version)}); reload it and try again`,
+    );
+  return current.streamRevision;
+}
+
+/** OpenAPI for a write that honours If-Match. */
+export const ConditionalWrite = (): MethodDecorator =>
+  applyDecorators(
+    ApiHeader({
+      name: 'If-Match',
+      required: false,
+      description: 'An ETag from a read of this resource: the write only applies if nothing changed since.',
+    }),
+    ApiResponse({ status: 412, description: 'The resource changed since the If-Match version.' }),
+  );
+
+/**
+ * The version of a read-model row for an If-Match check: `table` has `version` and
+ * `stream_revision` columns; workspace-scoped rows are looked up within their workspace.
+ */
+export async function readRowVersion(
+  db: { query(sql: string, params: unknown[]): Promise<unknown> },
+  table: 'workspaces' | 'members' | 'member_roles',
+  id: string | number,
+  workspaceId?: string,
+): Promise<RowVersion | undefined> {
+  const scoped = workspaceId !== undefined;
+  const rows = (await db.query(
+    `SELECT version, stream_revision::text AS stream_revision FROM ${table} WHERE id = $1${scoped ? ' AND workspace_id = $2' : ''}`,
+    scoped ? [id, workspaceId] : [id],
+  )) as { version: number; stream_revision: string }[];
+  return rows.length
+    ? { version: rows[0].version, streamRevision: BigInt(rows[0].stream_revision) }
+    : undefined;
+}
