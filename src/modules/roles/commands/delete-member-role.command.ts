@@ -7,6 +7,8 @@ export class DeleteMemberRoleCommand {
   constructor(
     readonly workspaceId: string,
     readonly roleId: number,
+    /** Pinned by If-Match: the role's stream must still be at this revision, else 412. */
+    readonly expectedRevision?: bigint,
   ) {}
 }
 
@@ -28,6 +30,7 @@ export class DeleteMemberRoleHandler implements ICommandHandler<DeleteMemberRole
       streamName: memberRoleStream(cmd.roleId),
       workspaceId: cmd.workspaceId,
       decider: memberRoleDecider,
+      expectedRevision: cmd.expectedRevision,
       command: {
         type: 'DeleteMemberRole',
         roleId: cmd.roleId,

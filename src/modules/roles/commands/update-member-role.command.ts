@@ -11,6 +11,8 @@ export class UpdateMemberRoleCommand {
     readonly workspaceId: string,
     readonly roleId: number,
     readonly changes: Partial<MemberRoleInput>,
+    /** Pinned by If-Match: the role's stream must still be at this revision, else 412. */
+    readonly expectedRevision?: bigint,
   ) {}
 }
 
@@ -29,6 +31,7 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
         streamName: memberRoleStream(cmd.roleId),
         workspaceId: cmd.workspaceId,
         decider: memberRoleDecider,
+        expectedRevision: cmd.expectedRevision,
         command: {
           type: 'UpdateMemberRole',
           roleId: cmd.roleId,

@@ -1,12 +1,19 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { DataSource } from 'typeorm';
 import { RequireScope } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { grants, isValidScope } from '../../../core/auth/scopes';
-import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
+import {
+  ConditionalWrite,
+  expectedRevisionFor,
+  IfMatch,
+  readRowVersion,
+} from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { CreateMemberRoleCommand } from '../commands/create-member-role.command';
 import { DeleteMemberRoleCommand } from '../commands/delete-member-role.command';
@@ -52,7 +59,23 @@ export class MemberRolesController {
     private readonly queries: QueryBus,
     private readonly consistency: ConsistencyWaiter,
     private readonly defaults: SetDefaultMemberRoleHandler,
+    private readonly db: DataSource,
   ) {}
+
+  /**
+   * If-Match against the role's row in this workspace: the stream revision to pin the
+   * write to (undefined without If-Match), 412 if the role changed since that version.
+   */
+  private async pinnedRevision(
+    workspaceId: string,
+    roleId: number,
+    ifMatch: number[] | undefined,
+  ): Promise<bigint | undefined> {
+    if (!ifMatch) return undefined;
+    const row = await readRowVersion(this.db, 'member_roles', roleId, workspaceId);
+    if (!row) throw new NotFoundError('Role not found');
+    return expectedRevisionFor(ifMatch, row);
+  }
 
   @Get()
   @RequireScope('member_roles:read')
@@ -90,21 +113,24 @@ export class MemberRolesController {
   @Put(':roleId')
   @RequireScope('member_roles:write')
   @ApiOkResponse({ type: MemberRoleResponse })
+  @ConditionalWrite()
   async update(
     @Param('wid') wid: string,
     @Param('roleId') rawRoleId: string,
     @Body() body: UpdateMemberRoleDto,
     @CurrentPrincipal() principal: Principal,
+    @IfMatch() ifMatch: number[] | undefined,
   ): Promise<MemberRoleResponse> {
     refuseEscalation(principal, body.permissions);
     const workspaceId = wid.toLowerCase();
     const roleId = roleIdOf(rawRoleId);
+    const expectedRevision = await this.pinnedRevision(workspaceId, roleId, ifMatch);
     const { isDefault, ...changes } = body;
     const setDefault =
       isDefault === undefined ? undefined : new SetDefaultMemberRoleCommand(workspaceId, roleId, isDefault);
     // Refuse a forbidden default before anything is written, so a refusal changes nothing.
     if (setDefault) await this.defaults.check(setDefault);
-    await this.commands.execute(new UpdateMemberRoleCommand(workspaceId, roleId, changes));
+    await this.commands.execute(new UpdateMemberRoleCommand(workspaceId, roleId, changes, expectedRevision));
     if (setDefault) await this.commands.execute(setDefault);
     await this.consistency.settle();
     return this.queries.execute(new GetMemberRoleQuery(workspaceId, roleId));
@@ -116,8 +142,16 @@ export class MemberRolesController {
   @ApiNoContentResponse({
     description: 'deleted; refused with 409 while members, invitations or the workspace default refer to it',
   })
-  async remove(@Param('wid') wid: string, @Param('roleId') roleId: string): Promise<void> {
-    await this.commands.execute(new DeleteMemberRoleCommand(wid.toLowerCase(), roleIdOf(roleId)));
+  @ConditionalWrite()
+  async remove(
+    @Param('wid') wid: string,
+    @Param('roleId') rawRoleId: string,
+    @IfMatch() ifMatch: number[] | undefined,
+  ): Promise<void> {
+    const workspaceId = wid.toLowerCase();
+    const roleId = roleIdOf(rawRoleId);
+    const expectedRevision = await this.pinnedRevision(workspaceId, roleId, ifMatch);
+    await this.commands.execute(new DeleteMemberRoleCommand(workspaceId, roleId, expectedRevision));
   }
 
   @Post(':roleId/merge')

@@ -13,4 +13,8 @@ export class MemberRoleEntity {
   @Column('jsonb', { name: 'file_access' }) fileAccess: FileAccess;
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
+  /** Changes shown so far (the ETag); see core/http/preconditions.ts. */
+  @Column('integer') version: number;
+  /** Revision of the role's own stream (`memberrole-<id>`) this row reflects (bigint as text). */
+  @Column('bigint', { name: 'stream_revision' }) streamRevision: string;
 }

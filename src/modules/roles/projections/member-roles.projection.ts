@@ -11,7 +11,11 @@ import {
 } from '../domain/role-access';
 import { MemberRoleEntity } from './member-role.entity';
 
-/** The member_roles read model: every live role with its scopes and access. */
+/**
+ * The member_roles read model: every live role with its scopes and access. Every event
+ * that changes a row bumps its `version` (the ETag), whichever stream it comes from; events
+ * of the role's own stream also set `stream_revision` (see core/http/preconditions.ts).
+ */
 @Injectable()
 @Projection({
   name: 'member-roles',
@@ -36,6 +40,8 @@ export class MemberRolesProjection implements ProjectionHandler {
             fileAccess: d.fileAccess ?? EMPTY_FILE_ACCESS,
             createdAt: new Date(d.createdAt),
             updatedAt: new Date(d.createdAt),
+            version: 1,
+            streamRevision: stored.revision.toString(),
           },
           ['id'],
         );
@@ -51,6 +57,8 @@ export class MemberRolesProjection implements ProjectionHandler {
             ...(d.siteAudience ? { siteAudience: d.siteAudience } : {}),
             ...(d.fileAccess ? { fileAccess: d.fileAccess } : {}),
             updatedAt: new Date(d.updatedAt),
+            version: () => 'version + 1',
+            streamRevision: stored.revision.toString(),
           },
         );
         return;
@@ -59,6 +67,8 @@ export class MemberRolesProjection implements ProjectionHandler {
         await repo.delete({ id: event.data.roleId });
         return;
       case 'MemberRolesMerged': {
+        // Appended to the duplicate's stream: the target's stream is untouched, so only its
+        // version moves (a pinned write to the target then sees its If-Match fail).
         const d = event.data;
         const source = await repo.findOneBy({ id: d.sourceRoleId });
         const target = await repo.findOneBy({ id: d.targetRoleId });
@@ -69,6 +79,7 @@ export class MemberRolesProjection implements ProjectionHandler {
               siteAudience: mergeSiteAudience(target.siteAudience, source.siteAudience),
               fileAccess: mergeFileAccess(target.fileAccess, source.fileAccess),
               updatedAt: new Date(d.mergedAt),
+              version: () => 'version + 1',
             },
           );
         }

@@ -2,6 +2,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { withVersion } from '../../../core/http/preconditions';
 import { MemberRoleResponse } from '../http/member-role.dto';
 import { MemberRoleEntity } from '../projections/member-role.entity';
 import { RoleReferences } from './role-references';
@@ -58,6 +59,9 @@ export class GetMemberRoleHandler implements IQueryHandler<GetMemberRoleQuery> {
       .getRepository(MemberRoleEntity)
       .findOneBy({ id: q.roleId, workspaceId: q.workspaceId });
     if (!row) throw new NotFoundError('Role not found');
-    return MemberRoleResponse.of(row, await this.refs.effectiveDefaultRoleId(q.workspaceId));
+    return withVersion(
+      MemberRoleResponse.of(row, await this.refs.effectiveDefaultRoleId(q.workspaceId)),
+      row.version,
+    );
   }
 }
