@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { EventSourcedRepository, staleVersion } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
@@ -31,6 +31,8 @@ export interface UpdateOptions {
   assigner: Assigner;
   /** Called with the new role before anything is written (authorisation: no escalation). */
   checkRole?: (role: RoleFacts) => void;
+  /** Pinned by the client (If-Match): any other revision of the member stream is a 412. */
+  expectedRevision?: bigint;
 }
 
 const FIELD_LABEL: Record<UniqueMemberField, string> = {
@@ -155,6 +157,8 @@ export class MemberWriter {
     try {
       for (let attempt = 1; ; attempt++) {
         const { state, revision } = await this.load(workspaceId, memberId);
+        if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
+          throw staleVersion();
         const current = state.member!;
         let role: RoleFacts | undefined;
         if (changes.memberRoleId !== undefined && changes.memberRoleId !== current.memberRoleId) {
@@ -185,7 +189,9 @@ export class MemberWriter {
         try {
           await this.repo.append(memberStream(memberId), workspaceId, events, revision!);
         } catch (err) {
-          if (err instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
+          if (!(err instanceof WrongExpectedRevisionError)) throw err;
+          if (options.expectedRevision !== undefined) throw staleVersion();
+          if (attempt < MAX_ATTEMPTS) continue;
           throw err;
         }
         fresh.clear();
@@ -198,9 +204,11 @@ export class MemberWriter {
     }
   }
 
-  async archive(workspaceId: string, memberId: number): Promise<MemberSnapshot> {
+  /** `expectedRevision`: pinned by the client (If-Match); any other revision is a 412. */
+  async archive(workspaceId: string, memberId: number, expectedRevision?: bigint): Promise<MemberSnapshot> {
     for (let attempt = 1; ; attempt++) {
       const { state, revision } = await this.load(workspaceId, memberId);
+      if (expectedRevision !== undefined && revision !== expectedRevision) throw staleVersion();
       const events = memberDecider.decide(
         {
           type: 'ArchiveMember',
@@ -215,7 +223,9 @@ export class MemberWriter {
       try {
         await this.repo.append(memberStream(memberId), workspaceId, events, revision!);
       } catch (err) {
-        if (err instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
+        if (!(err instanceof WrongExpectedRevisionError)) throw err;
+        if (expectedRevision !== undefined) throw staleVersion();
+        if (attempt < MAX_ATTEMPTS) continue;
         throw err;
       }
       const archived = events.reduce(memberDecider.evolve, state).member!;

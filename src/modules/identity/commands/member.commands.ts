@@ -14,6 +14,8 @@ export class UpdateMemberCommand {
     readonly memberId: number,
     readonly input: MemberChangesInput,
     readonly caller: Caller,
+    /** If-Match: the member stream revision the write must find. */
+    readonly expectedRevision?: bigint,
   ) {}
 }
 
@@ -21,6 +23,7 @@ export class ArchiveMemberCommand {
   constructor(
     readonly workspaceId: string,
     readonly memberId: number,
+    readonly expectedRevision?: bigint,
   ) {}
 }
 
@@ -68,6 +71,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
     return this.members.update(cmd.workspaceId, cmd.memberId, changes, {
       assigner: 'operator',
       checkRole: (role) => assertGrantable(cmd.caller, role),
+      expectedRevision: cmd.expectedRevision,
     });
   }
 }
@@ -77,7 +81,7 @@ export class ArchiveMemberHandler implements ICommandHandler<ArchiveMemberComman
   constructor(private readonly members: MemberWriter) {}
 
   execute(cmd: ArchiveMemberCommand): Promise<MemberSnapshot> {
-    return this.members.archive(cmd.workspaceId, cmd.memberId);
+    return this.members.archive(cmd.workspaceId, cmd.memberId, cmd.expectedRevision);
   }
 }
 

@@ -1,10 +1,18 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { DataSource } from 'typeorm';
 import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
+import { NotFoundError } from '../../../core/http/domain-errors';
 import { toPageRequest } from '../../../core/http/pagination';
+import {
+  ConditionalWrite,
+  expectedRevisionFor,
+  IfMatch,
+  readRowVersion,
+} from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { ImportMembersCommand, ImportResult } from '../commands/import-members.command';
 import {
@@ -31,7 +39,28 @@ export class MembersController {
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
     private readonly consistency: ConsistencyWaiter,
+    private readonly db: DataSource,
   ) {}
+
+  /**
+   * If-Match: the member stream revision the write must find, or undefined without the
+   * header. Visibility and permission come first, so a 412 never tells a caller about a
+   * member it may not see or change.
+   */
+  private async pinnedRevision(
+    workspaceId: string,
+    memberId: number,
+    ifMatch: number[] | undefined,
+    p: Principal,
+    scope: string,
+  ): Promise<bigint | undefined> {
+    if (ifMatch === undefined) return undefined;
+    await this.queries.execute(new GetMemberQuery(workspaceId, memberId, visibilityOf(p)));
+    requireScopeOrSelf(p, scope, memberId);
+    const row = await readRowVersion(this.db, 'members', memberId, workspaceId);
+    if (!row) throw new NotFoundError('Member not found');
+    return expectedRevisionFor(ifMatch, row);
+  }
 
   @Get()
   @RequireScope('members:read')
@@ -93,15 +122,20 @@ export class MembersController {
   @RequireScope('members:write')
   @SelfAccess()
   @ApiOkResponse({ type: MemberResponse })
+  @ConditionalWrite()
   async update(
     @Param('wid') wid: string,
     @Param('memberId') rawId: string,
     @Body() body: UpdateMemberDto,
     @CurrentPrincipal() p: Principal,
+    @IfMatch() ifMatch: number[] | undefined,
   ): Promise<MemberResponse> {
     const workspaceId = wid.toLowerCase();
     const memberId = memberIdOf(rawId);
-    await this.commands.execute(new UpdateMemberCommand(workspaceId, memberId, body, callerOf(p)));
+    const expectedRevision = await this.pinnedRevision(workspaceId, memberId, ifMatch, p, 'members:write');
+    await this.commands.execute(
+      new UpdateMemberCommand(workspaceId, memberId, body, callerOf(p), expectedRevision),
+    );
     await this.consistency.settle();
     return this.queries.execute(
       new GetMemberQuery(workspaceId, memberId, { ...visibilityOf(p), anonymous: true }),
@@ -112,14 +146,17 @@ export class MembersController {
   @Delete(':memberId')
   @RequireScope('members:admin')
   @ApiOkResponse({ type: MemberResponse, description: 'the archived member' })
+  @ConditionalWrite()
   async archive(
     @Param('wid') wid: string,
     @Param('memberId') rawId: string,
     @CurrentPrincipal() p: Principal,
+    @IfMatch() ifMatch: number[] | undefined,
   ): Promise<MemberResponse> {
     const workspaceId = wid.toLowerCase();
     const memberId = memberIdOf(rawId);
-    await this.commands.execute(new ArchiveMemberCommand(workspaceId, memberId));
+    const expectedRevision = await this.pinnedRevision(workspaceId, memberId, ifMatch, p, 'members:admin');
+    await this.commands.execute(new ArchiveMemberCommand(workspaceId, memberId, expectedRevision));
     await this.consistency.settle();
     return this.queries.execute(new GetMemberQuery(workspaceId, memberId, visibilityOf(p)));
   }

@@ -31,4 +31,8 @@ export class MemberEntity {
   @Column('timestamptz', { name: 'archived_at', nullable: true }) archivedAt: Date | null;
   /** Member tokens issued at or before this instant no longer work. */
   @Column('timestamptz', { name: 'tokens_revoked_before', nullable: true }) tokensRevokedBefore: Date | null;
+  /** Changes shown so far (the ETag); see core/http/preconditions.ts. */
+  @Column('integer') version: number;
+  /** Revision of the member stream this row reflects (bigint as text). */
+  @Column('bigint', { name: 'stream_revision' }) streamRevision: string;
 }

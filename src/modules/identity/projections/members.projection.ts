@@ -5,6 +5,9 @@ import { Projection, ProjectionHandler } from '../../../core/projections/project
 import type { AccountRegistered, MemberCreated, MemberRolesMerged } from '../domain/identity.events';
 import type { AccountUpdated, MemberEvent, MemberChanges } from '../domain/member.events';
 
+/** A change the member's representation shows, from its own stream (see core/http/preconditions.ts). */
+const CHANGED = 'version = version + 1, stream_revision';
+
 type Handled = AccountRegistered | AccountUpdated | MemberEvent | MemberRolesMerged;
 
 const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
@@ -34,16 +37,17 @@ const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
     'MemberAccountLinked',
     'MemberTokensRevoked',
     'MemberRolesMerged',
+    'MemberWriteFenced',
   ],
   tables: ['accounts', 'members'],
 })
 export class MembersProjection implements ProjectionHandler {
   /** Runs of MemberCreated (bulk import) go in one multi-row insert; the rest one by one, in order. */
   async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    let run: MemberCreated['data'][] = [];
+    let run: StoredEvent[] = [];
     for (const e of events) {
       if (e.type === 'MemberCreated') {
-        run.push((e as StoredEvent<'MemberCreated', MemberCreated['data']>).data);
+        run.push(e);
         continue;
       }
       if (run.length) await this.created(run, em);
@@ -78,62 +82,74 @@ export class MembersProjection implements ProjectionHandler {
         return;
       }
       case 'MemberCreated':
-        return this.created([event.data], em);
+        return this.created([stored], em);
       case 'MemberUpdated': {
         const d = event.data;
         const fields = (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]);
         await em.query(
           `UPDATE members SET ${fields
-            .map((f, i) => `${MEMBER_COLUMNS[f]} = $${i + 3}`)
-            .concat('updated_at = $2')
+            .map((f, i) => `${MEMBER_COLUMNS[f]} = $${i + 4}`)
+            .concat('updated_at = $2', `${CHANGED} = $3`)
             .join(', ')} WHERE id = $1`,
-          [d.memberId, d.updatedAt, ...fields.map((f) => d.changes[f])],
+          [d.memberId, d.updatedAt, stored.revision.toString(), ...fields.map((f) => d.changes[f])],
         );
         return;
       }
       case 'MemberArchived':
         await em.query(
-          `UPDATE members SET status = 'archived', archived_at = $2, updated_at = $2 WHERE id = $1`,
-          [event.data.memberId, event.data.archivedAt],
+          `UPDATE members SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3 WHERE id = $1`,
+          [event.data.memberId, event.data.archivedAt, stored.revision.toString()],
         );
         return;
       case 'MemberAccountLinked':
-        await em.query(`UPDATE members SET account_uuid = $2, updated_at = $3 WHERE id = $1`, [
-          event.data.memberId,
-          event.data.accountUuid,
-          event.data.linkedAt,
-        ]);
+        await em.query(
+          `UPDATE members SET account_uuid = $2, updated_at = $3, ${CHANGED} = $4 WHERE id = $1`,
+          [event.data.memberId, event.data.accountUuid, event.data.linkedAt, stored.revision.toString()],
+        );
         return;
       case 'MemberTokensRevoked':
-        await em.query(`UPDATE members SET tokens_revoked_before = $2 WHERE id = $1`, [
+        // Not shown in the member's representation: the version stays, the stream revision moves.
+        await em.query(`UPDATE members SET tokens_revoked_before = $2, stream_revision = $3 WHERE id = $1`, [
           event.data.memberId,
           event.data.revokedBefore,
+          stored.revision.toString(),
         ]);
         return;
       case 'MemberRolesMerged': {
         const d = event.data;
         await em.query(
-          `UPDATE members SET member_role_id = $3 WHERE workspace_id = $1 AND (id = ANY($4::int[]) OR member_role_id = $2)`,
+          `UPDATE members SET member_role_id = $3, version = version + 1
+           WHERE workspace_id = $1 AND (id = ANY($4::int[]) OR member_role_id = $2)`,
           [d.workspaceId, d.sourceRoleId, d.targetRoleId, d.memberIds],
         );
         return;
       }
       case 'MemberWriteFenced':
+        // A fence moves the stream on (an If-Match write must append after it), nothing shown changes.
+        await em.query(`UPDATE members SET stream_revision = $2 WHERE id = $1`, [
+          event.data.memberId,
+          stored.revision.toString(),
+        ]);
         return;
     }
   }
 
-  private async created(members: readonly MemberCreated['data'][], em: EntityManager): Promise<void> {
+  private async created(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    const rows = events.map((e) => ({
+      ...(e.data as MemberCreated['data']),
+      streamRevision: e.revision.toString(),
+    }));
     await em.query(
       `INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
-                            notify_sms, notify_email, notify_voice, created_at, updated_at)
+                            notify_sms, notify_email, notify_voice, created_at, updated_at, version, stream_revision)
        SELECT r."memberId", r."workspaceId", r."accountUuid", r.email, r.phone, r.name, r."externalId", r."memberRoleId",
-              r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."createdAt", r."createdAt"
+              r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."createdAt", r."createdAt",
+              1, r."streamRevision"
        FROM jsonb_to_recordset($1::jsonb) AS r("memberId" integer, "workspaceId" uuid, "accountUuid" uuid, email text,
             phone text, name text, "externalId" text, "memberRoleId" integer, kind text, "notifySms" boolean,
-            "notifyEmail" boolean, "notifyVoice" boolean, "createdAt" timestamptz)
+            "notifyEmail" boolean, "notifyVoice" boolean, "createdAt" timestamptz, "streamRevision" bigint)
        ON CONFLICT (id) DO NOTHING`,
-      [JSON.stringify(members)],
+      [JSON.stringify(rows)],
     );
   }
 }

@@ -1,5 +1,6 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
+import { withVersion } from '../../../core/http/preconditions';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { MemberResponse } from '../http/dto/member.dto';
@@ -37,6 +38,7 @@ export class GetMemberQuery {
 
 export interface MemberRow {
   id: number;
+  version: number;
   workspace_id: string;
   account_uuid: string | null;
   email: string | null;
@@ -54,7 +56,7 @@ export interface MemberRow {
 }
 
 export const MEMBER_SELECT = `SELECT m.id, m.workspace_id, m.account_uuid, m.email, m.phone, m.name, m.external_id, m.member_role_id, m.kind, m.status,
-  m.notify_sms, m.notify_email, m.notify_voice, m.created_at, m.updated_at FROM members m`;
+  m.notify_sms, m.notify_email, m.notify_voice, m.created_at, m.updated_at, m.version FROM members m`;
 
 export function toMemberResponse(r: MemberRow): MemberResponse {
   return MemberResponse.of({
@@ -128,6 +130,6 @@ export class GetMemberHandler implements IQueryHandler<GetMemberQuery> {
       params,
     )) as MemberRow[];
     if (!rows.length) throw new NotFoundError('Member not found');
-    return toMemberResponse(rows[0]);
+    return withVersion(toMemberResponse(rows[0]), rows[0].version);
   }
 }
