@@ -253,4 +253,34 @@ describe('conditional writes on member roles (e2e)', () => {
     expect(discarded.status).toBe(200);
     expect(await etagOf(a.workspaceId, a.apiKey, User)).toBe(userTag);
   });
+
+  it('moving the workspace default changes the ETag of the roles whose isDefault changed', async () => {
+    const a = await t.bootstrap();
+    const first = await customRole(t, a.workspaceId, a.apiKey, 'First default', ['chats:read']);
+    const second = await customRole(t, a.workspaceId, a.apiKey, 'Second default', ['chats:read']);
+    const made = await t.request('PUT', rolePath(a.workspaceId, first), {
+      token: a.apiKey,
+      body: { isDefault: true },
+    });
+    expect(made.body.isDefault).toBe(true);
+    const firstTag = await etagOf(a.workspaceId, a.apiKey, first);
+    const moved = await t.request('PUT', rolePath(a.workspaceId, second), {
+      token: a.apiKey,
+      body: { isDefault: true },
+    });
+    expect(moved.status).toBe(200);
+    const now = await t.request('GET', rolePath(a.workspaceId, first), { token: a.apiKey });
+    expect(now.body.isDefault).toBe(false);
+    expect(now.headers.get('etag')).not.toBe(firstTag);
+    // A write pinned to the version that still showed `isDefault: true` cannot take it back unseen.
+    const stale = await t.request('PUT', rolePath(a.workspaceId, first), {
+      token: a.apiKey,
+      headers: { 'if-match': firstTag },
+      body: { isDefault: true },
+    });
+    expect(stale.status).toBe(412);
+    expect(
+      (await t.request('GET', rolePath(a.workspaceId, second), { token: a.apiKey })).body.isDefault,
+    ).toBe(true);
+  });
 });

@@ -9,7 +9,10 @@ import {
   mergeFileAccess,
   mergeSiteAudience,
 } from '../domain/role-access';
+import type { WorkspaceEvent } from '../../workspaces/domain/workspace';
 import { MemberRoleEntity } from './member-role.entity';
+
+type WorkspaceUpdated = Extract<WorkspaceEvent, { type: 'WorkspaceUpdated' }>;
 
 /**
  * The member_roles read model: every live role with its scopes and access. Every event
@@ -19,11 +22,27 @@ import { MemberRoleEntity } from './member-role.entity';
 @Injectable()
 @Projection({
   name: 'member-roles',
-  eventTypes: ['MemberRoleCreated', 'MemberRoleUpdated', 'MemberRoleDeleted', 'MemberRolesMerged'],
+  eventTypes: [
+    'MemberRoleCreated',
+    'MemberRoleUpdated',
+    'MemberRoleDeleted',
+    'MemberRolesMerged',
+    'WorkspaceUpdated',
+  ],
   tables: ['member_roles'],
 })
 export class MemberRolesProjection implements ProjectionHandler {
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
+    if (stored.type === 'WorkspaceUpdated') {
+      // A role shows `isDefault`, which is the workspace's setting: when the default moves,
+      // the old and the new default change, so every role of the workspace gets a new ETag.
+      const d = (stored as StoredEvent<'WorkspaceUpdated', WorkspaceUpdated['data']>).data;
+      if (d.settings?.defaultMemberRoleId !== undefined)
+        await em.query(`UPDATE member_roles SET version = version + 1 WHERE workspace_id = $1`, [
+          d.workspaceId,
+        ]);
+      return;
+    }
     const event = { type: stored.type, data: stored.data } as MemberRoleEvent;
     const repo = em.getRepository(MemberRoleEntity);
     switch (event.type) {
