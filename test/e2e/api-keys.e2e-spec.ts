@@ -24,7 +24,10 @@ describe('API keys and bearer authentication (e2e)', () => {
   it('creates a key whose secret is shown once, stored only as a hash, and lists keys without secrets', async () => {
     const a = await t.bootstrap();
     const before = Date.now();
-    const res = await createKey(a.apiKey, { name: 'CRM sync', scopes: ['records:write', 'members:read'] });
+    const res = await createKey(a.apiKey, {
+      name: 'CRM sync',
+      scopes: ['records:write', 'members:read', 'records:write'],
+    });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual([
       'createdAt',
@@ -35,7 +38,8 @@ describe('API keys and bearer authentication (e2e)', () => {
       'scopes',
       'secret',
     ]);
-    expect(res.body).toMatchObject({ name: 'CRM sync', scopes: ['members:read', 'records:write'] });
+    // The caller's order, repeats dropped.
+    expect(res.body).toMatchObject({ name: 'CRM sync', scopes: ['records:write', 'members:read'] });
     expect(res.body.secret.startsWith(`${res.body.prefix}_`)).toBe(true);
     const expires = Date.parse(res.body.expiresAt);
     expect(expires).toBeGreaterThanOrEqual(before + 90 * DAY_MS - 1000);
@@ -62,7 +66,7 @@ describe('API keys and bearer authentication (e2e)', () => {
       id: res.body.id,
       name: 'CRM sync',
       prefix: res.body.prefix,
-      scopes: ['members:read', 'records:write'],
+      scopes: ['records:write', 'members:read'],
       createdAt: res.body.createdAt,
       expiresAt: res.body.expiresAt,
       lastUsedAt: null,

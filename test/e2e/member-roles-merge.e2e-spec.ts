@@ -118,6 +118,84 @@ describe('merging duplicate roles (e2e)', () => {
     expect((await merge(a.workspaceId, a.apiKey, dup, { targetRoleId: Manager.id })).status).toBe(404);
   });
 
+  it('over HTTP only: POST "manager" beside the built-in Manager, then merge it into Manager with copy', async () => {
+    const a = await t.bootstrap();
+    const path = `/w/${a.workspaceId}/member-roles`;
+    const { Manager } = await builtIns(a.workspaceId, a.apiKey);
+    const exact = await t.request('POST', path, {
+      token: a.apiKey,
+      body: { name: 'Manager', permissions: [] },
+    });
+    expect(exact.status).toBe(409);
+    const dup = await t.request('POST', path, {
+      token: a.apiKey,
+      body: {
+        name: 'manager',
+        permissions: ['chats:read'],
+        isDefault: true,
+        siteAudience: { allSites: false, siteIds: [4] },
+        fileAccess: { folders: [], files: [{ id: 8, level: 'read' }] },
+      },
+    });
+    expect(dup.status).toBe(201);
+    expect(dup.body).toMatchObject({ name: 'manager', isBuiltIn: false, isDefault: true });
+    const inv = await t.request('POST', `/w/${a.workspaceId}/invitations`, {
+      token: a.apiKey,
+      body: { email: 'old-manager@example.com', memberRoleId: dup.body.id },
+    });
+    expect(inv.status).toBe(201);
+
+    const res = await merge(a.workspaceId, a.apiKey, dup.body.id, {
+      targetRoleId: Manager.id,
+      resourceAccess: 'copy',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      sourceRoleId: dup.body.id,
+      targetRoleId: Manager.id,
+      resourceAccess: 'copy',
+      memberIds: [],
+      invitationIds: [inv.body.id],
+      workspaceDefaultMoved: true,
+      targetRole: {
+        id: Manager.id,
+        name: 'Manager',
+        isBuiltIn: true,
+        isDefault: true,
+        siteAudience: { allSites: false, siteIds: [4] },
+        fileAccess: { folders: [], files: [{ id: 8, level: 'read' }] },
+      },
+    });
+    expect((await t.request('GET', `${path}/${dup.body.id}`, { token: a.apiKey })).status).toBe(404);
+    expect(
+      (await t.request('GET', `/w/${a.workspaceId}/invitations/${inv.body.id}`, { token: a.apiKey })).body
+        .memberRoleId,
+    ).toBe(Manager.id);
+    const names = (await t.request('GET', path, { token: a.apiKey })).body.items.map((r: Role) => r.name);
+    expect(names).toEqual(['Manager', 'Platform Support', 'User', 'Agent', 'External']);
+  });
+
+  it('merges any custom role into a built-in one: "Coordinators" into User', async () => {
+    const a = await t.bootstrap();
+    const { User } = await builtIns(a.workspaceId, a.apiKey);
+    const coordinators = await t.request('POST', `/w/${a.workspaceId}/member-roles`, {
+      token: a.apiKey,
+      body: { name: 'Coordinators', permissions: ['chats:read', 'members:read'] },
+    });
+    expect(coordinators.status).toBe(201);
+    const member = await addMember(t, { workspaceId: a.workspaceId, roleId: coordinators.body.id });
+    const res = await merge(a.workspaceId, a.apiKey, coordinators.body.id, { targetRoleId: User.id });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      sourceRoleId: coordinators.body.id,
+      targetRoleId: User.id,
+      resourceAccess: 'copy',
+      memberIds: [member.memberId],
+      targetRole: { id: User.id, name: 'User' },
+    });
+    expect(await memberRoleOf(t, member.memberId)).toBe(User.id);
+  });
+
   it("merges with discard: the duplicate's access is dropped, the target's kept", async () => {
     const a = await t.bootstrap();
     const { User } = await builtIns(a.workspaceId, a.apiKey);
@@ -270,7 +348,7 @@ describe('merging duplicate roles (e2e)', () => {
       );
     });
 
-    it('roles that are not duplicates of the target, custom or foreign targets, built-in sources, Platform Support', async () => {
+    it('custom or foreign targets, built-in sources, Platform Support, bad bodies', async () => {
       const a = await t.bootstrap();
       const b = await t.bootstrap();
       const { Manager, User, 'Platform Support': support } = await builtIns(a.workspaceId, a.apiKey);
@@ -290,13 +368,6 @@ describe('merging duplicate roles (e2e)', () => {
       const supportDup = await addLegacyRole(t, a.workspaceId, 'support');
       const member = await addMember(t, { workspaceId: a.workspaceId, roleId: admin.id });
       const cases: [Record<string, unknown>, number, number, RegExp][] = [
-        [
-          { targetRoleId: Manager.id },
-          sales.id,
-          400,
-          /^roleId: "Sales" is not a duplicate of the built-in role Manager/,
-        ],
-        [{ targetRoleId: User.id }, admin.id, 400, /not a duplicate of the built-in role User/],
         [{ targetRoleId: sales.id }, admin.id, 400, /^targetRoleId: must be a built-in role/],
         [
           { targetRoleId: bManager.id },
@@ -313,6 +384,8 @@ describe('merging duplicate roles (e2e)', () => {
         ],
         [{ targetRoleId: Manager.id, resourceAccess: 'keep' }, admin.id, 400, /^resourceAccess/],
         [{}, admin.id, 400, /^targetRoleId/],
+        [{ targetRoleId: 0 }, admin.id, 400, /^targetRoleId/],
+        [{ targetRoleId: 'abc' }, admin.id, 400, /^targetRoleId/],
       ];
       for (const [body, source, status, detail] of cases) {
         const res = await merge(a.workspaceId, a.apiKey, source, body);

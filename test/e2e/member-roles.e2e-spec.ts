@@ -32,6 +32,12 @@ describe('member roles (e2e)', () => {
     expect(res.body).toMatchObject({ total: 5, page: 1, pageSize: 50 });
     const byName = Object.fromEntries((res.body.items as Role[]).map((r) => [r.name, r]));
     expect(Object.keys(byName)).toEqual(['Manager', 'Platform Support', 'User', 'Agent', 'External']);
+    // "All grantable scopes": every namespace at read, write and admin, in spec order.
+    expect(byName.Manager.permissions).toHaveLength(72);
+    expect(byName.Manager.permissions.slice(0, 3)).toEqual(['agents:read', 'agents:write', 'agents:admin']);
+    expect(byName.Manager.permissions).toEqual(
+      expect.arrayContaining(['members:read', 'members:write', 'members:admin']),
+    );
     expect(byName.Manager.permissions).toEqual([...ALL_SCOPES]);
     expect(byName['Platform Support'].permissions).toEqual([...ALL_SCOPES]);
     expect([...byName.User.permissions].sort()).toEqual([
@@ -89,7 +95,17 @@ describe('member roles (e2e)', () => {
       isDefault: false,
       siteAudience: { allSites: false, siteIds: [1, 3] },
     });
-    expect(res.body.permissions).toHaveLength(8);
+    // The caller's order, not sorted.
+    expect(res.body.permissions).toEqual([
+      'chats:read',
+      'chats:write',
+      'members:read',
+      'members:write',
+      'workflows:read',
+      'assignments:write',
+      'files:read',
+      'labels:read',
+    ]);
     await t.expectEvents(res, [
       {
         type: 'MemberRoleCreated',
@@ -124,10 +140,14 @@ describe('member roles (e2e)', () => {
     expect(noName.body.detail).toMatch(/^name/);
     const builtInName = await t.request('POST', path, {
       token: a.apiKey,
-      body: { name: ' manager ', permissions: [] },
+      body: { name: ' Manager ', permissions: [] },
     });
     expect(builtInName.status).toBe(409);
     expect(builtInName.body.detail).toMatch(/^name: "Manager" is the name of a built-in role/);
+    for (const name of ['Platform Support', 'User', 'Agent', 'External']) {
+      const res = await t.request('POST', path, { token: a.apiKey, body: { name, permissions: [] } });
+      expect({ name, status: res.status }).toEqual({ name, status: 409 });
+    }
     expect(
       (await t.request('POST', path, { token: a.apiKey, body: { name: 'Sales', permissions: [] } })).status,
     ).toBe(201);
@@ -263,9 +283,85 @@ describe('member roles (e2e)', () => {
     ]);
     expect((await t.request('GET', `${path}/${free.id}`, { token: a.apiKey })).status).toBe(404);
     expect((await t.request('DELETE', `${path}/${free.id}`, { token: a.apiKey })).status).toBe(404);
-    expect((await t.request('GET', `${path}/abc`, { token: a.apiKey })).body.detail).toBe(
-      'roleId: must be a positive integer',
+    // A path id that is not a positive integer names no role: 404, as for members and API keys.
+    for (const bad of ['abc', '0', '-1', '1.5', '99999999999']) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['PUT', { name: 'X' }],
+        ['DELETE', undefined],
+        ['POST', { targetRoleId: 1 }],
+      ] as const) {
+        const url = method === 'POST' ? `${path}/${bad}/merge` : `${path}/${bad}`;
+        const res = await t.request(method, url, { token: a.apiKey, ...(body ? { body } : {}) });
+        expect({ url, method, status: res.status, detail: res.body.detail }).toEqual({
+          url,
+          method,
+          status: 404,
+          detail: 'Role not found',
+        });
+      }
+    }
+  });
+
+  it('allows other spellings of built-in names as custom roles, unique among custom roles', async () => {
+    const a = await t.bootstrap();
+    const path = `/w/${a.workspaceId}/member-roles`;
+    for (const name of ['manager', 'admin', 'agent', 'user', 'platform support']) {
+      const res = await t.request('POST', path, { token: a.apiKey, body: { name, permissions: [] } });
+      expect({ name, status: res.status }).toEqual({ name, status: 201 });
+      expect(res.body).toMatchObject({ name, isBuiltIn: false });
+    }
+    const names = await roles(a.workspaceId, a.apiKey);
+    expect(names.Manager.isBuiltIn).toBe(true);
+    expect(names.manager.isBuiltIn).toBe(false);
+    // Custom names stay unique among themselves up to case, blanks, `_` and `-`.
+    const again = await t.request('POST', path, {
+      token: a.apiKey,
+      body: { name: 'MANAGER', permissions: [] },
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.detail).toBe(
+      `name: role ${names.manager.id} of this workspace is already named "MANAGER"`,
     );
+    // Renaming follows the same rules.
+    const sales = (
+      await t.request('POST', path, { token: a.apiKey, body: { name: 'Sales', permissions: [] } })
+    ).body as Role;
+    const toBuiltIn = await t.request('PUT', `${path}/${sales.id}`, {
+      token: a.apiKey,
+      body: { name: 'User' },
+    });
+    expect(toBuiltIn.status).toBe(409);
+    const toSpelling = await t.request('PUT', `${path}/${sales.id}`, {
+      token: a.apiKey,
+      body: { name: 'External users' },
+    });
+    expect(toSpelling.status).toBe(200);
+    expect(toSpelling.body.name).toBe('External users');
+  });
+
+  it("keeps the caller's permission order, dropping only repeats", async () => {
+    const a = await t.bootstrap();
+    const path = `/w/${a.workspaceId}/member-roles`;
+    const res = await t.request('POST', path, {
+      token: a.apiKey,
+      body: { name: 'Analyst', permissions: ['records:read', 'chats:read', 'analytics:read', 'chats:read'] },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.permissions).toEqual(['records:read', 'chats:read', 'analytics:read']);
+    expect((await t.request('GET', `${path}/${res.body.id}`, { token: a.apiKey })).body.permissions).toEqual([
+      'records:read',
+      'chats:read',
+      'analytics:read',
+    ]);
+    const put = await t.request('PUT', `${path}/${res.body.id}`, {
+      token: a.apiKey,
+      body: { permissions: ['workspace:read', 'analytics:read', 'workspace:read', 'chats:read'] },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.permissions).toEqual(['workspace:read', 'analytics:read', 'chats:read']);
+    const listed = (await roles(a.workspaceId, a.apiKey)).Analyst;
+    expect(listed.permissions).toEqual(['workspace:read', 'analytics:read', 'chats:read']);
   });
 
   it('isDefault is the workspace default for new members, and refuses roles that cannot be one', async () => {

@@ -44,8 +44,13 @@ export function isValidScope(scope: string): boolean {
   return parseScope(scope) !== undefined;
 }
 
-/** Every grantable scope: each namespace at admin (which implies the rest). */
-export const ALL_SCOPES: readonly string[] = SCOPE_NAMESPACES.map((ns) => `${ns}:admin`);
+/**
+ * Every grantable scope (what Manager and Platform Support hold): each namespace, in the
+ * spec's order, at read, write and admin (24 × 3 = 72).
+ */
+export const ALL_SCOPES: readonly string[] = SCOPE_NAMESPACES.flatMap((ns) =>
+  SCOPE_LEVELS.map((level) => `${ns}:${level}`),
+);
 
 /** The highest level per namespace a scope list grants. */
 function levels(scopes: readonly string[]): Map<string, number> {

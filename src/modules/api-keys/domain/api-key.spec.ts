@@ -11,7 +11,7 @@ const create = (over: Partial<Extract<ApiKeyCommand, { type: 'CreateApiKey' }>> 
   keyId: 'k1',
   accountUuid: account,
   name: ' CRM sync ',
-  scopes: ['records:write', 'members:read'],
+  scopes: ['records:write', 'members:read', 'records:write'],
   expiresInDays: 30,
   prefix: 'abcdef012345',
   secretHash: 'h',
@@ -27,14 +27,14 @@ const created: ApiKeyEvent = {
     name: 'CRM sync',
     prefix: 'abcdef012345',
     secretHash: 'h',
-    scopes: ['members:read', 'records:write'],
+    scopes: ['records:write', 'members:read'],
     createdAt: now,
     expiresAt: '2026-12-21T10:00:00.000Z',
   },
 };
 
 describe('API key decider', () => {
-  it('creates a key that expires after the given days, storing only the hash', () => {
+  it("creates a key that expires after the given days, storing only the hash and the caller's scope order without repeats", () => {
     spec.given([]).when(create()).then([created]);
   });
 

@@ -5,7 +5,7 @@ import { nextId } from '../../../core/database/ids';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import type { FileAccess, SiteAudience } from '../domain/role-access';
-import { RoleReferences } from '../queries/role-references';
+import { customRoleNamed } from './custom-role-name';
 import { RoleNameLock } from './role-name-lock';
 
 export interface MemberRoleInput {
@@ -28,7 +28,6 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
-    private readonly refs: RoleReferences,
     private readonly lock: RoleNameLock,
     private readonly consistency: ConsistencyWaiter,
   ) {}
@@ -45,7 +44,7 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
           roleId,
           workspaceId: cmd.workspaceId,
           ...cmd.input,
-          nameTakenBy: await this.refs.roleNamed(cmd.workspaceId, cmd.input.name),
+          nameTakenBy: await customRoleNamed(this.db, cmd.workspaceId, cmd.input.name),
           now: new Date().toISOString(),
         },
       });

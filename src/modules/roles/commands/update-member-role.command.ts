@@ -1,9 +1,10 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
-import { RoleReferences } from '../queries/role-references';
 import type { MemberRoleInput } from './create-member-role.command';
+import { customRoleNamed } from './custom-role-name';
 import { RoleNameLock } from './role-name-lock';
 
 export class UpdateMemberRoleCommand {
@@ -20,7 +21,7 @@ export class UpdateMemberRoleCommand {
 export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRoleCommand> {
   constructor(
     private readonly repo: EventSourcedRepository,
-    private readonly refs: RoleReferences,
+    private readonly db: DataSource,
     private readonly lock: RoleNameLock,
     private readonly consistency: ConsistencyWaiter,
   ) {}
@@ -39,7 +40,7 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
           ...cmd.changes,
           nameTakenBy:
             cmd.changes.name !== undefined
-              ? await this.refs.roleNamed(cmd.workspaceId, cmd.changes.name, cmd.roleId)
+              ? await customRoleNamed(this.db, cmd.workspaceId, cmd.changes.name, cmd.roleId)
               : undefined,
           now: new Date().toISOString(),
         },

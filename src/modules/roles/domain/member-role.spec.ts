@@ -76,12 +76,21 @@ describe('built-in roles', () => {
       Agent: [],
       External: [],
     });
-    expect(ALL_SCOPES).toHaveLength(24);
+    expect(ALL_SCOPES).toHaveLength(72);
+  });
+
+  it('lists every grantable scope: each namespace in spec order at read, write and admin', () => {
+    expect(ALL_SCOPES.slice(0, 4)).toEqual(['agents:read', 'agents:write', 'agents:admin', 'analytics:read']);
+    expect(ALL_SCOPES).toEqual(
+      expect.arrayContaining(['members:read', 'members:write', 'members:admin', 'workspace:admin']),
+    );
+    expect(ALL_SCOPES.at(-1)).toBe('workspace:admin');
+    expect(new Set(ALL_SCOPES).size).toBe(72);
   });
 });
 
 describe('member role decider: create and update', () => {
-  it('creates a custom role with canonical scopes and empty access', () => {
+  it("creates a custom role with the caller's scope order, repeats dropped, and empty access", () => {
     spec
       .given([])
       .when({
@@ -99,7 +108,7 @@ describe('member role decider: create and update', () => {
             roleId: 9,
             workspaceId: wid,
             name: 'Analyst',
-            permissions: ['chats:read', 'records:read'],
+            permissions: ['records:read', 'chats:read'],
             builtIn: null,
             siteAudience: EMPTY_SITE_AUDIENCE,
             fileAccess: EMPTY_FILE_ACCESS,
@@ -123,11 +132,13 @@ describe('member role decider: create and update', () => {
       .thenThrows(ValidationError, /^permissions: unknown scope "chats:delete", "billing:read"/);
   });
 
-  it('refuses a built-in name and a name another role has', () => {
-    spec
-      .given([])
-      .when({ type: 'CreateMemberRole', roleId: 9, workspaceId: wid, name: 'manager', permissions: [], now })
-      .thenThrows(ConflictError, /^name:/);
+  it("refuses a built-in role's exact name and a name another role has", () => {
+    for (const name of ['Manager', ' Platform Support ', 'User', 'Agent', 'External']) {
+      spec
+        .given([])
+        .when({ type: 'CreateMemberRole', roleId: 9, workspaceId: wid, name, permissions: [], now })
+        .thenThrows(ConflictError, /^name: ".*" is the name of a built-in role/);
+    }
     spec
       .given([])
       .when({
@@ -140,6 +151,25 @@ describe('member role decider: create and update', () => {
         now,
       })
       .thenThrows(ConflictError, /role 7/);
+  });
+
+  it('allows other spellings of built-in names: they are the duplicates a merge removes', () => {
+    for (const name of ['manager', 'MANAGER', 'admin', 'users', 'agent', 'platform support']) {
+      spec
+        .given([])
+        .when({ type: 'CreateMemberRole', roleId: 9, workspaceId: wid, name, permissions: [], now })
+        .then([expect.objectContaining({ type: 'MemberRoleCreated' })] as MemberRoleEvent[]);
+    }
+    spec
+      .given([created(9, 'Analyst')])
+      .when({ type: 'UpdateMemberRole', roleId: 9, workspaceId: wid, name: 'manager', now })
+      .then([
+        expect.objectContaining({ data: expect.objectContaining({ name: 'manager' }) }),
+      ] as MemberRoleEvent[]);
+    spec
+      .given([created(9, 'Analyst')])
+      .when({ type: 'UpdateMemberRole', roleId: 9, workspaceId: wid, name: 'Manager', now })
+      .thenThrows(ConflictError, /is the name of a built-in role/);
   });
 
   it('keeps the name and scopes of built-in roles, refusing changes with the reason', () => {
@@ -207,6 +237,34 @@ describe('member role decider: create and update', () => {
     spec
       .given([created(9, 'Analyst', null, ['chats:read'])])
       .when({ type: 'UpdateMemberRole', roleId: 9, workspaceId: wid, now })
+      .then([]);
+  });
+
+  it("keeps the caller's scope order on a custom role: a reordering is a change, a repeat is not", () => {
+    spec
+      .given([created(9, 'Analyst', null, ['chats:read', 'records:read'])])
+      .when({
+        type: 'UpdateMemberRole',
+        roleId: 9,
+        workspaceId: wid,
+        permissions: ['records:read', 'chats:read', 'records:read'],
+        now,
+      })
+      .then([
+        {
+          type: 'MemberRoleUpdated',
+          data: { roleId: 9, workspaceId: wid, permissions: ['records:read', 'chats:read'], updatedAt: now },
+        },
+      ]);
+    spec
+      .given([created(9, 'Analyst', null, ['chats:read', 'records:read'])])
+      .when({
+        type: 'UpdateMemberRole',
+        roleId: 9,
+        workspaceId: wid,
+        permissions: ['chats:read', 'chats:read', 'records:read'],
+        now,
+      })
       .then([]);
   });
 
@@ -303,26 +361,19 @@ describe('member role decider: merge', () => {
       ]);
   });
 
-  it('accepts older spellings through the alias table', () => {
-    spec
-      .given([created(20, 'Admin')])
-      .when(merge())
-      .then([expect.objectContaining({ type: 'MemberRolesMerged' })] as MemberRoleEvent[]);
-    spec
-      .given([created(20, 'users')])
-      .when(merge({ target: target(3, 'user', 'User') }))
-      .then([expect.objectContaining({ type: 'MemberRolesMerged' })] as MemberRoleEvent[]);
-  });
-
-  it('refuses a role that is not a duplicate of the target', () => {
-    spec
-      .given([created(20, 'Sales')])
-      .when(merge())
-      .thenThrows(ValidationError, /not a duplicate of the built-in role Manager/);
-    spec
-      .given([created(20, 'admin')])
-      .when(merge({ target: target(3, 'user', 'User') }))
-      .thenThrows(ValidationError, /not a duplicate/);
+  it('merges any custom role into a built-in one, whatever its name', () => {
+    for (const [name, t] of [
+      ['Admin', target(1, 'manager', 'Manager')],
+      ['users', target(3, 'user', 'User')],
+      ['Coordinators', target(3, 'user', 'User')],
+      ['Sales', target(1, 'manager', 'Manager')],
+      ['admin', target(5, 'external', 'External')],
+    ] as const) {
+      spec
+        .given([created(20, name)])
+        .when(merge({ target: t }))
+        .then([expect.objectContaining({ type: 'MemberRolesMerged' })] as MemberRoleEvent[]);
+    }
   });
 
   it('only merges into a built-in role of the same workspace', () => {

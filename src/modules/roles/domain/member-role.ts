@@ -16,7 +16,7 @@ import {
   normalizeSiteAudience,
   SiteAudience,
 } from './role-access';
-import { builtInDuplicatedBy, builtInNamed, builtInRole, isAgentRole } from './role-aliases';
+import { builtInNamed, builtInRole, isAgentRole } from './role-aliases';
 
 export { memberRoleStream } from '../../identity/domain/identity.events';
 export type { MemberRolesMerged };
@@ -141,7 +141,7 @@ function checkName(name: string): string {
   return trimmed;
 }
 
-/** Every scope must be `<namespace>:<level>` from the spec's lists; canonical order, no repeats. */
+/** Every scope must be `<namespace>:<level>` from the spec's lists; the caller's order, repeats dropped. */
 export function checkPermissions(permissions: readonly string[], field = 'permissions'): string[] {
   const unknown = permissions.filter((p) => !isValidScope(p));
   if (unknown.length) {
@@ -150,13 +150,17 @@ export function checkPermissions(permissions: readonly string[], field = 'permis
         ` with namespace one of ${SCOPE_NAMESPACES.join(', ')}`,
     );
   }
-  return [...new Set(permissions)].sort();
+  return [...new Set(permissions)];
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
 
+const sameList = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
 function checkNameFree(name: string, nameTakenBy: number | undefined, self: number): void {
+  // Only a built-in role's exact name is taken; other spellings are allowed (Roles rule 5).
   const builtIn = builtInNamed(name);
   if (builtIn)
     throw new ConflictError(`name: "${builtIn.name}" is the name of a built-in role; choose another name`);
@@ -194,12 +198,9 @@ function decideMerge(
       'targetRoleId: Platform Support is assigned by support staff only; workspace operators cannot give it',
     );
   }
+  // Any custom role may be merged into a built-in one: which custom roles duplicate which
+  // built-in role is the operator's call. Rule 6 lists the only refusals.
   const targetName = builtInRole(target.builtIn).name;
-  if (builtInDuplicatedBy(state.name)?.key !== target.builtIn) {
-    throw new ValidationError(
-      `roleId: "${state.name}" is not a duplicate of the built-in role ${targetName}; only roles named ${targetName} or an older spelling of it can be merged into it`,
-    );
-  }
 
   const people = command.holders.filter((h) => h.kind === 'person');
   const agents = command.holders.filter((h) => h.kind === 'agent');
@@ -318,11 +319,14 @@ export const memberRoleDecider: Decider<MemberRoleState, MemberRoleCommand, Memb
         }
         if (command.permissions !== undefined) {
           const p = checkPermissions(command.permissions);
-          if (!sameSet(p, state.permissions)) {
-            if (state.builtIn)
+          if (state.builtIn) {
+            // A built-in role sent back in any order is unchanged.
+            if (!sameSet(p, state.permissions))
               throw new ValidationError(
                 `permissions: the scopes of the built-in role ${state.name} cannot be changed`,
               );
+          } else if (!sameList(p, state.permissions)) {
+            // The caller's order is kept, so a reordering is a change.
             permissions = p;
           }
         }

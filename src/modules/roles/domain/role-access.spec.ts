@@ -1,5 +1,5 @@
 import { mergeFileAccess, mergeSiteAudience } from './role-access';
-import { builtInDuplicatedBy, normalizeRoleName } from './role-aliases';
+import { builtInNamed, normalizeRoleName } from './role-aliases';
 
 describe('role access merge (copy)', () => {
   it('unites Site audiences', () => {
@@ -39,28 +39,24 @@ describe('role access merge (copy)', () => {
   });
 });
 
-describe('duplicate role names', () => {
-  it('normalises case, blanks, underscores and hyphens', () => {
+describe('role names', () => {
+  it('normalises case, blanks, underscores and hyphens (custom names among themselves)', () => {
     expect(normalizeRoleName('  Platform_Support ')).toBe('platform support');
     expect(normalizeRoleName('platform--support')).toBe('platform support');
   });
 
-  it.each([
-    ['manager', 'manager'],
-    ['MANAGER', 'manager'],
-    ['Admin', 'manager'],
-    ['administrator', 'manager'],
-    ['platform-support', 'platform_support'],
-    ['Users', 'user'],
-    ['member', 'user'],
-    ['agents', 'agent'],
-    ['guest', 'external'],
-  ])('%s duplicates %s', (name, key) => {
-    expect(builtInDuplicatedBy(name)?.key).toBe(key);
-  });
-
-  it('does not treat other names as duplicates', () => {
-    expect(builtInDuplicatedBy('Sales')).toBeUndefined();
-    expect(builtInDuplicatedBy('Managers of sales')).toBeUndefined();
+  it("reserves only a built-in role's exact name", () => {
+    expect(builtInNamed('Manager')?.key).toBe('manager');
+    expect(builtInNamed(' Platform Support ')?.key).toBe('platform_support');
+    for (const name of [
+      'manager',
+      'MANAGER',
+      'Admin',
+      'platform support',
+      'Platform_Support',
+      'users',
+      'agent',
+    ])
+      expect(builtInNamed(name)).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@ import { RequireScope } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { grants, isValidScope } from '../../../core/auth/scopes';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import {
   ConditionalWrite,
@@ -34,9 +34,9 @@ import {
   UpdateMemberRoleDto,
 } from './member-role.dto';
 
-function roleIdOf(raw: string, field = 'roleId'): number {
-  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647)
-    throw new ValidationError(`${field}: must be a positive integer`);
+/** A path role id that is not a positive integer names no role: 404, as for members and API keys. */
+function roleIdOf(raw: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new NotFoundError('Role not found');
   return Number(raw);
 }
 
