@@ -34,6 +34,16 @@ describe('member tokens (e2e)', () => {
     const me = await t.request('GET', '/me', { token: ann.token });
     expect(me.status).toBe(200);
     expect(me.body.account).toMatchObject({ uuid: ann.account.uuid, email: 'ann@example.com', name: 'Ann' });
+    // The profile is also at the top level, with the token's member.
+    expect(me.body).toMatchObject({
+      uuid: ann.account.uuid,
+      email: 'ann@example.com',
+      name: 'Ann',
+      member: { id: ann.member.id, workspaceId: a.workspaceId },
+    });
+    const byKey = await t.request('GET', '/me', { token: a.apiKey });
+    expect(byKey.body.uuid).toBe(a.accountUuid);
+    expect(byKey.body.member).toBeUndefined();
     expect(me.body.memberships).toHaveLength(1);
     expect(me.body.memberships[0]).toMatchObject({
       workspace: { id: a.workspaceId, name: 'Test workspace' },

@@ -38,7 +38,17 @@ export class GetMeHandler implements IQueryHandler<GetMeQuery> {
         ORDER BY m.created_at, m.id`,
       [accountUuid, onlyMemberId ?? null],
     )) as (MemberRow & { workspace_name: string; role_name: string | null })[];
+    const memberships = rows.map((r) => ({
+      workspace: { id: r.workspace_id, name: r.workspace_name },
+      member: toMemberResponse(r),
+      role: { id: r.member_role_id, name: r.role_name },
+    }));
     return {
+      uuid: a.uuid,
+      email: a.email,
+      phone: a.phone,
+      name: a.name,
+      ...(onlyMemberId !== undefined && memberships.length ? { member: memberships[0].member } : {}),
       account: {
         uuid: a.uuid,
         email: a.email,
@@ -47,11 +57,7 @@ export class GetMeHandler implements IQueryHandler<GetMeQuery> {
         createdAt: a.created_at.toISOString(),
         updatedAt: a.updated_at.toISOString(),
       },
-      memberships: rows.map((r) => ({
-        workspace: { id: r.workspace_id, name: r.workspace_name },
-        member: toMemberResponse(r),
-        role: { id: r.member_role_id, name: r.role_name },
-      })),
+      memberships,
     };
   }
 }
