@@ -81,7 +81,7 @@ describe('invitations (e2e)', () => {
       t.request('POST', `/w/${a.workspaceId}/invitations`, { token, body });
     const cases: [unknown, number, RegExp][] = [
       [{ email: 'x', memberRoleId: roles.User }, 400, /^email: must be an email address/],
-      [{ email: 'x@example.com' }, 400, /^memberRoleId:/],
+      [{ email: 'x@example.com', memberRoleId: 'User' }, 400, /^memberRoleId:/],
       [
         { email: 'x@example.com', memberRoleId: roles.Agent },
         400,
@@ -275,5 +275,29 @@ describe('Agent role rules on member updates (e2e)', () => {
     expect(foreign.body.detail).toMatch(/^memberRoleId: role \d+ does not exist in this workspace/);
     const missing = await put(person.member.id, 999_999);
     expect(missing.status).toBe(400);
+  });
+
+  it("without memberRoleId the invitee is offered the workspace's default role", async () => {
+    const a = await t.bootstrap();
+    const roles = await builtInRoles(t, a.workspaceId, a.apiKey);
+    const plain = await t.request('POST', `/w/${a.workspaceId}/invitations`, {
+      token: a.apiKey,
+      body: { email: 'plain@example.com' },
+    });
+    expect(plain.status).toBe(201);
+    expect(plain.body.memberRoleId).toBe(roles.User);
+    const custom = await t.request('POST', `/w/${a.workspaceId}/member-roles`, {
+      token: a.apiKey,
+      body: { name: 'Invitees', permissions: ['chats:read'] },
+    });
+    await t.request('PUT', `/w/${a.workspaceId}/member-roles/${custom.body.id}`, {
+      token: a.apiKey,
+      body: { isDefault: true },
+    });
+    const defaulted = await t.request('POST', `/w/${a.workspaceId}/invitations`, {
+      token: a.apiKey,
+      body: { email: 'defaulted@example.com' },
+    });
+    expect(defaulted.body.memberRoleId).toBe(custom.body.id);
   });
 });

@@ -11,7 +11,7 @@ import { RoleLookup } from './role-lookup.service';
 export class CreateInvitationCommand {
   constructor(
     readonly workspaceId: string,
-    readonly input: { email: string; memberRoleId: number },
+    readonly input: { email: string; memberRoleId?: number },
     readonly caller: Caller,
   ) {}
 }
@@ -32,10 +32,14 @@ export class CreateInvitationHandler implements ICommandHandler<CreateInvitation
 
   async execute({ workspaceId, input, caller }: CreateInvitationCommand): Promise<string> {
     const email = normalizeEmail(input.email, 'email');
-    const role = await this.roles.facts(input.memberRoleId);
+    // Without a role the invitee gets what a signup would: the workspace's choice, not the caller's.
+    const named = input.memberRoleId !== undefined;
+    const role = named
+      ? await this.roles.facts(input.memberRoleId!)
+      : await this.roles.defaultFor(workspaceId, 'person');
     // Role rules first (400/403 for Agent and Platform Support), then no escalation.
     checkRoleAssignment('person', role, workspaceId, 'operator');
-    assertGrantable(caller, role);
+    if (named) assertGrantable(caller, role);
     const invitationId = uuidv7();
     await this.repo.handle({
       streamName: invitationStream(invitationId),

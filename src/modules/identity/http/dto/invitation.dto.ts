@@ -7,10 +7,14 @@ export const INVITATION_STATUS_FILTERS = ['pending', 'accepted', 'revoked', 'exp
 
 export class CreateInvitationDto {
   @ApiProperty() @IsString() @MaxLength(254) email: string;
-  @ApiProperty({ description: 'role the invitee gets; a person cannot be invited as Agent' })
+  @ApiPropertyOptional({
+    description:
+      "role the invitee gets (default: the workspace's default role for new members); a person cannot be invited as Agent",
+  })
+  @IsOptional()
   @IsInt()
   @Min(1)
-  memberRoleId: number;
+  memberRoleId?: number;
 }
 
 export class ListInvitationsQueryDto extends PageQueryDto {
