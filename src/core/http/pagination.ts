@@ -1,12 +1,98 @@
 import { Type as ClassType } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Transform, Type } from 'class-transformer';
+import {
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  registerDecorator,
+  ValidationArguments,
+} from 'class-validator';
+import type { WhereExpressionBuilder } from 'typeorm';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
+export const MAX_SEARCH_LENGTH = 200;
 
-/** Query parameters every list accepts: `page` from 1, `pageSize` or `page_size` up to 1000. */
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
+
+/**
+ * An ISO 8601 date-time with an offset (`2024-05-01T12:00:00Z`, `2024-05-01T14:00+02:00`),
+ * as `YYYY-MM-DDTHH:MM:SS[.fraction]±HH:MM` or `...Z`, with its instant in nanoseconds since
+ * the epoch (for comparisons finer than Date's milliseconds); null when not such a string or
+ * not a real calendar time.
+ */
+export function parseDateTime(value: unknown): { iso: string; epochNanos: bigint } | null {
+  if (typeof value !== 'string') return null;
+  const m = DATE_TIME.exec(value);
+  if (!m) return null;
+  const [, year, month, day, hour, minute, second = '00', fraction = '', zone] = m;
+  const [y, mo, d, h, mi, s] = [year, month, day, hour, minute, second].map(Number);
+  if (y < 1 || h > 23 || mi > 59 || s > 59) return null;
+  // setUTCFullYear, unlike Date.UTC, takes years below 100 literally; a day past the end
+  // of its month rolls over, which the round trip below catches.
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) return null;
+  let offset = 'Z';
+  let offsetMinutes = 0;
+  if (zone.toUpperCase() !== 'Z') {
+    const digits = zone.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = Number(digits.slice(2) || '0');
+    if (oh > 23 || om > 59) return null;
+    offset = `${zone[0]}${digits.slice(0, 2)}:${digits.slice(2) || '00'}`;
+    offsetMinutes = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  date.setUTCHours(h, mi - offsetMinutes, s, 0);
+  const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}${fraction ? `.${fraction}` : ''}${offset}`;
+  const epochNanos = BigInt(date.getTime()) * 1_000_000n + BigInt(fraction.padEnd(9, '0') || '0');
+  return { iso, epochNanos };
+}
+
+/** class-validator: an ISO 8601 date-time with an offset (see parseDateTime). */
+function IsDateTime(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isDateTime',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown) => parseDateTime(value) !== null,
+        defaultMessage: () => 'must be an ISO 8601 date-time with an offset, e.g. 2024-05-01T12:00:00Z',
+      },
+    });
+}
+
+/** class-validator: not later than the date-time in `other` (when both are valid). */
+function NotAfter(other: string): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'notAfter',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      constraints: [other],
+      validator: {
+        validate: (value: unknown, args: ValidationArguments) => {
+          const mine = parseDateTime(value);
+          const theirs = parseDateTime((args.object as Record<string, unknown>)[other]);
+          return !mine || !theirs || mine.epochNanos <= theirs.epochNanos;
+        },
+        defaultMessage: () => `must not be after ${other}`,
+      },
+    });
+}
+
+/**
+ * Query parameters every list accepts: `page` from 1, `pageSize` or `page_size` up to 1000,
+ * `search` (a case-insensitive substring of the list's searchable fields) and the
+ * `startTime` (inclusive) / `endTime` (exclusive) window on its timestamp.
+ */
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1, default: 1 })
   @IsOptional()
@@ -30,18 +116,122 @@ export class PageQueryDto {
   @Min(1)
   @Max(MAX_PAGE_SIZE)
   page_size?: number;
+
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: MAX_SEARCH_LENGTH,
+    description:
+      'case-insensitive substring, trimmed (% and _ are literal), of: members name, email, phone, externalId; ' +
+      'invitations email; events type, streamName; workspaces, member roles, API keys name',
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_SEARCH_LENGTH)
+  search?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2024-05-01T00:00:00Z',
+    description:
+      'only items at or after this ISO 8601 date-time with an offset (creation time; events: occurrence time)',
+  })
+  @IsOptional()
+  @IsDateTime()
+  @NotAfter('endTime')
+  startTime?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2024-06-01T00:00:00Z',
+    description: 'only items before this ISO 8601 date-time with an offset (exclusive)',
+  })
+  @IsOptional()
+  @IsDateTime()
+  endTime?: string;
 }
 
-export interface PageRequest {
+/** Filters every list applies: search text and a [startTime, endTime) window, both optional. */
+export interface ListFilters {
+  search?: string;
+  /** ISO 8601 with an offset, normalised; pass to SQL as `::timestamptz`. */
+  startTime?: string;
+  endTime?: string;
+}
+
+export interface PageRequest extends ListFilters {
   page: number;
   pageSize: number;
   offset: number;
 }
 
+/** The page and the list filters of a validated PageQueryDto (or a DTO extending it). */
 export function toPageRequest(q: PageQueryDto): PageRequest {
   const page = q.page ?? 1;
   const pageSize = q.pageSize ?? q.page_size ?? DEFAULT_PAGE_SIZE;
-  return { page, pageSize, offset: (page - 1) * pageSize };
+  return {
+    page,
+    pageSize,
+    offset: (page - 1) * pageSize,
+    search: q.search,
+    startTime: parseDateTime(q.startTime)?.iso,
+    endTime: parseDateTime(q.endTime)?.iso,
+  };
+}
+
+/** `value` with LIKE's wildcards (and the escape character) escaped, for `LIKE ... ESCAPE '\'`. */
+export function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Which columns a list searches (case-insensitive substring) and which timestamp it windows. */
+export interface ListFilterColumns {
+  search: string[];
+  time: string;
+}
+
+/**
+ * SQL conditions for the list filters of `req`, with positional parameters appended to
+ * `params` (`$n`, numbered after those already there); AND them with the list's own.
+ */
+export function listFilterConditions(
+  req: ListFilters,
+  columns: ListFilterColumns,
+  params: unknown[],
+): string[] {
+  const where: string[] = [];
+  if (req.search !== undefined) {
+    params.push(`%${escapeLike(req.search)}%`);
+    const p = `$${params.length}`;
+    where.push(`(${columns.search.map((c) => `${c} ILIKE ${p} ESCAPE '\\'`).join(' OR ')})`);
+  }
+  if (req.startTime !== undefined) {
+    params.push(req.startTime);
+    where.push(`${columns.time} >= $${params.length}::timestamptz`);
+  }
+  if (req.endTime !== undefined) {
+    params.push(req.endTime);
+    where.push(`${columns.time} < $${params.length}::timestamptz`);
+  }
+  return where;
+}
+
+/** listFilterConditions for a TypeORM query builder (named parameters `listSearch`, `listStart`, `listEnd`). */
+export function applyListFilters<Q extends WhereExpressionBuilder>(
+  qb: Q,
+  req: ListFilters,
+  columns: ListFilterColumns,
+): Q {
+  if (req.search !== undefined)
+    qb.andWhere(`(${columns.search.map((c) => `${c} ILIKE :listSearch ESCAPE '\\'`).join(' OR ')})`, {
+      listSearch: `%${escapeLike(req.search)}%`,
+    });
+  if (req.startTime !== undefined)
+    qb.andWhere(`${columns.time} >= CAST(:listStart AS timestamptz)`, { listStart: req.startTime });
+  if (req.endTime !== undefined)
+    qb.andWhere(`${columns.time} < CAST(:listEnd AS timestamptz)`, { listEnd: req.endTime });
+  return qb;
 }
 
 export interface Paginated<T> {

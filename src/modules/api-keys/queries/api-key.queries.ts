@@ -1,7 +1,7 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '../../../core/http/domain-errors';
-import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { ApiKeyResponse, displayPrefix } from '../http/api-key.dto';
 
 export class ListApiKeysQuery {
@@ -50,13 +50,19 @@ export class ListApiKeysHandler implements IQueryHandler<ListApiKeysQuery> {
   constructor(private readonly db: DataSource) {}
 
   async execute(q: ListApiKeysQuery): Promise<Paginated<ApiKeyResponse>> {
+    const params: unknown[] = [q.accountUuid];
+    const condition = [
+      'k.account_uuid = $1',
+      'k.revoked_at IS NULL',
+      ...listFilterConditions(q.page, { search: ['k.name'], time: 'k.created_at' }, params),
+    ].join(' AND ');
     const rows = (await this.db.query(
-      `${SELECT} WHERE k.account_uuid = $1 AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3`,
-      [q.accountUuid, q.page.pageSize, q.page.offset],
+      `${SELECT} WHERE ${condition} ORDER BY k.created_at DESC, k.id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, q.page.pageSize, q.page.offset],
     )) as Row[];
     const [{ total }] = (await this.db.query(
-      `SELECT count(*)::int AS total FROM api_keys WHERE account_uuid = $1 AND revoked_at IS NULL`,
-      [q.accountUuid],
+      `SELECT count(*)::int AS total FROM api_keys k WHERE ${condition}`,
+      params,
     )) as { total: number }[];
     return paginated(rows.map(toResponse), total, q.page);
   }

@@ -2,7 +2,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { decodePosition } from '../../../core/event-store/event-store.port';
 import { NotFoundError } from '../../../core/http/domain-errors';
-import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { StoredEventResponse } from '../http/audit.dto';
 
 export class ListWorkspaceEventsQuery {
@@ -45,6 +45,8 @@ function toResponse(r: Row): StoredEventResponse {
   };
 }
 
+const EVENT_FILTER_COLUMNS = { search: ['type', 'stream_name'], time: 'occurred_at' };
+
 const COLUMNS = `event_id, type, stream_name, revision::text, position_commit::text, position_prepare::text, data, metadata,
                  count(*) OVER () AS total`;
 
@@ -71,6 +73,7 @@ export class ListWorkspaceEventsHandler implements IQueryHandler<ListWorkspaceEv
         `(position_commit, position_prepare) > ($${params.length - 1}::numeric, $${params.length}::numeric)`,
       );
     }
+    where.push(...listFilterConditions(q.page, EVENT_FILTER_COLUMNS, params));
     params.push(q.page.pageSize, q.page.offset);
     const rows = (await this.db.query(
       `SELECT ${COLUMNS} FROM event_log WHERE ${where.join(' AND ')}
@@ -96,20 +99,27 @@ export class ReadWorkspaceStreamHandler implements IQueryHandler<ReadWorkspaceSt
   constructor(private readonly db: DataSource) {}
 
   async execute(q: ReadWorkspaceStreamQuery): Promise<Paginated<StoredEventResponse>> {
+    const params: unknown[] = [q.workspaceId, q.streamName];
+    const condition = [
+      'workspace_id = $1',
+      'stream_name = $2',
+      ...listFilterConditions(q.page, EVENT_FILTER_COLUMNS, params),
+    ].join(' AND ');
     const rows = (await this.db.query(
-      `SELECT ${COLUMNS} FROM event_log WHERE workspace_id = $1 AND stream_name = $2
-        ORDER BY revision ASC LIMIT $3 OFFSET $4`,
-      [q.workspaceId, q.streamName, q.page.pageSize, q.page.offset],
+      `SELECT ${COLUMNS} FROM event_log WHERE ${condition}
+        ORDER BY revision ASC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, q.page.pageSize, q.page.offset],
     )) as Row[];
     if (!rows.length) {
+      // 404 only when the stream does not exist at all; filters that match nothing give an empty page.
       const exists = (await this.db.query(
         `SELECT 1 FROM event_log WHERE workspace_id = $1 AND stream_name = $2 LIMIT 1`,
         [q.workspaceId, q.streamName],
       )) as unknown[];
       if (!exists.length) throw new NotFoundError(`No stream named "${q.streamName}" in this workspace`);
       const total = (await this.db.query(
-        `SELECT count(*)::int AS n FROM event_log WHERE workspace_id = $1 AND stream_name = $2`,
-        [q.workspaceId, q.streamName],
+        `SELECT count(*)::int AS n FROM event_log WHERE ${condition}`,
+        params,
       )) as { n: number }[];
       return paginated([], total[0].n, q.page);
     }

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
-import { NotFoundError } from '../../../core/http/domain-errors';
+import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { toPageRequest } from '../../../core/http/pagination';
 import {
   ConditionalWrite,
@@ -70,11 +70,13 @@ export class MembersController {
     @Query() q: ListMembersQueryDto,
     @CurrentPrincipal() p: Principal,
   ): Promise<MemberListResponse> {
+    if (q.roleId !== undefined && q.memberRoleId !== undefined && q.roleId !== q.memberRoleId)
+      throw new ValidationError('memberRoleId: differs from roleId (give one of them, or the same value)');
     const filters = {
       email: q.email !== undefined ? normalizeEmail(q.email, 'email') : undefined,
       phone: q.phone !== undefined ? normalizePhone(q.phone, 'phone') : undefined,
       externalId: q.externalId,
-      roleId: q.roleId,
+      roleId: q.roleId ?? q.memberRoleId,
       status: q.status ?? 'active',
     };
     return this.queries.execute(

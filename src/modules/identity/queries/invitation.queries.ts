@@ -1,7 +1,7 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '../../../core/http/domain-errors';
-import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { InvitationResponse, INVITATION_STATUS_FILTERS } from '../http/dto/invitation.dto';
 import { InvitationEntity } from '../projections/member.entities';
 
@@ -33,6 +33,7 @@ export class ListInvitationsHandler implements IQueryHandler<ListInvitationsQuer
     if (status === 'expired') qb.andWhere(`i.status = 'pending' AND i.expires_at <= now()`);
     else if (status === 'pending') qb.andWhere(`i.status = 'pending' AND i.expires_at > now()`);
     else if (status !== 'all') qb.andWhere('i.status = :status', { status });
+    applyListFilters(qb, page, { search: ['i.email'], time: 'i.created_at' });
     const [rows, total] = await qb
       .orderBy('i.created_at', 'ASC')
       .addOrderBy('i.id', 'ASC')

@@ -2,7 +2,7 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { withVersion } from '../../../core/http/preconditions';
 import { NotFoundError } from '../../../core/http/domain-errors';
-import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { MemberResponse } from '../http/dto/member.dto';
 
 export interface MemberFilters {
@@ -106,6 +106,13 @@ export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
     eq('m.external_id', filters.externalId);
     eq('m.member_role_id', filters.roleId);
     if (filters.status !== 'all') eq('m.status', filters.status);
+    where.push(
+      ...listFilterConditions(
+        page,
+        { search: ['m.name', 'm.email', 'm.phone', 'm.external_id'], time: 'm.created_at' },
+        params,
+      ),
+    );
     const condition = where.join(' AND ');
     const [{ total }] = (await this.db.query(
       `SELECT count(*)::int AS total FROM members m WHERE ${condition}`,

@@ -1,7 +1,7 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '../../../core/http/domain-errors';
-import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { withVersion } from '../../../core/http/preconditions';
 import { MemberRoleResponse } from '../http/member-role.dto';
 import { MemberRoleEntity } from '../projections/member-role.entity';
@@ -31,12 +31,18 @@ export class ListMemberRolesHandler implements IQueryHandler<ListMemberRolesQuer
 
   async execute(q: ListMemberRolesQuery): Promise<Paginated<MemberRoleResponse>> {
     const [[rows, total], defaultRoleId] = await Promise.all([
-      this.db.getRepository(MemberRoleEntity).findAndCount({
-        where: { workspaceId: q.workspaceId },
-        order: { id: 'ASC' },
-        skip: q.page.offset,
-        take: q.page.pageSize,
-      }),
+      applyListFilters(
+        this.db
+          .getRepository(MemberRoleEntity)
+          .createQueryBuilder('r')
+          .where('r.workspace_id = :workspaceId', { workspaceId: q.workspaceId }),
+        q.page,
+        { search: ['r.name'], time: 'r.created_at' },
+      )
+        .orderBy('r.id', 'ASC')
+        .skip(q.page.offset)
+        .take(q.page.pageSize)
+        .getManyAndCount(),
       this.refs.effectiveDefaultRoleId(q.workspaceId),
     ]);
     return paginated(

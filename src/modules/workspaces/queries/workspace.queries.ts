@@ -1,6 +1,6 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
-import { PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { withVersion } from '../../../core/http/preconditions';
 import { WorkspaceResponse } from '../http/workspace.dto';
@@ -23,7 +23,7 @@ export class ListWorkspacesHandler implements IQueryHandler<ListWorkspacesQuery>
   constructor(private readonly db: DataSource) {}
 
   async execute(q: ListWorkspacesQuery): Promise<Paginated<WorkspaceResponse>> {
-    const [rows, total] = await this.db
+    const qb = this.db
       .getRepository(WorkspaceEntity)
       .createQueryBuilder('w')
       .where(
@@ -31,7 +31,8 @@ export class ListWorkspacesHandler implements IQueryHandler<ListWorkspacesQuery>
         {
           account: q.accountUuid,
         },
-      )
+      );
+    const [rows, total] = await applyListFilters(qb, q.page, { search: ['w.name'], time: 'w.created_at' })
       .orderBy('w.created_at', 'ASC')
       .addOrderBy('w.id', 'ASC')
       .skip(q.page.offset)

@@ -89,6 +89,13 @@ export class ListMembersQueryDto extends PageQueryDto {
   @Min(1)
   roleId?: number;
 
+  @ApiPropertyOptional({ description: 'another name for roleId; giving both with different values is 400' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  memberRoleId?: number;
+
   @ApiPropertyOptional({ enum: MEMBER_STATUS_FILTERS, default: 'active' })
   @IsOptional()
   @IsIn(MEMBER_STATUS_FILTERS)
