@@ -8,7 +8,6 @@ import {
   Max,
   MaxLength,
   Min,
-  MinLength,
   registerDecorator,
   ValidationArguments,
 } from 'class-validator';
@@ -118,16 +117,17 @@ export class PageQueryDto {
   page_size?: number;
 
   @ApiPropertyOptional({
-    minLength: 1,
     maxLength: MAX_SEARCH_LENGTH,
     description:
-      'case-insensitive substring, trimmed (% and _ are literal), of: members name, email, phone, externalId; ' +
+      'case-insensitive substring, trimmed (% and _ are literal; empty: no filter), of: members name, email, phone, externalId; ' +
       'invitations email; events type, streamName; workspaces, member roles, API keys name',
   })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
+  // `?search=` (a cleared search box) means no filter.
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim() || undefined : value,
+  )
   @IsString()
-  @MinLength(1)
   @MaxLength(MAX_SEARCH_LENGTH)
   search?: string;
 
