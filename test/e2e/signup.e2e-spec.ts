@@ -237,33 +237,4 @@ describe('create-signup (e2e)', () => {
     });
     expect(anonymous.status).toBe(401);
   });
-
-  it('one person keeps one account across workspaces: a signup elsewhere joins the account its email has', async () => {
-    const a = await t.bootstrap();
-    const b = await t.bootstrap();
-    const signupIn = (wid: string, token: string, member: Record<string, unknown>) =>
-      t.request('POST', `/w/${wid}/create-signup`, { token, body: { member } });
-    const inA = await signupIn(a.workspaceId, a.apiKey, { email: 'Roaming@Example.com', name: 'Roam' });
-    const inB = await signupIn(b.workspaceId, b.apiKey, { email: 'roaming@example.com' });
-    expect(inB.status).toBe(201);
-    expect(inB.body.account.uuid).toBe(inA.body.account.uuid);
-    expect(inB.body.account).toMatchObject({ email: 'roaming@example.com', name: 'Roam' });
-    expect(inB.body.member.id).not.toBe(inA.body.member.id);
-    // Both memberships belong to the account; the member token stays within its workspace.
-    const me = await t.request('GET', '/me', { token: inB.body.token });
-    expect(me.status).toBe(200);
-    expect(
-      (await t.request('GET', `/w/${a.workspaceId}/members/${inA.body.member.id}`, { token: inB.body.token }))
-        .status,
-    ).toBe(404);
-
-    // An account that already has a member in this workspace (under another email now) is not reused there.
-    await t.request('PUT', `/w/${a.workspaceId}/members/${inA.body.member.id}`, {
-      token: a.apiKey,
-      body: { email: 'moved-on@example.com' },
-    });
-    const again = await signupIn(a.workspaceId, a.apiKey, { email: 'roaming@example.com' });
-    expect(again.status).toBe(201);
-    expect(again.body.account.uuid).not.toBe(inA.body.account.uuid);
-  });
 });

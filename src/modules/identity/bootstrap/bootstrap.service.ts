@@ -7,7 +7,6 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
 import { streamOf, workspaceDecider } from '../../workspaces/domain/workspace';
-import { AccountService } from '../commands/accounts.service';
 import { ClaimService } from '../commands/claims.service';
 import { newApiKeySecret } from '../domain/api-key-secret';
 import { claimKey } from '../domain/claim';
@@ -44,7 +43,6 @@ export class BootstrapService {
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
     private readonly claims: ClaimService,
-    private readonly accounts: AccountService,
   ) {}
 
   async bootstrap(input: { workspaceName: string; email: string }): Promise<BootstrapResult> {
@@ -77,9 +75,14 @@ export class BootstrapService {
       await this.repo.append(memberRoleStream(roleId), workspaceId, [event], 'no_stream');
     }
 
-    const existing = await this.accounts.findByEmail(email);
-    const accountUuid = existing ?? randomUUID();
-    if (!existing) {
+    const existing = (await this.db.query(
+      `SELECT uuid FROM accounts WHERE email = $1 ORDER BY created_at LIMIT 1`,
+      [email],
+    )) as {
+      uuid: string;
+    }[];
+    const accountUuid = existing[0]?.uuid ?? randomUUID();
+    if (!existing.length) {
       const account: AccountRegistered = {
         type: 'AccountRegistered',
         data: { accountUuid, email, phone: null, name: null, createdAt: now },

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError } from '../../../core/http/domain-errors';
@@ -13,28 +12,7 @@ export interface AccountView extends AccountProfile {
 /** Account writes. Account events carry the workspace they happened in, or none (''). */
 @Injectable()
 export class AccountService {
-  constructor(
-    private readonly repo: EventSourcedRepository,
-    private readonly db: DataSource,
-  ) {}
-
-  /**
-   * The account a normalised email already belongs to: one person keeps one account across
-   * workspaces (bootstrap, signup, claiming an imported contact). With `joining`, an account
-   * that already has a member there (under another email now) is not reused: one account
-   * has at most one member per workspace. A lookup table read: two first signups racing in
-   * two workspaces may still register two accounts.
-   */
-  async findByEmail(email: string | null, joining?: string): Promise<string | undefined> {
-    if (!email) return undefined;
-    const rows = (await this.db.query(
-      `SELECT a.uuid FROM accounts a WHERE a.email = $1
-         AND ($2::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM members m WHERE m.workspace_id = $2 AND m.account_uuid = a.uuid))
-       ORDER BY a.created_at, a.uuid LIMIT 1`,
-      [email, joining ?? null],
-    )) as { uuid: string }[];
-    return rows[0]?.uuid;
-  }
+  constructor(private readonly repo: EventSourcedRepository) {}
 
   async get(accountUuid: string): Promise<AccountState> {
     return (await this.repo.load(accountStream(accountUuid), accountDecider)).state;

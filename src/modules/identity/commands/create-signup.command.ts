@@ -78,8 +78,7 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
       const existingId = await this.find(workspaceId, who);
       if (existingId !== undefined) return this.existing(workspaceId, existingId, who);
       const role = await this.roles.defaultFor(workspaceId, 'person');
-      // One person, one account: a signup in a second workspace joins the account its email has.
-      const accountUuid = (await this.accounts.findByEmail(who.email, workspaceId)) ?? randomUUID();
+      const accountUuid = randomUUID();
       const outcome = await this.members.create(
         {
           workspaceId,
@@ -118,10 +117,8 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
   private async existing(workspaceId: string, memberId: number, who: Normalised): Promise<SignupResult> {
     let member = await this.members.get(workspaceId, memberId);
     if (!member.accountUuid) {
-      const accountUuid =
-        (await this.accounts.findByEmail(member.email ?? who.email, workspaceId)) ?? randomUUID();
       member = await this.members
-        .linkAccount(workspaceId, memberId, accountUuid)
+        .linkAccount(workspaceId, memberId, randomUUID())
         .catch(async (err: unknown) => {
           // Another signup linked it first: use theirs.
           if (err instanceof ConflictError) return this.members.get(workspaceId, memberId);
