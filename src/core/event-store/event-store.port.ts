@@ -95,6 +95,23 @@ export interface ReadAllOptions {
   filter?: EventFilter;
 }
 
+export interface ScanAllOptions {
+  /** Exclusive: events strictly after this position; absent means from the first event. */
+  after?: Position;
+  /** How many events to look at, matching or not. */
+  limit: number;
+  filter?: EventFilter;
+}
+
+export interface ScanAllResult {
+  /** The events looked at that match the filter, in global order. */
+  events: StoredEvent[];
+  /** Position of the last event looked at; undefined when nothing was looked at. */
+  scannedTo?: Position;
+  /** Whether the scan stopped at `limit` (more may follow), not at the end. */
+  more: boolean;
+}
+
 export interface SubscribeOptions {
   /** Exclusive checkpoint; absent means from the first event. */
   after?: Position;
@@ -124,6 +141,16 @@ export interface EventStore {
   /** Events of one stream; an absent stream reads as []. */
   readStream(streamName: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
+  /**
+   * Optional capability: looks at up to `limit` readable events after `after` in global
+   * order and returns those matching the filter, where it stopped looking (`scannedTo`,
+   * undefined when it looked at nothing) and whether it stopped at `limit` (`more`).
+   * Events the filter rejects (and, on EventStoreDB, its own system events) still count
+   * as looked at and move `scannedTo`, so a reader of rare event types can continue
+   * from there instead of reading the same unmatched tail again. Nothing readable later
+   * can land at or before `scannedTo`.
+   */
+  scanAll?(options: ScanAllOptions): Promise<ScanAllResult>;
   subscribe(options?: SubscribeOptions): EventSubscription;
   /**
    * Calls the listener (possibly spuriously, possibly coalesced) when new events may

@@ -1,4 +1,5 @@
-import type { EventStore, Position, StoredEvent } from '../event-store/event-store.port';
+import { comparePositions } from '../event-store/event-store.port';
+import type { EventFilter, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
 import { LeaderLocks } from './leader-locks';
 
@@ -84,23 +85,45 @@ export class SubscriberLoop {
     }
   }
 
+  /**
+   * `checkpoint` is the position of the last committed event, what commitBatch expects
+   * to find stored. `readFrom` is where the next read starts: with the store's scanAll it
+   * also moves past events looked at that did not match, so a subscriber of rare event
+   * types does not read the same unmatched tail again on every poll. It is memory only:
+   * a new leadership term, a retry after a failure or a stale batch starts again from
+   * the stored checkpoint.
+   */
   private async lead(onProgress: () => void): Promise<void> {
     let checkpoint = await this.spec.loadCheckpoint();
+    let readFrom = checkpoint;
+    const filter = this.spec.eventTypes === 'all' ? undefined : { eventTypes: this.spec.eventTypes };
     while (!this.stopping && this.locks.holds(this.spec.name)) {
-      const events = await this.store.readAll({
-        after: checkpoint,
-        maxCount: this.batchSize,
-        filter: this.spec.eventTypes === 'all' ? undefined : { eventTypes: this.spec.eventTypes },
-      });
+      const { events, scannedTo, more } = await this.read(readFrom, filter);
       if (!events.length) {
+        if (scannedTo) readFrom = later(readFrom, scannedTo);
+        if (more) continue;
         await this.sleep(Date.now() - this.lastWakeAt < 2000 ? BUSY_POLL_MS : IDLE_POLL_MS);
         continue;
       }
       const outcome = await this.spec.commitBatch(events, checkpoint);
-      checkpoint =
-        outcome === 'stale' ? await this.spec.loadCheckpoint() : events[events.length - 1].position;
+      if (outcome === 'stale') {
+        checkpoint = await this.spec.loadCheckpoint();
+        readFrom = checkpoint;
+      } else {
+        checkpoint = events[events.length - 1].position;
+        readFrom = later(readFrom, scannedTo ?? checkpoint);
+      }
       onProgress();
     }
+  }
+
+  private async read(
+    after: Position | undefined,
+    filter: EventFilter | undefined,
+  ): Promise<{ events: StoredEvent[]; scannedTo?: Position; more: boolean }> {
+    if (this.store.scanAll) return this.store.scanAll({ after, limit: this.batchSize, filter });
+    const events = await this.store.readAll({ after, maxCount: this.batchSize, filter });
+    return { events, more: false };
   }
 
   private sleep(ms: number): Promise<void> {
@@ -117,4 +140,9 @@ export class SubscriberLoop {
       };
     });
   }
+}
+
+/** The later of two positions; an absent one is before every event. */
+function later(a: Position | undefined, b: Position): Position {
+  return a && comparePositions(a, b) > 0 ? a : b;
 }

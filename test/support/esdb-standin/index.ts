@@ -15,6 +15,7 @@ import { ServerFeaturesService } from '@eventstore/db-client/generated/serverfea
 import { StreamsService } from '@eventstore/db-client/generated/streams_grpc_pb';
 import { rpcError } from './protocol';
 import { createStreamsService } from './streams-service';
+import type { StandInStats } from './streams-service';
 import { TransactionLog } from './transaction-log';
 
 export interface EventStoreDbStandInOptions {
@@ -26,8 +27,12 @@ export interface EventStoreDbStandInOptions {
   systemEventIntervalMs?: number;
 }
 
+export type { StandInStats } from './streams-service';
+
 export interface EventStoreDbStandIn {
   connectionString: string;
+  /** Live counters of what the stand-in has served; read them before and after. */
+  stats: Readonly<StandInStats>;
   stop(): Promise<void>;
 }
 
@@ -35,10 +40,11 @@ export async function startEventStoreDbStandIn(
   options: EventStoreDbStandInOptions = {},
 ): Promise<EventStoreDbStandIn> {
   const log = new TransactionLog();
+  const stats: StandInStats = { allEventsRead: 0 };
   appendSystemEvent(log, '$projections-$all', '$ProjectionsInitialized');
 
   const server = new Server();
-  server.addService(StreamsService, createStreamsService(log));
+  server.addService(StreamsService, createStreamsService(log, stats));
   server.addService(ServerFeaturesService, {
     getSupportedMethods: (_call: unknown, callback: (error: Error) => void) =>
       callback(rpcError(status.UNIMPLEMENTED, 'Server features are not served by the EventStoreDB stand-in')),
@@ -61,6 +67,7 @@ export async function startEventStoreDbStandIn(
   let stopped: Promise<void> | undefined;
   return {
     connectionString: `esdb://127.0.0.1:${port}?tls=false`,
+    stats,
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         if (timer) clearInterval(timer);

@@ -34,12 +34,18 @@ import type { ExpectedStreamRevision, LogRecord, ProposedEvent, TransactionLog }
 /** EventStoreDB's default MaxAppendSize. */
 const MAX_APPEND_SIZE = 1_048_576;
 
-export function createStreamsService(log: TransactionLog): UntypedServiceImplementation {
+/** What the stand-in has served, for tests that measure how much a reader reads. */
+export interface StandInStats {
+  /** Events sent in answers to $all reads (not subscriptions), forwards or backwards. */
+  allEventsRead: number;
+}
+
+export function createStreamsService(log: TransactionLog, stats: StandInStats): UntypedServiceImplementation {
   const unimplemented = (_call: unknown, callback: (error: Error) => void) =>
     callback(rpcError(status.UNIMPLEMENTED, 'Not implemented by the EventStoreDB stand-in'));
   return {
     append: appendHandler(log),
-    read: readHandler(log),
+    read: readHandler(log, stats),
     delete: unimplemented,
     tombstone: unimplemented,
     batchAppend: (call: ServerWritableStream<unknown, unknown>) =>
@@ -164,7 +170,7 @@ function expectedRevisionOf(options: AppendReq.Options): ExpectedStreamRevision 
   }
 }
 
-function readHandler(log: TransactionLog): handleServerStreamingCall<ReadReq, ReadResp> {
+function readHandler(log: TransactionLog, stats: StandInStats): handleServerStreamingCall<ReadReq, ReadResp> {
   return (call) => {
     const options = call.request.getOptions();
     const out = new ResponseWriter(call);
@@ -179,7 +185,7 @@ function readHandler(log: TransactionLog): handleServerStreamingCall<ReadReq, Re
         run = Promise.reject(rpcError(status.INVALID_ARGUMENT, 'Subscriptions only read forwards'));
       else if (subscription)
         run = isAll ? subscribeToAll(log, options, out) : subscribeToStream(log, options, out);
-      else run = isAll ? readAll(log, options, out) : readStream(log, options, out);
+      else run = isAll ? readAll(log, options, out, stats) : readStream(log, options, out);
     }
     run.then(
       () => out.end(),
@@ -220,7 +226,12 @@ async function readStream(log: TransactionLog, options: ReadReq.Options, out: Re
   }
 }
 
-async function readAll(log: TransactionLog, options: ReadReq.Options, out: ResponseWriter): Promise<void> {
+async function readAll(
+  log: TransactionLog,
+  options: ReadReq.Options,
+  out: ResponseWriter,
+  stats: StandInStats,
+): Promise<void> {
   const allOptions = options.getAll()!;
   const backwards = options.getReadDirection() === ReadReq.Options.ReadDirection.BACKWARDS;
   const filter = recordFilter(options);
@@ -244,6 +255,7 @@ async function readAll(log: TransactionLog, options: ReadReq.Options, out: Respo
     const record = log.records[index];
     index += backwards ? -1 : 1;
     if (filter && !filter(record)) continue;
+    stats.allEventsRead++;
     if (!(await out.write(readEventResponse(record, { stringUuids, fromAll: true })))) return;
     remaining--;
   }

@@ -20,6 +20,7 @@ import type {
 import { v7 as uuidv7, validate as isUuid } from 'uuid';
 import {
   AppendResult,
+  EventFilter,
   EventMetadata,
   EventStore,
   EventSubscription,
@@ -28,6 +29,8 @@ import {
   Position,
   ReadAllOptions,
   ReadStreamOptions,
+  ScanAllOptions,
+  ScanAllResult,
   StoredEvent,
   SubscribeOptions,
   WrongExpectedRevisionError,
@@ -55,7 +58,9 @@ const PING_TIMEOUT_MS = 5000;
  *
  * Two things the 6.2.1 client cannot do are done here instead:
  * - readAll takes no server-side filter, so filtered reads page through $all and filter
- *   in the adapter (subscriptions do filter on the server).
+ *   in the adapter (subscriptions do filter on the server). scanAll reads the same way
+ *   but stops after a number of events looked at and says where, so a batch reader of
+ *   rare event types need not read the same unmatched tail of $all again.
  * - an append reports one position for the whole write, not per event, so the events of
  *   a multi-event append are read back by revision to hand out the exact positions that
  *   readAll and subscriptions will show (a projection's read-your-writes wait compares
@@ -167,32 +172,31 @@ export class EventStoreDbEventStore implements EventStore {
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     this.assertOpen();
-    const backwards = options.direction === 'backwards';
-    const wanted = options.maxCount ?? Number.POSITIVE_INFINITY;
-    const result: StoredEvent[] = [];
-    // The last position looked at, ours or not. Reading forwards from a position includes
-    // the event there, so each page would repeat the previous one's last event: events
-    // not strictly beyond the cursor are skipped, which also makes `after` exclusive.
-    let cursor: Position | undefined = options.after;
+    const { events } = await this.scan({
+      after: options.after,
+      backwards: options.direction === 'backwards',
+      filter: options.filter,
+      wanted: options.maxCount ?? Number.POSITIVE_INFINITY,
+      limit: Number.POSITIVE_INFINITY,
+    });
+    return events;
+  }
 
-    while (result.length < wanted) {
-      const pageSize = Math.min(MAX_PAGE, Math.max(32, wanted - result.length + 1));
-      const page = await this.readAllPage(cursor ?? (backwards ? END : START), backwards, pageSize);
-      let moved = false;
-      for (const resolved of page) {
-        const position = resolved.event?.position;
-        if (!position) continue;
-        if (backwards ? !isStrictlyBefore(position, cursor) : !isStrictlyAfter(position, cursor)) continue;
-        cursor = { commit: position.commit, prepare: position.prepare };
-        moved = true;
-        const event = ourEvent(resolved);
-        if (!event || !matchesFilter(event, options.filter)) continue;
-        result.push(event);
-        if (result.length >= wanted) break;
-      }
-      if (page.length < pageSize || !moved) break;
-    }
-    return result;
+  /**
+   * Looks at up to `limit` events of $all after `after`. System events and ones of other
+   * shapes are never returned but count as looked at, so `scannedTo` moves past them too.
+   */
+  async scanAll(options: ScanAllOptions): Promise<ScanAllResult> {
+    this.assertOpen();
+    if (options.limit <= 0) return { events: [], more: false };
+    const scanned = await this.scan({
+      after: options.after,
+      backwards: false,
+      filter: options.filter,
+      wanted: Number.POSITIVE_INFINITY,
+      limit: options.limit,
+    });
+    return { events: scanned.events, scannedTo: scanned.scannedTo, more: scanned.looked >= options.limit };
   }
 
   subscribe(options: SubscribeOptions = {}): EventSubscription {
@@ -241,6 +245,49 @@ export class EventStoreDbEventStore implements EventStore {
     this.notifier.close();
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     await this.client.dispose();
+  }
+
+  /**
+   * The page loop behind readAll and scanAll: pages through $all from `after` (exclusive),
+   * filtering here, until `wanted` events matched, `limit` events were looked at, or $all
+   * ends. Every event with a position counts as looked at, ours or not.
+   */
+  private async scan(options: {
+    after: Position | undefined;
+    backwards: boolean;
+    filter: EventFilter | undefined;
+    wanted: number;
+    limit: number;
+  }): Promise<{ events: StoredEvent[]; scannedTo?: Position; looked: number }> {
+    const { backwards, filter, wanted, limit } = options;
+    const events: StoredEvent[] = [];
+    let looked = 0;
+    let scannedTo: Position | undefined;
+    // The last position looked at, ours or not. Reading forwards from a position includes
+    // the event there, so each page would repeat the previous one's last event: events
+    // not strictly beyond the cursor are skipped, which also makes `after` exclusive.
+    let cursor: Position | undefined = options.after;
+
+    scanning: while (events.length < wanted && looked < limit) {
+      const need = Math.min(wanted - events.length, limit - looked);
+      const pageSize = Math.min(MAX_PAGE, Math.max(32, need + 1));
+      const page = await this.readAllPage(cursor ?? (backwards ? END : START), backwards, pageSize);
+      let moved = false;
+      for (const resolved of page) {
+        const position = resolved.event?.position;
+        if (!position) continue;
+        if (backwards ? !isStrictlyBefore(position, cursor) : !isStrictlyAfter(position, cursor)) continue;
+        cursor = { commit: position.commit, prepare: position.prepare };
+        scannedTo = cursor;
+        moved = true;
+        looked++;
+        const event = ourEvent(resolved);
+        if (event && matchesFilter(event, filter)) events.push(event);
+        if (events.length >= wanted || looked >= limit) break scanning;
+      }
+      if (page.length < pageSize || !moved) break;
+    }
+    return { events, scannedTo, looked };
   }
 
   private async readAllPage(

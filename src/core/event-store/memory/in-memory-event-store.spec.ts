@@ -22,6 +22,15 @@ describe('InMemoryEventStore', () => {
     expect(await store.headPosition()).toEqual({ commit: 3n, prepare: 3n });
   });
 
+  it('scans an empty store to nothing: no events, no scannedTo, no more', async () => {
+    const store = new InMemoryEventStore();
+    expect(await store.scanAll({ limit: 10 })).toEqual({ events: [], more: false });
+    await store.append('a-1', [event('A')]);
+    const { scannedTo } = await store.scanAll({ limit: 10, filter: { eventTypes: ['B'] } });
+    expect(scannedTo).toEqual({ commit: 1n, prepare: 1n });
+    expect(await store.scanAll({ after: scannedTo, limit: 10 })).toEqual({ events: [], more: false });
+  });
+
   it('keeps stored events safe from mutation by callers and readers', async () => {
     const store = new InMemoryEventStore();
     const data = { list: [1], at: new Date('2025-01-02T03:04:05.000Z') };

@@ -9,6 +9,8 @@ import {
   Position,
   ReadAllOptions,
   ReadStreamOptions,
+  ScanAllOptions,
+  ScanAllResult,
   StoredEvent,
   SubscribeOptions,
   WrongExpectedRevisionError,
@@ -133,6 +135,27 @@ export class InMemoryEventStore implements EventStore {
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     this.assertOpen();
     return this.readAllSync(options).map(copy);
+  }
+
+  async scanAll(options: ScanAllOptions): Promise<ScanAllResult> {
+    this.assertOpen();
+    const after = options.after;
+    const events: StoredEvent[] = [];
+    let scannedTo: StoredEvent | undefined;
+    let looked = 0;
+    const start = after ? Math.max(0, Number(after.prepare)) : 0;
+    for (let i = start; i < this.log.length && looked < options.limit; i++) {
+      const e = this.log[i];
+      if (after && comparePositions(e.position, after) <= 0) continue;
+      looked++;
+      scannedTo = e;
+      if (matchesFilter(e, options.filter)) events.push(copy(e));
+    }
+    return {
+      events,
+      scannedTo: scannedTo && { ...scannedTo.position },
+      more: options.limit > 0 && looked >= options.limit,
+    };
   }
 
   subscribe(options: SubscribeOptions = {}): EventSubscription {

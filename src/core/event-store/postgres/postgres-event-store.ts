@@ -11,6 +11,8 @@ import {
   Position,
   ReadAllOptions,
   ReadStreamOptions,
+  ScanAllOptions,
+  ScanAllResult,
   StoredEvent,
   SubscribeOptions,
   WrongExpectedRevisionError,
@@ -286,16 +288,13 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Not part of the port: the forwards read a subscription makes. Looks at the next
-   * `limit` readable events after `after`, returns those matching the filter, and where
-   * the look ended (`scannedTo`, to continue from even when nothing matched) and whether
-   * it stopped at `limit` (`more`).
+   * The port's optional scanAll, also the forwards read a filtered subscription makes.
+   * Looks at the next `limit` readable events after `after`, returns those matching the
+   * filter, and where the look ended (`scannedTo`, to continue from even when nothing
+   * matched) and whether it stopped at `limit` (`more`). Only events below the horizon
+   * are looked at, so no later commit can land at or before `scannedTo`.
    */
-  async scanAll(options: {
-    after?: Position;
-    limit: number;
-    filter?: EventFilter;
-  }): Promise<{ events: StoredEvent[]; scannedTo?: Position; more: boolean }> {
+  async scanAll(options: ScanAllOptions): Promise<ScanAllResult> {
     this.assertOpen();
     const after = options.after ?? BEFORE_FIRST;
     const { rows } = await this.pool.query<ScanRow>({
@@ -336,7 +335,7 @@ export class PostgresEventStore implements EventStore {
       });
       heldBack = rows[0]?.held_back === true;
     }
-    let scan: { events: StoredEvent[]; scannedTo?: Position; more: boolean };
+    let scan: ScanAllResult;
     if (filter?.eventTypes || filter?.streamPrefixes) {
       scan = await this.scanAll({ after, limit, filter });
     } else {

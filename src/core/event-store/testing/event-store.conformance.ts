@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
+  EventFilter,
   EventStore,
   ExpectedRevision,
+  Position,
+  ScanAllOptions,
+  ScanAllResult,
   StoredEvent,
   WrongExpectedRevisionError,
   comparePositions,
@@ -383,6 +387,134 @@ export function describeEventStoreConformance(
         );
         expect(head).toBeDefined();
         await expect(store.ping()).resolves.toBeUndefined();
+      });
+    });
+
+    describe('scanAll', () => {
+      /** Every adapter here offers it: the subscriber loop relies on it to skip unmatched events. */
+      function scan(options: ScanAllOptions): Promise<ScanAllResult> {
+        expect(store.scanAll).toBeDefined();
+        return store.scanAll!(options);
+      }
+
+      /**
+       * Scans from `after` in steps of `limit` until the scan has passed `until`, checking
+       * each step's events lie after where it started and up to where it says it stopped.
+       */
+      async function scanPast(
+        after: Position | undefined,
+        until: Position,
+        limit: number,
+        filter?: EventFilter,
+      ): Promise<{ events: StoredEvent[]; scannedTo: Position | undefined; steps: number }> {
+        const events: StoredEvent[] = [];
+        let steps = 0;
+        while (after === undefined || comparePositions(after, until) < 0) {
+          if (++steps > 10_000) throw new Error('scanAll never got past the position asked for');
+          const step = await scan({ after, limit, filter });
+          if (step.events.length) expect(step.scannedTo).toBeDefined();
+          for (const e of step.events) {
+            if (after) expect(comparePositions(e.position, after)).toBeGreaterThan(0);
+            expect(comparePositions(e.position, step.scannedTo!)).toBeLessThanOrEqual(0);
+          }
+          if (step.scannedTo && after) expect(comparePositions(step.scannedTo, after)).toBeGreaterThan(0);
+          events.push(...step.events);
+          if (!step.scannedTo) await delay(20);
+          after = step.scannedTo ?? after;
+        }
+        return { events, scannedTo: after, steps };
+      }
+
+      it('returns the matches and a scannedTo past the events the filter rejects', async () => {
+        const prefix = uniq();
+        const head = await store.headPosition();
+        await store.append(
+          `${prefix}-other`,
+          range(5).map(() => event('Other')),
+        );
+        await store.append(`${prefix}-wanted`, [event('Wanted')]);
+        await store.append(
+          `${prefix}-other`,
+          range(3).map(() => event('Other')),
+        );
+        const all = await readAllSettled(`${prefix}-`, 9);
+        expect(all.map((e) => e.type)).toEqual([
+          ...range(5).map(() => 'Other'),
+          'Wanted',
+          'Other',
+          'Other',
+          'Other',
+        ]);
+
+        const filter = { streamPrefixes: [`${prefix}-`], eventTypes: ['Wanted'] };
+        const scanned = await scanPast(head, all[8].position, 1000, filter);
+        expect(scanned.events).toEqual([all[5]]);
+        // Looked past the trailing unmatched events, so a reader continues after them.
+        expect(comparePositions(scanned.scannedTo!, all[8].position)).toBeGreaterThanOrEqual(0);
+
+        // Nothing matches after the wanted event: the scan still moves past the others.
+        const rest = await scanPast(all[5].position, all[8].position, 1000, filter);
+        expect(rest.events).toEqual([]);
+        expect(comparePositions(rest.scannedTo!, all[8].position)).toBeGreaterThanOrEqual(0);
+      });
+
+      it('says `more` when it stopped at the limit and not when it reached the end', async () => {
+        const prefix = uniq();
+        // One write: its events are contiguous in the global order on every store.
+        await store.append(
+          `${prefix}-s`,
+          range(6).map((i) => event('Step', { i })),
+        );
+        const all = await readAllSettled(`${prefix}-`, 6);
+        const filter = { streamPrefixes: [`${prefix}-`] };
+
+        expect(await scan({ after: all[0].position, limit: 3 })).toEqual({
+          events: all.slice(1, 4),
+          scannedTo: all[3].position,
+          more: true,
+        });
+        expect(await scan({ after: all[0].position, limit: 3, filter })).toEqual({
+          events: all.slice(1, 4),
+          scannedTo: all[3].position,
+          more: true,
+        });
+        expect(
+          await scan({ after: all[3].position, limit: 2, filter: { ...filter, eventTypes: ['None'] } }),
+        ).toEqual({
+          events: [],
+          scannedTo: all[5].position,
+          more: true,
+        });
+
+        // At the end: no `more`; once nothing at all lies after, no scannedTo either
+        // (other writers, such as EventStoreDB's own bookkeeping, may add events meanwhile).
+        let after = all[5].position;
+        let last: ScanAllResult | undefined;
+        for (let i = 0; i < 200; i++) {
+          last = await scan({ after, limit: 1000, filter });
+          expect(last.events).toEqual([]);
+          expect(last.more).toBe(false);
+          if (!last.scannedTo) break;
+          after = last.scannedTo;
+        }
+        expect(last).toEqual({ events: [], more: false });
+        expect(last!.scannedTo).toBeUndefined();
+      });
+
+      it('continued from scannedTo, yields only later events: none twice, none missed', async () => {
+        const prefix = uniq();
+        const head = await store.headPosition();
+        for (let i = 0; i < 10; i++)
+          await store.append(`${prefix}-s-${i % 3}`, [event(i % 3 === 0 ? 'A' : 'B', { i })]);
+        const all = await readAllSettled(`${prefix}-`, 10);
+        const end = all[9].position;
+
+        const matching = await scanPast(head, end, 3, { streamPrefixes: [`${prefix}-`], eventTypes: ['A'] });
+        expect(matching.events).toEqual(all.filter((e) => e.type === 'A'));
+        expect(matching.steps).toBeGreaterThanOrEqual(4);
+        const every = await scanPast(head, end, 2, { streamPrefixes: [`${prefix}-`] });
+        expect(every.events).toEqual(all);
+        expect(every.steps).toBeGreaterThanOrEqual(5);
       });
     });
 
