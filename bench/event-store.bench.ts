@@ -10,9 +10,7 @@
  *   installed), each parsing the rows into event objects.
  * Writes bench-results/event-store-<timestamp>.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import { Connection, Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { createTestDatabase } from '../test/support/database';
@@ -23,6 +21,7 @@ import {
   StoredEvent,
 } from '../src/core/event-store/event-store.port';
 import { PostgresEventStore } from '../src/core/event-store/postgres/postgres-event-store';
+import { printTable, writeResults } from './report';
 
 const APPEND_SECONDS = Number(process.env.BENCH_APPEND_SECONDS ?? 2.4);
 const BATCH = 1000;
@@ -350,7 +349,7 @@ async function catchUpCases(pool: Pool, store: PostgresEventStore): Promise<Case
   ];
 }
 
-function printTable(results: CaseResult[]): void {
+function printResults(results: CaseResult[]): void {
   const fmt = (n: number | null, digits = 2) => (n === null || Number.isNaN(n) ? '-' : n.toFixed(digits));
   const rows = results.map((r) => [
     r.case,
@@ -360,12 +359,7 @@ function printTable(results: CaseResult[]): void {
     r.ratio === null ? '(baseline)' : `${fmt(r.ratio)}x`,
   ]);
   const header = ['case', 'events/s', 'p50 ms', 'p99 ms', 'vs baseline'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) console.log(line(r));
+  printTable(header, rows);
 }
 
 export async function run(): Promise<void> {
@@ -394,7 +388,7 @@ export async function run(): Promise<void> {
       ...(await appendCases(pool, store, Date.now().toString(36))),
       ...(await catchUpCases(pool, store)),
     ];
-    printTable(results);
+    printResults(results);
 
     const eightByOne = results.find(
       (r) => r.case.startsWith('append 8 writers x 1 event/') && r.ratio !== null,
@@ -406,25 +400,12 @@ export async function run(): Promise<void> {
     };
     console.log(`targets: ${JSON.stringify(targets)}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-    const dir = join(__dirname, '..', 'bench-results');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `event-store-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify(
-        {
-          bench: 'event-store',
-          at: new Date().toISOString(),
-          environment,
-          appendSeconds: APPEND_SECONDS,
-          results,
-          targets,
-        },
-        null,
-        2,
-      ),
-    );
-    console.log(`wrote ${file}`);
+    writeResults('event-store', {
+      environment,
+      appendSeconds: APPEND_SECONDS,
+      results,
+      targets,
+    });
   } finally {
     await store.close();
     await pool.end();

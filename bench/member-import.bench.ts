@@ -18,9 +18,7 @@
  * ratio of median times (lower is better).
  * Writes bench-results/member-import-<timestamp>.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { createHttpApp } from '../src/bootstrap';
 import { loadConfig } from '../src/core/config/config';
@@ -32,6 +30,7 @@ import type { ImportResult } from '../src/modules/identity/commands/import-membe
 import { MemberWriter } from '../src/modules/identity/commands/member-writer.service';
 import { createTestDatabase } from '../test/support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
+import { printTable, writeResults } from './report';
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -64,7 +63,7 @@ function median(values: number[]): number {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
-function printTable(results: ModeResult[]): void {
+function printResults(results: ModeResult[]): void {
   const rows = results.map((r) => [
     r.mode,
     String(r.rows),
@@ -85,12 +84,7 @@ function printTable(results: ModeResult[]): void {
     'imported',
     'time vs baseline',
   ];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) console.log(line(r));
+  printTable(header, rows);
 }
 
 export async function run(): Promise<void> {
@@ -214,30 +208,17 @@ export async function run(): Promise<void> {
     };
     const baseline = summarise('one-by-one');
     const results = [baseline, summarise('batched', baseline)];
-    printTable(results);
+    printResults(results);
     console.log(`${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-    const dir = join(__dirname, '..', 'bench-results');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `member-import-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify(
-        {
-          bench: 'member-import',
-          at: new Date().toISOString(),
-          environment,
-          rows: ROWS,
-          rounds: ROUNDS,
-          warmupRows: WARMUP_ROWS,
-          results,
-          roundsDetail: rounds,
-        },
-        null,
-        2,
-      ),
-    );
-    console.log(`wrote ${file}`);
+    writeResults('member-import', {
+      environment,
+      rows: ROWS,
+      rounds: ROUNDS,
+      warmupRows: WARMUP_ROWS,
+      results,
+      roundsDetail: rounds,
+    });
   } finally {
     await app.close();
     await clearRedisPrefix(redisPrefix);
