@@ -23,12 +23,6 @@ import { PreconditionFailedError, ValidationError } from './domain-errors';
 
 const RESOURCE_VERSION = Symbol('resourceVersion');
 
-/** A row's version and the revision of its own stream that it reflects. */
-export interface RowVersion {
-  version: number;
-  streamRevision: bigint;
-}
-
 /** Marks a response body with its version; the ETag interceptor turns it into the header (never JSON). */
 export function withVersion<T extends object>(body: T, version: number): T {
   Object.defineProperty(body, RESOURCE_VERSION, { value: version, enumerable: false });
@@ -83,19 +77,6 @@ export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext):
   parseIfMatch(ctx.switchToHttp().getRequest<FastifyRequest>().headers['if-match']),
 );
 
-/**
- * Checks If-Match against the row as it stands and returns the stream revision the write
- * must append at (undefined: no precondition, append at whatever is current).
- */
-export function expectedRevisionFor(ifMatch: number[] | undefined, current: RowVersion): bigint | undefined {
-  if (ifMatch === undefined) return undefined;
-  if (!ifMatch.includes(current.version))
-    throw new PreconditionFailedError(
-      `If-Match: the resource has changed since that version (it is now at ${etagOf(current.version)}); reload it and try again`,
-    );
-  return current.streamRevision;
-}
-
 /** OpenAPI for a write that honours If-Match. */
 export const ConditionalWrite = (): MethodDecorator =>
   applyDecorators(
@@ -108,21 +89,32 @@ export const ConditionalWrite = (): MethodDecorator =>
   );
 
 /**
- * The version of a read-model row for an If-Match check: `table` has `version` and
- * `stream_revision` columns; workspace-scoped rows are looked up within their workspace.
+ * The stream revision a write with this If-Match must append at: undefined without the
+ * header (or with `*`), 412 when the read-model row is no longer at a listed version,
+ * `notFound` when there is no row. `table` has `version` and `stream_revision` columns;
+ * workspace-scoped rows are looked up within their workspace.
  */
-export async function readRowVersion(
+export async function pinnedRevision(
   db: { query(sql: string, params: unknown[]): Promise<unknown> },
-  table: 'workspaces' | 'members' | 'member_roles',
-  id: string | number,
-  workspaceId?: string,
-): Promise<RowVersion | undefined> {
-  const scoped = workspaceId !== undefined;
+  ifMatch: number[] | undefined,
+  row: {
+    table: 'workspaces' | 'members' | 'member_roles';
+    id: string | number;
+    workspaceId?: string;
+    notFound: () => Error;
+  },
+): Promise<bigint | undefined> {
+  if (ifMatch === undefined) return undefined;
+  const scoped = row.workspaceId !== undefined;
   const rows = (await db.query(
-    `SELECT version, stream_revision::text AS stream_revision FROM ${table} WHERE id = $1${scoped ? ' AND workspace_id = $2' : ''}`,
-    scoped ? [id, workspaceId] : [id],
+    `SELECT version, stream_revision::text AS stream_revision FROM ${row.table} WHERE id = $1${scoped ? ' AND workspace_id = $2' : ''}`,
+    scoped ? [row.id, row.workspaceId] : [row.id],
   )) as { version: number; stream_revision: string }[];
-  return rows.length
-    ? { version: rows[0].version, streamRevision: BigInt(rows[0].stream_revision) }
-    : undefined;
+  if (!rows.length) throw row.notFound();
+  const { version, stream_revision } = rows[0];
+  if (!ifMatch.includes(version))
+    throw new PreconditionFailedError(
+      `If-Match: the resource has changed since that version (it is now at ${etagOf(version)}); reload it and try again`,
+    );
+  return BigInt(stream_revision);
 }

@@ -7,12 +7,7 @@ import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { toPageRequest } from '../../../core/http/pagination';
-import {
-  ConditionalWrite,
-  expectedRevisionFor,
-  IfMatch,
-  readRowVersion,
-} from '../../../core/http/preconditions';
+import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { ImportMembersCommand, ImportResult } from '../commands/import-members.command';
 import {
@@ -57,9 +52,12 @@ export class MembersController {
     if (ifMatch === undefined) return undefined;
     await this.queries.execute(new GetMemberQuery(workspaceId, memberId, visibilityOf(p)));
     requireScopeOrSelf(p, scope, memberId);
-    const row = await readRowVersion(this.db, 'members', memberId, workspaceId);
-    if (!row) throw new NotFoundError('Member not found');
-    return expectedRevisionFor(ifMatch, row);
+    return pinnedRevision(this.db, ifMatch, {
+      table: 'members',
+      id: memberId,
+      workspaceId,
+      notFound: () => new NotFoundError('Member not found'),
+    });
   }
 
   @Get()

@@ -8,12 +8,7 @@ import type { Principal } from '../../../core/auth/principal';
 import { grants, isValidScope } from '../../../core/auth/scopes';
 import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
-import {
-  ConditionalWrite,
-  expectedRevisionFor,
-  IfMatch,
-  readRowVersion,
-} from '../../../core/http/preconditions';
+import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { CreateMemberRoleCommand } from '../commands/create-member-role.command';
 import { DeleteMemberRoleCommand } from '../commands/delete-member-role.command';
@@ -71,10 +66,12 @@ export class MemberRolesController {
     roleId: number,
     ifMatch: number[] | undefined,
   ): Promise<bigint | undefined> {
-    if (!ifMatch) return undefined;
-    const row = await readRowVersion(this.db, 'member_roles', roleId, workspaceId);
-    if (!row) throw new NotFoundError('Role not found');
-    return expectedRevisionFor(ifMatch, row);
+    return pinnedRevision(this.db, ifMatch, {
+      table: 'member_roles',
+      id: roleId,
+      workspaceId,
+      notFound: () => new NotFoundError('Role not found'),
+    });
   }
 
   @Get()

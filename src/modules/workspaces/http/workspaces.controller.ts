@@ -6,12 +6,7 @@ import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
-import {
-  ConditionalWrite,
-  expectedRevisionFor,
-  IfMatch,
-  readRowVersion,
-} from '../../../core/http/preconditions';
+import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { DefaultRoleCheck } from '../../roles/commands/default-role-check';
@@ -64,9 +59,11 @@ export class WorkspacesController {
     const bad = validateFeatures(body.settings?.features);
     if (bad) throw new ValidationError(bad);
     const workspaceId = wid.toLowerCase();
-    const row = ifMatch && (await readRowVersion(this.db, 'workspaces', workspaceId));
-    if (ifMatch && !row) throw new NotFoundError('Workspace not found');
-    const expectedRevision = row ? expectedRevisionFor(ifMatch, row) : undefined;
+    const expectedRevision = await pinnedRevision(this.db, ifMatch, {
+      table: 'workspaces',
+      id: workspaceId,
+      notFound: () => new NotFoundError('Workspace not found'),
+    });
     const defaultRoleId = body.settings?.defaultMemberRoleId;
     if (typeof defaultRoleId === 'number')
       await this.defaultRoles.assertEligible(workspaceId, defaultRoleId, 'settings.defaultMemberRoleId');
