@@ -6,6 +6,7 @@ import { ResourceVersions1764000005000 } from './core/database/migrations/176400
 import { ApiKeyUsage1764000004100 } from './modules/api-keys/api-keys.migration';
 import { AuditLog1764000003000 } from './modules/audit/audit.migration';
 import { Identity1764000002000 } from './modules/identity/identity.migration';
+import { IdentityExpiry1764000002600 } from './modules/identity/expiry.migration';
 import { IdentityMembers1764000002500 } from './modules/identity/members.migration';
 import { MemberRoleAccess1764000004000 } from './modules/roles/roles.migration';
 import { Workspaces1764000001000 } from './modules/workspaces/workspaces.migration';
@@ -18,6 +19,7 @@ export const MIGRATIONS: MigrationClass[] = [
   Workspaces1764000001000,
   Identity1764000002000,
   IdentityMembers1764000002500,
+  IdentityExpiry1764000002600,
   AuditLog1764000003000,
   MemberRoleAccess1764000004000,
   ApiKeyUsage1764000004100,

@@ -1,7 +1,6 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { Pool } from 'pg';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
@@ -162,7 +161,7 @@ describe('process lifecycle (e2e)', () => {
       // The write lands before the read-your-writes wait: once its event is in the store,
       // the request is in flight. An answer before that (a failed PUT) ends the wait too;
       // the checks below report it.
-      const pool = new Pool({ connectionString: db.url, max: 1 });
+      const pool = db.pool({ max: 1 });
       try {
         const deadline = Date.now() + 30_000;
         for (;;) {

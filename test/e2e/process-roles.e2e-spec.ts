@@ -38,7 +38,7 @@ describe('api and worker processes (e2e)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    pool = new Pool({ connectionString: db.url, max: 2 });
+    pool = db.pool({ max: 2 });
     store = await createEventStore(loadConfig({ DATABASE_URL: db.url }));
     redis = new Redis(TEST_REDIS_URL);
     queue = new Queue(SPINE_TEST_QUEUE, { connection: bullConnection(TEST_REDIS_URL), prefix });
@@ -82,7 +82,6 @@ describe('api and worker processes (e2e)', () => {
     await queue?.close();
     redis?.disconnect();
     await store?.close();
-    await pool?.end();
     await clearRedisPrefix(prefix);
     await db?.drop();
   });

@@ -38,7 +38,7 @@ describe('crashes and takeovers (e2e)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    pool = new Pool({ connectionString: db.url, max: 2 });
+    pool = db.pool({ max: 2 });
     store = await createEventStore(loadConfig({ DATABASE_URL: db.url }));
     redis = new Redis(TEST_REDIS_URL);
     env = {
@@ -57,7 +57,6 @@ describe('crashes and takeovers (e2e)', () => {
     await killAll();
     redis?.disconnect();
     await store?.close();
-    await pool?.end();
     await clearRedisPrefix(prefix);
     await db?.drop();
   });

@@ -19,6 +19,11 @@ export const SPINE_TEST_EVENT = 'SpineTestEvent';
 export const SPINE_TEST_QUEUE = 'spine-test';
 export const SPINE_TEST_PROJECTION = 'spine-test-counts';
 export const SPINE_TEST_REACTOR = 'spine-test-jobs';
+/** Projections recording the position of every event they apply, one per apply path. */
+export const SPINE_TEST_APPLIED = {
+  one: { name: 'spine-test-applied-one', table: 'spine_test_applied_one' },
+  batch: { name: 'spine-test-applied-batch', table: 'spine_test_applied_batch' },
+} as const;
 
 /** Redis lists the processor writes "<jobId> <pid>" to: when a job starts, and when it completes. */
 export const spineTestKeys = (redisPrefix: string) => ({
@@ -46,6 +51,16 @@ class SpineTestTables implements OnModuleInit {
           pid integer NOT NULL
         )`);
       await em.query('CREATE INDEX IF NOT EXISTS spine_test_counts_by_pid ON spine_test_counts (pid)');
+      for (const { table } of Object.values(SPINE_TEST_APPLIED)) {
+        await em.query(`
+          CREATE TABLE IF NOT EXISTS ${table} (
+            event_id uuid PRIMARY KEY,
+            seq integer NOT NULL,
+            position_commit numeric NOT NULL,
+            position_prepare numeric NOT NULL,
+            applied integer NOT NULL
+          )`);
+      }
     });
   }
 }
@@ -68,6 +83,53 @@ export class SpineTestCountsProjection implements ProjectionHandler {
     if (process.env.SPINE_TEST_CRASH_AT_SEQ && Number(process.env.SPINE_TEST_CRASH_AT_SEQ) === seq) {
       process.kill(process.pid, 'SIGKILL');
     }
+  }
+}
+
+const APPLY = (table: string) =>
+  `INSERT INTO ${table} (event_id, seq, position_commit, position_prepare, applied)
+   SELECT e.*, 1 FROM unnest($1::uuid[], $2::int[], $3::numeric[], $4::numeric[]) AS e
+   ON CONFLICT (event_id) DO UPDATE SET applied = ${table}.applied + 1`;
+
+function applyRows(table: string, events: readonly StoredEvent[], em: EntityManager): Promise<unknown> {
+  return em.query(APPLY(table), [
+    events.map((e) => e.id),
+    events.map((e) => (e.data as { seq: number }).seq),
+    events.map((e) => e.position.commit.toString()),
+    events.map((e) => e.position.prepare.toString()),
+  ]);
+}
+
+/**
+ * Record each event's position and how often it was applied, so a spec can compare the
+ * read model with the checkpoint in one snapshot. This one through `handle`...
+ */
+@Injectable()
+@Projection({
+  name: SPINE_TEST_APPLIED.one.name,
+  eventTypes: [SPINE_TEST_EVENT],
+  tables: [SPINE_TEST_APPLIED.one.table],
+})
+export class SpineTestAppliedOneProjection implements ProjectionHandler {
+  async handle(event: StoredEvent, em: EntityManager): Promise<void> {
+    await applyRows(SPINE_TEST_APPLIED.one.table, [event], em);
+  }
+}
+
+/** ...and this one through `handleBatch`. */
+@Injectable()
+@Projection({
+  name: SPINE_TEST_APPLIED.batch.name,
+  eventTypes: [SPINE_TEST_EVENT],
+  tables: [SPINE_TEST_APPLIED.batch.table],
+})
+export class SpineTestAppliedBatchProjection implements ProjectionHandler {
+  async handle(event: StoredEvent, em: EntityManager): Promise<void> {
+    await applyRows(SPINE_TEST_APPLIED.batch.table, [event], em);
+  }
+
+  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    await applyRows(SPINE_TEST_APPLIED.batch.table, events, em);
   }
 }
 
@@ -110,7 +172,15 @@ export class SpineTestProcessor extends WorkerHost {
 @Module(
   withQueues(
     { queues: [SPINE_TEST_QUEUE], processors: [SpineTestProcessor] },
-    { providers: [SpineTestTables, SpineTestCountsProjection, SpineTestJobsReactor] },
+    {
+      providers: [
+        SpineTestTables,
+        SpineTestCountsProjection,
+        SpineTestAppliedOneProjection,
+        SpineTestAppliedBatchProjection,
+        SpineTestJobsReactor,
+      ],
+    },
   ),
 )
 export class SpineTestModule {}

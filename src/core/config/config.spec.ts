@@ -14,6 +14,15 @@ describe('loadConfig', () => {
       readYourWritesTimeoutMs: 5000,
       rateLimitPerMinute: 100,
       rateLimitConcurrency: 10,
+      memberTokenTtlDays: 30,
+      invitationTtlDays: 14,
+    });
+  });
+
+  it('takes lifetimes in days, fractions included (tests use a few seconds)', () => {
+    expect(loadConfig({ INVITATION_TTL_DAYS: '7', MEMBER_TOKEN_TTL_DAYS: '0.5' })).toMatchObject({
+      invitationTtlDays: 7,
+      memberTokenTtlDays: 0.5,
     });
   });
 
@@ -27,6 +36,14 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', /^LOG_LEVEL:/],
     ['PUBLIC_BASE_URL', '::', /^PUBLIC_BASE_URL:/],
     ['TRUST_PROXY', 'everyone', /^TRUST_PROXY: expected false, true, a hop count/],
+    ['INVITATION_TTL_DAYS', '0', /^INVITATION_TTL_DAYS: expected a number of days above 0/],
+    ['INVITATION_TTL_DAYS', '-1', /^INVITATION_TTL_DAYS: expected a number of days/],
+    ['MEMBER_TOKEN_TTL_DAYS', '1e3', /^MEMBER_TOKEN_TTL_DAYS: expected a number of days/],
+    [
+      'MEMBER_TOKEN_TTL_DAYS',
+      '4000',
+      /^MEMBER_TOKEN_TTL_DAYS: expected a number of days above 0 and at most 3650/,
+    ],
   ])('refuses %s=%s with one line naming the variable', (name, value, message) => {
     let err: unknown;
     try {

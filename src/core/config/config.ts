@@ -27,7 +27,9 @@ export interface AppConfig {
   rateLimitConcurrency: number;
   /** Redis of the rate limiter when not REDIS_URL (unset: REDIS_URL). */
   rateLimitRedisUrl: string | undefined;
+  /** Lifetimes in days; fractions allowed (tests use seconds' worth). */
   memberTokenTtlDays: number;
+  invitationTtlDays: number;
   shutdownTimeoutMs: number;
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string;
@@ -67,6 +69,17 @@ function integer(min: number, max: number) {
     const n = Number(raw.trim());
     if (n < min || n > max)
       throw new ConfigError(name, `expected an integer from ${min} to ${max}, got "${raw}"`);
+    return n;
+  };
+}
+
+/** A positive number of days, fractions allowed ("0.5" is twelve hours). */
+function days(max: number) {
+  return (raw: string, name: string): number => {
+    const v = raw.trim();
+    const n = Number(v);
+    if (!/^\d+(\.\d+)?$/.test(v) || n <= 0 || n > max)
+      throw new ConfigError(name, `expected a number of days above 0 and at most ${max}, got "${raw}"`);
     return n;
   };
 }
@@ -198,8 +211,14 @@ export const CONFIG_VARIABLES = {
   memberTokenTtlDays: {
     name: 'MEMBER_TOKEN_TTL_DAYS',
     default: '30',
-    describe: 'lifetime of signup member tokens',
-    parse: integer(1, 3650),
+    describe: 'lifetime of signup member tokens, in days (fractions allowed)',
+    parse: days(3650),
+  },
+  invitationTtlDays: {
+    name: 'INVITATION_TTL_DAYS',
+    default: '14',
+    describe: 'lifetime of invitations, in days (fractions allowed); a worker records each lapse',
+    parse: days(3650),
   },
   trustProxy: {
     name: 'TRUST_PROXY',

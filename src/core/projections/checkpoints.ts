@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Position } from '../event-store/event-store.port';
+import { beforeCheckpointWrite } from './subscriber-loop';
 
 export type SubscriberKind = 'projection' | 'reactor' | 'rebuild';
 
@@ -32,6 +33,7 @@ export async function writeCheckpoint(
   position: Position,
   handled: number,
 ): Promise<void> {
+  beforeCheckpointWrite(name);
   await db.query(
     `INSERT INTO subscriber_checkpoints (name, kind, position_commit, position_prepare, events_handled, updated_at)
      VALUES ($1, $2, $3, $4, $5, now())

@@ -142,6 +142,28 @@ export class SubscriberLoop {
   }
 }
 
+const checkpointWrites = new Map<string, number>();
+
+/**
+ * Test-only fault injection, for the crash specs' child processes. With NODE_ENV=test and
+ * SPINE_TEST_EXIT_BEFORE_CHECKPOINT="<subscriber>@<n>[,...]", the process SIGKILLs itself
+ * as it is about to write that subscriber's n-th checkpoint, i.e. after the batch's
+ * read-model writes. writeCheckpoint() calls it, so it marks the window between the
+ * two wherever a checkpoint is written: in one transaction with the read model nothing
+ * survives the kill; in a transaction of its own the read model would run ahead.
+ */
+export function beforeCheckpointWrite(subscriber: string): void {
+  const plan = process.env.SPINE_TEST_EXIT_BEFORE_CHECKPOINT;
+  if (!plan || process.env.NODE_ENV !== 'test') return;
+  const count = (checkpointWrites.get(subscriber) ?? 0) + 1;
+  checkpointWrites.set(subscriber, count);
+  const doomed = plan.split(',').some((entry) => {
+    const at = entry.lastIndexOf('@');
+    return entry.slice(0, at) === subscriber && Number(entry.slice(at + 1)) === count;
+  });
+  if (doomed) process.kill(process.pid, 'SIGKILL');
+}
+
 /** The later of two positions; an absent one is before every event. */
 function later(a: Position | undefined, b: Position): Position {
   return a && comparePositions(a, b) > 0 ? a : b;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MEMBERSHIP_RESOLVER } from '../../core/auth/principal';
+import { withQueues } from '../../core/queues/queues.module';
 import { IdentityMembershipResolver } from './auth/identity-resolvers';
 import { MemberTokenCredentialResolver } from './auth/member-token.resolver';
 import { BootstrapService } from './bootstrap/bootstrap.service';
@@ -32,39 +33,50 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
+import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
+import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
 
-/** Accounts, members (signup, CRUD, import), member tokens and invitations. */
-@Module({
-  controllers: [SignupController, MembersController, MeController, InvitationsController],
-  providers: [
-    MembersProjection,
-    MemberTokensProjection,
-    InvitationsProjection,
-    BootstrapService,
-    MemberTokenCredentialResolver,
-    { provide: MEMBERSHIP_RESOLVER, useClass: IdentityMembershipResolver },
-    ClaimService,
-    RoleLookup,
-    MemberWriter,
-    AccountService,
-    MemberTokenService,
-    CreateSignupHandler,
-    UpdateMemberHandler,
-    ArchiveMemberHandler,
-    RevokeMemberTokensHandler,
-    ImportMembersHandler,
-    CreateInvitationHandler,
-    RevokeInvitationHandler,
-    AcceptInvitationHandler,
-    UpdateMeHandler,
-    RevokeOwnMemberTokenHandler,
-    ListMembersHandler,
-    GetMemberHandler,
-    GetMeHandler,
-    ListInvitationsHandler,
-    GetInvitationHandler,
-    ListMyInvitationsHandler,
-  ],
-  exports: [MEMBERSHIP_RESOLVER, BootstrapService],
-})
+/**
+ * Accounts, members (signup, CRUD, import), member tokens and invitations. Lapsed
+ * invitations and tokens are recorded by a reactor and a queue worker.
+ */
+@Module(
+  withQueues(
+    { queues: [EXPIRY_QUEUE], processors: [ExpiryProcessor] },
+    {
+      controllers: [SignupController, MembersController, MeController, InvitationsController],
+      providers: [
+        MembersProjection,
+        MemberTokensProjection,
+        InvitationsProjection,
+        ExpireWhenLapsedReactor,
+        BootstrapService,
+        MemberTokenCredentialResolver,
+        { provide: MEMBERSHIP_RESOLVER, useClass: IdentityMembershipResolver },
+        ClaimService,
+        RoleLookup,
+        MemberWriter,
+        AccountService,
+        MemberTokenService,
+        CreateSignupHandler,
+        UpdateMemberHandler,
+        ArchiveMemberHandler,
+        RevokeMemberTokensHandler,
+        ImportMembersHandler,
+        CreateInvitationHandler,
+        RevokeInvitationHandler,
+        AcceptInvitationHandler,
+        UpdateMeHandler,
+        RevokeOwnMemberTokenHandler,
+        ListMembersHandler,
+        GetMemberHandler,
+        GetMeHandler,
+        ListInvitationsHandler,
+        GetInvitationHandler,
+        ListMyInvitationsHandler,
+      ],
+      exports: [MEMBERSHIP_RESOLVER, BootstrapService],
+    },
+  ),
+)
 export class IdentityModule {}

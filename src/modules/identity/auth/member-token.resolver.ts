@@ -13,6 +13,7 @@ interface TokenRow {
   created_at: Date;
   expires_at: Date;
   revoked_at: Date | null;
+  expired_at: Date | null;
   tokens_revoked_before: Date | null;
   status: string | null;
 }
@@ -32,14 +33,15 @@ export class MemberTokenCredentialResolver implements CredentialResolver {
     const prefix = memberTokenPrefixOf(token);
     if (!prefix) return undefined;
     const rows = (await this.db.query(
-      `SELECT t.id, t.secret_hash, t.workspace_id, t.member_id, t.account_uuid, t.created_at, t.expires_at, t.revoked_at,
+      `SELECT t.id, t.secret_hash, t.workspace_id, t.member_id, t.account_uuid, t.created_at, t.expires_at, t.revoked_at, t.expired_at,
               m.tokens_revoked_before, m.status
          FROM member_tokens t LEFT JOIN members m ON m.id = t.member_id
         WHERE t.prefix = $1`,
       [prefix],
     )) as TokenRow[];
     const t = rows[0];
-    if (!t || t.revoked_at || t.expires_at.getTime() <= Date.now() || t.status !== 'active') return undefined;
+    if (!t || t.revoked_at || t.expired_at || t.expires_at.getTime() <= Date.now() || t.status !== 'active')
+      return undefined;
     if (t.tokens_revoked_before && t.created_at.getTime() <= t.tokens_revoked_before.getTime())
       return undefined;
     if (!memberTokenMatches(token, t.secret_hash)) return undefined;

@@ -1,4 +1,6 @@
+import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { v7 as uuidv7 } from 'uuid';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { normalizeEmail } from '../domain/contact';
@@ -28,6 +30,7 @@ export class CreateInvitationHandler implements ICommandHandler<CreateInvitation
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly roles: RoleLookup,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async execute({ workspaceId, input, caller }: CreateInvitationCommand): Promise<string> {
@@ -53,6 +56,7 @@ export class CreateInvitationHandler implements ICommandHandler<CreateInvitation
         role,
         assigner: 'operator',
         invitedByMemberId: caller.memberId ?? null,
+        ttlDays: this.config.invitationTtlDays,
         now: new Date().toISOString(),
       },
     });

@@ -32,6 +32,7 @@ const create = (r: RoleFacts) => ({
   role: r,
   assigner: 'operator' as const,
   invitedByMemberId: 1,
+  ttlDays: 14,
   now: t0,
 });
 const created: InvitationEvent = {
@@ -45,6 +46,11 @@ const created: InvitationEvent = {
     createdAt: t0,
     expiresAt: '2026-12-05T10:00:00.000Z',
   },
+};
+
+const expired: InvitationEvent = {
+  type: 'InvitationExpired',
+  data: { invitationId: id, workspaceId: wid, expiredAt: '2026-12-05T10:00:00.000Z' },
 };
 
 describe('invitation decider', () => {
@@ -123,5 +129,58 @@ describe('invitation decider', () => {
       .given([created])
       .when({ ...accept, now: '2026-12-06T00:00:00.000Z' })
       .thenThrows(ConflictError, /expired/);
+    spec
+      .given([created, expired])
+      .when(accept)
+      .thenThrows(ConflictError, /expired/);
+  });
+
+  it('takes its lifetime from the command, fractions of a day included', () => {
+    spec
+      .given([])
+      .when({ ...create(role('user')), ttlDays: 0.5 })
+      .then([{ ...created, data: { ...created.data, expiresAt: '2026-11-21T22:00:00.000Z' } }]);
+  });
+
+  describe('expiry (the worker, when expiresAt has come)', () => {
+    const expire = (now: string) => ({ type: 'ExpireInvitation' as const, invitationId: id, now });
+    const lapse = '2026-12-05T10:00:00.000Z';
+
+    it('records the lapse of a pending invitation at or after its expiry', () => {
+      spec
+        .given([created])
+        .when(expire(lapse))
+        .then([
+          { type: 'InvitationExpired', data: { invitationId: id, workspaceId: wid, expiredAt: lapse } },
+        ]);
+    });
+
+    it('records nothing for an invitation already accepted, revoked or expired (a job run twice appends once)', () => {
+      const accepted: InvitationEvent = {
+        type: 'InvitationAccepted',
+        data: { invitationId: id, workspaceId: wid, memberId: 3, accountUuid: acc, acceptedAt: t0 },
+      };
+      const revoked: InvitationEvent = {
+        type: 'InvitationRevoked',
+        data: { invitationId: id, workspaceId: wid, revokedAt: t0 },
+      };
+      for (const after of [accepted, revoked, expired])
+        spec.given([created, after]).when(expire(lapse)).then([]);
+    });
+
+    it('refuses to run early, so the job is retried rather than the lapse lost', () => {
+      spec
+        .given([created])
+        .when(expire('2026-12-05T09:59:59.999Z'))
+        .thenThrows(ConflictError, /not expired yet/);
+      spec.given([]).when(expire(lapse)).thenThrows(NotFoundError);
+    });
+
+    it('an expired invitation needs no revoking', () => {
+      spec
+        .given([created, expired])
+        .when({ type: 'RevokeInvitation', invitationId: id, workspaceId: wid, now: lapse })
+        .then([]);
+    });
   });
 });

@@ -3,8 +3,6 @@ import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import type { InvitationEvent, InvitationStatus } from './member.events';
 import { Assigner, checkRoleAssignment, RoleFacts } from './role-rules';
 
-export const INVITATION_TTL_DAYS = 14;
-
 export interface InvitationState {
   exists: boolean;
   workspaceId: string | null;
@@ -23,9 +21,13 @@ export type InvitationCommand =
       role: RoleFacts;
       assigner: Assigner;
       invitedByMemberId: number | null;
+      /** Lifetime (INVITATION_TTL_DAYS; fractions of a day allowed). */
+      ttlDays: number;
       now: string;
     }
   | { type: 'RevokeInvitation'; invitationId: string; workspaceId: string; now: string }
+  /** Sent by the expiry worker when the invitation's expiresAt has come. */
+  | { type: 'ExpireInvitation'; invitationId: string; now: string }
   | {
       type: 'AcceptInvitation';
       invitationId: string;
@@ -69,6 +71,8 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
         return { ...state, status: 'revoked' };
       case 'InvitationAccepted':
         return { ...state, status: 'accepted' };
+      case 'InvitationExpired':
+        return { ...state, status: 'expired' };
     }
   },
 
@@ -77,7 +81,9 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
       case 'CreateInvitation': {
         if (state.exists) throw new ConflictError('Invitation already exists');
         checkRoleAssignment('person', command.role, command.workspaceId, command.assigner);
-        const expiresAt = new Date(Date.parse(command.now) + INVITATION_TTL_DAYS * 86_400_000).toISOString();
+        const expiresAt = new Date(
+          Date.parse(command.now) + Math.round(command.ttlDays * 86_400_000),
+        ).toISOString();
         return [
           {
             type: 'InvitationCreated',
@@ -95,7 +101,8 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
       }
       case 'RevokeInvitation':
         inWorkspace(state, command.workspaceId);
-        if (state.status === 'revoked') return [];
+        // Revoked or lapsed: it can no longer be accepted, which is all a revocation asks.
+        if (state.status === 'revoked' || state.status === 'expired') return [];
         if (state.status === 'accepted')
           throw new ConflictError('Invitation was already accepted; archive the member instead');
         return [
@@ -114,7 +121,8 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
           throw new NotFoundError('Invitation not found');
         if (state.status === 'accepted') throw new ConflictError('Invitation was already accepted');
         if (state.status === 'revoked') throw new ConflictError('Invitation was revoked');
-        if (Date.parse(state.expiresAt!) <= Date.parse(command.now))
+        // By its timestamp, whether or not the expiry worker has recorded the lapse yet.
+        if (state.status === 'expired' || Date.parse(state.expiresAt!) <= Date.parse(command.now))
           throw new ConflictError('Invitation has expired');
         return [
           {
@@ -125,6 +133,24 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
               memberId: command.memberId,
               accountUuid: command.accountUuid,
               acceptedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'ExpireInvitation': {
+        if (!state.exists) throw new NotFoundError('Invitation not found');
+        // Accepted, revoked or already expired: nothing left to expire (a replayed job lands here).
+        if (state.status !== 'pending') return [];
+        // Too early (a clock ahead of ours): failing makes the job retry later, never lose the lapse.
+        if (Date.parse(state.expiresAt!) > Date.parse(command.now))
+          throw new ConflictError('Invitation has not expired yet');
+        return [
+          {
+            type: 'InvitationExpired',
+            data: {
+              invitationId: command.invitationId,
+              workspaceId: state.workspaceId!,
+              expiredAt: command.now,
             },
           },
         ];

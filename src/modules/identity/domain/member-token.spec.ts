@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../../core/http/domain-errors';
+import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
 import {
   memberTokenDecider,
@@ -63,5 +63,39 @@ describe('member tokens', () => {
     spec.given([issued]).when({ type: 'RevokeMemberToken', tokenId, now: t0 }).then([revoked]);
     spec.given([issued, revoked]).when({ type: 'RevokeMemberToken', tokenId, now: t0 }).then([]);
     spec.given([]).when({ type: 'RevokeMemberToken', tokenId, now: t0 }).thenThrows(NotFoundError);
+  });
+
+  describe('expiry (the worker, when expiresAt has come)', () => {
+    const lapse = '2026-12-21T10:00:00.000Z';
+    const expire = (now: string) => ({ type: 'ExpireMemberToken' as const, tokenId, now });
+    const expired: MemberTokenEvent = {
+      type: 'MemberTokenExpired',
+      data: { tokenId, workspaceId: wid, memberId: 7, expiredAt: lapse },
+    };
+    const revoked: MemberTokenEvent = {
+      type: 'MemberTokenRevoked',
+      data: { tokenId, workspaceId: wid, memberId: 7, revokedAt: t0 },
+    };
+
+    it('records the lapse of a live token at or after its expiry', () => {
+      spec.given([issued]).when(expire(lapse)).then([expired]);
+    });
+
+    it('records nothing for a token already revoked or expired (a job run twice appends once)', () => {
+      spec.given([issued, revoked]).when(expire(lapse)).then([]);
+      spec.given([issued, expired]).when(expire(lapse)).then([]);
+    });
+
+    it('refuses to run early, so the job is retried rather than the lapse lost', () => {
+      spec
+        .given([issued])
+        .when(expire('2026-12-21T09:59:59.999Z'))
+        .thenThrows(ConflictError, /not expired yet/);
+      spec.given([]).when(expire(lapse)).thenThrows(NotFoundError);
+    });
+
+    it('an expired token needs no revoking', () => {
+      spec.given([issued, expired]).when({ type: 'RevokeMemberToken', tokenId, now: lapse }).then([]);
+    });
   });
 });

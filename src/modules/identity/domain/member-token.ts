@@ -36,6 +36,8 @@ export interface MemberTokenState {
   workspaceId: string | null;
   memberId: number | null;
   revoked: boolean;
+  expiresAt: string | null;
+  expired: boolean;
 }
 
 export type MemberTokenCommand =
@@ -50,10 +52,19 @@ export type MemberTokenCommand =
       ttlDays: number;
       now: string;
     }
-  | { type: 'RevokeMemberToken'; tokenId: string; now: string };
+  | { type: 'RevokeMemberToken'; tokenId: string; now: string }
+  /** Sent by the expiry worker when the token's expiresAt has come. */
+  | { type: 'ExpireMemberToken'; tokenId: string; now: string };
 
 export const memberTokenDecider: Decider<MemberTokenState, MemberTokenCommand, MemberTokenEvent> = {
-  initialState: () => ({ exists: false, workspaceId: null, memberId: null, revoked: false }),
+  initialState: () => ({
+    exists: false,
+    workspaceId: null,
+    memberId: null,
+    revoked: false,
+    expiresAt: null,
+    expired: false,
+  }),
 
   evolve(state, event) {
     switch (event.type) {
@@ -63,9 +74,13 @@ export const memberTokenDecider: Decider<MemberTokenState, MemberTokenCommand, M
           workspaceId: event.data.workspaceId,
           memberId: event.data.memberId,
           revoked: false,
+          expiresAt: event.data.expiresAt,
+          expired: false,
         };
       case 'MemberTokenRevoked':
         return { ...state, revoked: true };
+      case 'MemberTokenExpired':
+        return { ...state, expired: true };
     }
   },
 
@@ -74,12 +89,13 @@ export const memberTokenDecider: Decider<MemberTokenState, MemberTokenCommand, M
       case 'IssueMemberToken': {
         if (state.exists) throw new ConflictError('Token id already used');
         const { type: _type, ttlDays, now, ...rest } = command;
-        const expiresAt = new Date(Date.parse(now) + ttlDays * 86_400_000).toISOString();
+        const expiresAt = new Date(Date.parse(now) + Math.round(ttlDays * 86_400_000)).toISOString();
         return [{ type: 'MemberTokenIssued', data: { ...rest, issuedAt: now, expiresAt } }];
       }
       case 'RevokeMemberToken':
         if (!state.exists) throw new NotFoundError('Token not found');
-        if (state.revoked) return [];
+        // Revoked or lapsed: it already authenticates nothing.
+        if (state.revoked || state.expired) return [];
         return [
           {
             type: 'MemberTokenRevoked',
@@ -88,6 +104,24 @@ export const memberTokenDecider: Decider<MemberTokenState, MemberTokenCommand, M
               workspaceId: state.workspaceId!,
               memberId: state.memberId!,
               revokedAt: command.now,
+            },
+          },
+        ];
+      case 'ExpireMemberToken':
+        if (!state.exists) throw new NotFoundError('Token not found');
+        // Revoked or already expired: nothing to record (a replayed job lands here).
+        if (state.revoked || state.expired) return [];
+        // Too early (a clock ahead of ours): failing makes the job retry later, never lose the lapse.
+        if (Date.parse(state.expiresAt!) > Date.parse(command.now))
+          throw new ConflictError('Token has not expired yet');
+        return [
+          {
+            type: 'MemberTokenExpired',
+            data: {
+              tokenId: command.tokenId,
+              workspaceId: state.workspaceId!,
+              memberId: state.memberId!,
+              expiredAt: command.now,
             },
           },
         ];

@@ -113,7 +113,17 @@ export interface MemberTokenRevoked {
   data: { tokenId: string; workspaceId: string; memberId: number; revokedAt: string };
 }
 
-export type MemberTokenEvent = MemberTokenIssued | MemberTokenRevoked;
+/**
+ * Appended by the expiry worker once the token's expiresAt has passed. The token is
+ * refused from that instant anyway (by its expiresAt); the event records the lapse for
+ * auditors and read models.
+ */
+export interface MemberTokenExpired {
+  type: 'MemberTokenExpired';
+  data: { tokenId: string; workspaceId: string; memberId: number; expiredAt: string };
+}
+
+export type MemberTokenEvent = MemberTokenIssued | MemberTokenRevoked | MemberTokenExpired;
 
 export type UniqueMemberField = 'email' | 'phone' | 'externalId';
 
@@ -134,7 +144,7 @@ export interface MemberValueReleased {
 
 export type ClaimEvent = MemberValueClaimed | MemberValueReleased;
 
-export type InvitationStatus = 'pending' | 'accepted' | 'revoked';
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
 export interface InvitationCreated {
   type: 'InvitationCreated';
@@ -165,7 +175,13 @@ export interface InvitationAccepted {
   };
 }
 
-export type InvitationEvent = InvitationCreated | InvitationRevoked | InvitationAccepted;
+/** Appended by the expiry worker once a pending invitation's expiresAt has passed. */
+export interface InvitationExpired {
+  type: 'InvitationExpired';
+  data: { invitationId: string; workspaceId: string; expiredAt: string };
+}
+
+export type InvitationEvent = InvitationCreated | InvitationRevoked | InvitationAccepted | InvitationExpired;
 
 export const memberTokenStream = (id: string): string => `membertoken-${id}`;
 export const invitationStream = (id: string): string => `invitation-${id}`;

@@ -9,7 +9,13 @@ import type { InvitationEvent } from '../domain/member.events';
 @Injectable()
 @Projection({
   name: 'invitations',
-  eventTypes: ['InvitationCreated', 'InvitationRevoked', 'InvitationAccepted', 'MemberRolesMerged'],
+  eventTypes: [
+    'InvitationCreated',
+    'InvitationRevoked',
+    'InvitationAccepted',
+    'InvitationExpired',
+    'MemberRolesMerged',
+  ],
   tables: ['invitations'],
 })
 export class InvitationsProjection implements ProjectionHandler {
@@ -47,6 +53,12 @@ export class InvitationsProjection implements ProjectionHandler {
         );
         return;
       }
+      case 'InvitationExpired':
+        await em.query(
+          `UPDATE invitations SET status = 'expired', expired_at = $2, updated_at = $2 WHERE id = $1 AND status = 'pending'`,
+          [event.data.invitationId, event.data.expiredAt],
+        );
+        return;
       case 'MemberRolesMerged': {
         const d = event.data;
         if (!d.invitationIds.length) return;

@@ -7,7 +7,7 @@ import type { MemberTokenEvent } from '../domain/member.events';
 @Injectable()
 @Projection({
   name: 'member-tokens',
-  eventTypes: ['MemberTokenIssued', 'MemberTokenRevoked'],
+  eventTypes: ['MemberTokenIssued', 'MemberTokenRevoked', 'MemberTokenExpired'],
   tables: ['member_tokens'],
 })
 export class MemberTokensProjection implements ProjectionHandler {
@@ -36,6 +36,12 @@ export class MemberTokensProjection implements ProjectionHandler {
         await em.query(`UPDATE member_tokens SET revoked_at = $2 WHERE id = $1`, [
           event.data.tokenId,
           event.data.revokedAt,
+        ]);
+        return;
+      case 'MemberTokenExpired':
+        await em.query(`UPDATE member_tokens SET expired_at = $2 WHERE id = $1`, [
+          event.data.tokenId,
+          event.data.expiredAt,
         ]);
         return;
     }

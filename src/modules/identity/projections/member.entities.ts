@@ -13,6 +13,8 @@ export class MemberTokenEntity {
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
   @Column('timestamptz', { name: 'expires_at' }) expiresAt: Date;
   @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt: Date | null;
+  /** When the expiry worker recorded the lapse; the token is refused from expiresAt on regardless. */
+  @Column('timestamptz', { name: 'expired_at', nullable: true }) expiredAt: Date | null;
 }
 
 @Entity({ name: 'invitations' })
@@ -29,5 +31,7 @@ export class InvitationEntity {
   @Column('timestamptz', { name: 'expires_at' }) expiresAt: Date;
   @Column('timestamptz', { name: 'accepted_at', nullable: true }) acceptedAt: Date | null;
   @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt: Date | null;
+  /** When the expiry worker recorded the lapse (status 'expired'). */
+  @Column('timestamptz', { name: 'expired_at', nullable: true }) expiredAt: Date | null;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
 }

@@ -29,8 +29,9 @@ export class ListInvitationsHandler implements IQueryHandler<ListInvitationsQuer
       .getRepository(InvitationEntity)
       .createQueryBuilder('i')
       .where('i.workspace_id = :workspaceId', { workspaceId });
-    // "expired" is derived: pending past its expiry.
-    if (status === 'expired') qb.andWhere(`i.status = 'pending' AND i.expires_at <= now()`);
+    // "expired": recorded by the expiry worker, or pending past its expiry and not recorded yet.
+    if (status === 'expired')
+      qb.andWhere(`(i.status = 'expired' OR (i.status = 'pending' AND i.expires_at <= now()))`);
     else if (status === 'pending') qb.andWhere(`i.status = 'pending' AND i.expires_at > now()`);
     else if (status !== 'all') qb.andWhere('i.status = :status', { status });
     applyListFilters(qb, page, { search: ['i.email'], time: 'i.created_at' });
