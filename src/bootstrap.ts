@@ -5,6 +5,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { AppModule } from './app.module';
 import { AppConfig } from './core/config/config';
 import { HttpExceptionFilter } from './core/http/http-exception.filter';
+import { registerInputGuard } from './core/http/input-guard';
 import { setupOpenApi } from './core/http/openapi';
 import { registerRequestHooks, requestIdFor } from './core/http/request-context';
 import { createValidationPipe } from './core/http/validation';
@@ -35,6 +36,7 @@ export async function createHttpApp(
     },
   );
   registerRequestHooks(app.getHttpAdapter().getInstance(), logger);
+  registerInputGuard(app.getHttpAdapter().getInstance());
   app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'admin/{*path}', method: RequestMethod.ALL }] });
   app.useGlobalFilters(new HttpExceptionFilter(logger));
   app.useGlobalPipes(createValidationPipe());

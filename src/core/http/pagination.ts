@@ -16,6 +16,11 @@ import type { WhereExpressionBuilder } from 'typeorm';
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
 export const MAX_SEARCH_LENGTH = 200;
+/**
+ * The last page a list serves: page × pageSize must stay a safe integer and within SQL's
+ * bigint OFFSET (`?page=99999999999999999999` used to reach PostgreSQL as "5e+21", a 500).
+ */
+export const MAX_PAGE = 1_000_000_000;
 
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
@@ -93,11 +98,12 @@ function NotAfter(other: string): PropertyDecorator {
  * `startTime` (inclusive) / `endTime` (exclusive) window on its timestamp.
  */
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE, default: 1 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(MAX_PAGE)
   page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })

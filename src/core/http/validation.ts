@@ -1,4 +1,11 @@
-import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
+
+/**
+ * The largest id a client may send for an integer (PostgreSQL `integer`) column. Beyond it a
+ * body or query value is 400 naming the field; a path id beyond it is 404, like any other id
+ * that names nothing (see caller.ts and member-roles.controller.ts).
+ */
+export const MAX_ID = 2_147_483_647;
 
 function describe(errors: ValidationError[], parent = ''): string[] {
   const out: string[] = [];
@@ -18,12 +25,84 @@ function describe(errors: ValidationError[], parent = ''): string[] {
   return out;
 }
 
+// Where @nestjs/swagger keeps what @ApiProperty declared (names listed as ":name").
+const API_MODEL_PROPERTIES = 'swagger/apiModelProperties';
+const API_MODEL_PROPERTIES_ARRAY = 'swagger/apiModelPropertiesArray';
+
+interface DocumentedProperty {
+  nullable?: boolean;
+  isArray?: boolean;
+  type?: unknown;
+}
+
+function documentedProperties(cls: unknown): Map<string, DocumentedProperty> {
+  const out = new Map<string, DocumentedProperty>();
+  const proto = typeof cls === 'function' ? (cls as { prototype?: object }).prototype : undefined;
+  if (!proto) return out;
+  const names = (Reflect.getMetadata(API_MODEL_PROPERTIES_ARRAY, proto) as string[] | undefined) ?? [];
+  for (const entry of names) {
+    const name = entry.replace(/^:/, '');
+    out.set(name, (Reflect.getMetadata(API_MODEL_PROPERTIES, proto, name) as DocumentedProperty) ?? {});
+  }
+  return out;
+}
+
+/**
+ * What class-validator lets through although the DTO's own documentation says otherwise:
+ * `@IsOptional()` accepts null for every field, and `@ValidateNested()` accepts an array
+ * where one object is declared. Both reached handlers as values they never expected (500s).
+ * So null is accepted only where the OpenAPI document says `nullable`, and a nested DTO
+ * must be an object unless it is documented as an array.
+ */
+function shapeProblem(
+  cls: unknown,
+  value: Record<string, unknown>,
+  parent: string,
+  depth: number,
+): string | null {
+  if (depth > 16) return null;
+  for (const [name, meta] of documentedProperties(cls)) {
+    if (!Object.prototype.hasOwnProperty.call(value, name)) continue;
+    const v = value[name];
+    const path = parent ? `${parent}.${name}` : name;
+    if (v === null) {
+      if (!meta.nullable) return `${path}: must not be null`;
+      continue;
+    }
+    if (!documentedProperties(meta.type).size) continue;
+    const items = meta.isArray ? (Array.isArray(v) ? v : []) : [v];
+    if (!meta.isArray && Array.isArray(v)) return `${path}: must be an object`;
+    for (let i = 0; i < items.length; i++) {
+      const item: unknown = items[i];
+      if (typeof item !== 'object' || item === null) continue; // class-validator names it
+      const problem = shapeProblem(
+        meta.type,
+        item as Record<string, unknown>,
+        meta.isArray ? `${path}.${i}` : path,
+        depth + 1,
+      );
+      if (problem) return problem;
+    }
+  }
+  return null;
+}
+
+class DocumentedValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && metadata.metatype && typeof value === 'object' && value !== null) {
+      const problem = shapeProblem(metadata.metatype as Type, value as Record<string, unknown>, '', 0);
+      if (problem) throw new BadRequestException({ detail: problem });
+    }
+    return super.transform(value, metadata);
+  }
+}
+
 /**
  * Whitelisting with unknown fields refused; the detail names every failing field,
  * e.g. "name: must be a string; colour: unknown field".
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new DocumentedValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,

@@ -1,5 +1,6 @@
 import { grants, isValidScope } from '../../../core/auth/scopes';
 import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
+import { MAX_ID } from '../../../core/http/validation';
 import {
   normalizeEmail,
   normalizeExternalId,
@@ -40,8 +41,8 @@ export function normaliseChanges(input: MemberChangesInput, prefix = ''): Member
   if (name !== undefined) out.name = name;
   if (externalId !== undefined) out.externalId = externalId;
   if (input.memberRoleId !== undefined) {
-    if (!Number.isInteger(input.memberRoleId) || input.memberRoleId < 1)
-      throw new ValidationError(`${f('memberRoleId')}: must be a positive integer`);
+    if (!Number.isInteger(input.memberRoleId) || input.memberRoleId < 1 || input.memberRoleId > MAX_ID)
+      throw new ValidationError(`${f('memberRoleId')}: must be an integer from 1 to ${MAX_ID}`);
     out.memberRoleId = input.memberRoleId;
   }
   for (const flag of ['notifySms', 'notifyEmail', 'notifyVoice'] as const) {

@@ -1,4 +1,5 @@
 import { PaginatedResponse } from '../../../core/http/pagination';
+import { MAX_ID } from '../../../core/http/validation';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -9,6 +10,7 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
   MinLength,
@@ -32,6 +34,7 @@ export class SiteAudienceDto implements SiteAudience {
   @ArrayMaxSize(MAX_GRANTS)
   @IsInt({ each: true })
   @Min(1, { each: true })
+  @Max(MAX_ID, { each: true })
   siteIds: number[];
 }
 
@@ -39,6 +42,7 @@ export class ResourceGrantDto {
   @ApiProperty({ description: 'file or folder id' })
   @IsInt()
   @Min(1)
+  @Max(MAX_ID)
   id: number;
 
   @ApiProperty({ enum: ACCESS_LEVELS })
@@ -135,6 +139,7 @@ export class MergeMemberRolesDto {
   @ApiProperty({ description: 'the built-in role the duplicate is merged into' })
   @IsInt()
   @Min(1)
+  @Max(MAX_ID)
   targetRoleId: number;
 
   @ApiPropertyOptional({

@@ -1,4 +1,5 @@
 import { PaginatedResponse } from '../../../core/http/pagination';
+import { MAX_ID } from '../../../core/http/validation';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -6,6 +7,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
   MinLength,
@@ -21,6 +23,7 @@ export class WorkspaceSettingsDto {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(MAX_ID)
   defaultMemberRoleId?: number | null;
 
   @ApiPropertyOptional({ example: 'Europe/Paris' })

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsString, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { PageQueryDto, PaginatedResponse } from '../../../../core/http/pagination';
+import { MAX_ID } from '../../../../core/http/validation';
 import type { InvitationEntity } from '../../projections/member.entities';
 
 export const INVITATION_STATUS_FILTERS = ['pending', 'accepted', 'revoked', 'expired', 'all'] as const;
@@ -14,6 +15,7 @@ export class CreateInvitationDto {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(MAX_ID)
   memberRoleId?: number;
 }
 

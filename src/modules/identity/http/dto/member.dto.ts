@@ -9,10 +9,12 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
 } from 'class-validator';
 import { PageQueryDto, PaginatedResponse } from '../../../../core/http/pagination';
+import { MAX_ID } from '../../../../core/http/validation';
 import { MAX_IMPORT_ROWS } from '../../commands/import-members.command';
 import type { MemberSnapshot } from '../../domain/member.events';
 
@@ -87,6 +89,7 @@ export class ListMembersQueryDto extends PageQueryDto {
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(MAX_ID)
   roleId?: number;
 
   @ApiPropertyOptional({ description: 'another name for roleId; giving both with different values is 400' })
@@ -94,6 +97,7 @@ export class ListMembersQueryDto extends PageQueryDto {
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(MAX_ID)
   memberRoleId?: number;
 
   @ApiPropertyOptional({ enum: MEMBER_STATUS_FILTERS, default: 'active' })
@@ -118,6 +122,7 @@ export class UpdateMemberDto {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(MAX_ID)
   memberRoleId?: number;
   @ApiPropertyOptional({ nullable: true, description: 'needs members:write, also on your own record' })
   @IsOptional()

@@ -1,0 +1,87 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** How deeply a JSON body may nest objects and arrays (the top-level value is level 1). */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * A lone UTF-16 surrogate: JSON.parse accepts `"\ud800"`, but JSON.stringify writes it back
+ * as that escape, which PostgreSQL's jsonb refuses (a 500 at append time).
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why `s` cannot be stored, or null. PostgreSQL text and jsonb hold neither NUL nor half a surrogate pair. */
+function stringProblem(s: string): string | null {
+  if (s.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(s)) return 'must not contain unpaired UTF-16 surrogates';
+  return null;
+}
+
+/**
+ * A record of parsed input: JSON objects, and the query and params objects Fastify builds
+ * (whose prototype is a bare `Object.create(null)`), but not Buffers, streams or class instances.
+ */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as object | null;
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+function join(path: string, key: string | number): string {
+  return path ? `${path}.${key}` : String(key);
+}
+
+/**
+ * The first problem in a parsed value, as `"<field path>: <reason>"` (the path in the
+ * validation pipe's dotted form, e.g. `contacts.3.email`), or null. Walks iteratively with an
+ * explicit depth, so a hostile nesting cannot overflow the stack here either.
+ */
+export function findInputProblem(root: unknown, label: (path: string) => string): string | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: '', depth: 1 }];
+  while (stack.length) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      const problem = stringProblem(value);
+      if (problem) return `${label(path)}: ${problem}`;
+      continue;
+    }
+    const isArray = Array.isArray(value);
+    if (!isArray && !isPlainObject(value)) continue;
+    if (depth > MAX_BODY_DEPTH)
+      return `${label('')}: nested deeper than ${MAX_BODY_DEPTH} levels of objects and arrays`;
+    if (isArray) {
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push({ value: value[i], path: join(path, i), depth: depth + 1 });
+      continue;
+    }
+    const entries = Object.entries(value as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i];
+      const keyProblem = stringProblem(key);
+      if (keyProblem) return `${label(path)}: field names ${keyProblem}`;
+      stack.push({ value: child, path: join(path, key), depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+/** The first problem in a request's path parameters, query and body, or null. */
+export function requestInputProblem(req: Pick<FastifyRequest, 'params' | 'query' | 'body'>): string | null {
+  return (
+    findInputProblem(req.params, (p) => (p ? `path parameter ${p}` : 'path parameters')) ??
+    findInputProblem(req.query, (p) => (p ? `query ${p}` : 'query')) ??
+    findInputProblem(req.body, (p) => p || 'body')
+  );
+}
+
+/**
+ * Every route, present and future, passes here after its body is parsed and before the
+ * validation pipe and the handler see it: NUL characters and unpaired surrogates (which
+ * PostgreSQL cannot store, so they used to surface as 500s) and bodies nested deeper than
+ * MAX_BODY_DEPTH (which overflowed class-transformer's recursion) are 400 naming the field.
+ */
+export function registerInputGuard(fastify: FastifyInstance): void {
+  fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
+    const problem = requestInputProblem(req);
+    if (problem) return reply.code(400).send({ detail: problem });
+  });
+}
