@@ -23,6 +23,8 @@ export interface AppConfig {
   /** How long a command's response waits for its projections (read-your-writes). */
   readYourWritesTimeoutMs: number;
   operatorToken: string | undefined;
+  /** Failed operator logins on /admin/queues per client address per minute; then 429. */
+  operatorLoginAttemptsPerMinute: number;
   rateLimitPerMinute: number;
   rateLimitConcurrency: number;
   /** Redis of the rate limiter when not REDIS_URL (unset: REDIS_URL). */
@@ -176,6 +178,12 @@ export const CONFIG_VARIABLES = {
     default: '',
     describe: 'bearer token for /admin/queues; unset disables the board',
     parse: optionalText,
+  },
+  operatorLoginAttemptsPerMinute: {
+    name: 'OPERATOR_LOGIN_ATTEMPTS_PER_MINUTE',
+    default: '10',
+    describe: 'failed operator logins on /admin/queues per client address per minute, then 429',
+    parse: integer(1, 10_000),
   },
   rateLimitPerMinute: {
     name: 'RATE_LIMIT_PER_MINUTE',
