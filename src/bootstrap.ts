@@ -5,6 +5,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { AppModule } from './app.module';
 import { AppConfig } from './core/config/config';
 import { registerBodyParsers } from './core/http/body-parsing';
+import { corsDelegate } from './core/http/cors';
 import { registerEarlyAuth } from './core/http/early-auth';
 import { HttpExceptionFilter } from './core/http/http-exception.filter';
 import { registerMethodNotAllowed } from './core/http/method-not-allowed';
@@ -45,6 +46,8 @@ export async function createHttpApp(
       bodyParser: false,
     },
   );
+  // No origins configured: no CORS plugin, so no CORS header on any response.
+  if (config.corsOrigins.length) app.enableCors({ delegator: corsDelegate(config.corsOrigins) });
   const fastify = app.getHttpAdapter().getInstance();
   // Hooks run in this order: request id first, so every answer below carries it.
   registerRequestHooks(fastify, logger);

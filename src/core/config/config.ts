@@ -31,6 +31,8 @@ export interface AppConfig {
   rateLimitRedisUrl: string | undefined;
   memberTokenTtlDays: number;
   shutdownTimeoutMs: number;
+  /** Browser origins allowed to call the API (CORS); empty: no CORS headers at all. */
+  corsOrigins: string[];
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string;
   /** Projection batch size when catching up. */
@@ -113,6 +115,29 @@ function trustProxy(raw: string, name: string): boolean | number | string {
   throw new ConfigError(name, `expected false, true, a hop count or comma-separated addresses, got "${raw}"`);
 }
 const optionalText = (raw: string): string | undefined => (raw === '' ? undefined : raw);
+
+/** Exact origins only (scheme://host[:port]): a wildcard would hand every site the API's answers. */
+function origins(raw: string, name: string): string[] {
+  const list = raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        name,
+        `expected comma-separated exact origins such as https://app.example.com (scheme, host and port only, no wildcard, path or trailing slash), got "${origin}"`,
+      );
+    }
+  }
+  return list;
+}
 
 /** Every variable the service reads; the README's configuration table mirrors this list. */
 export const CONFIG_VARIABLES = {
@@ -215,6 +240,12 @@ export const CONFIG_VARIABLES = {
     describe:
       'which proxies X-Forwarded-For is believed from: false, true, a hop count, or comma-separated addresses/CIDRs',
     parse: trustProxy,
+  },
+  corsOrigins: {
+    name: 'CORS_ORIGINS',
+    default: '',
+    describe: 'comma-separated browser origins allowed by CORS; unset: no CORS headers',
+    parse: origins,
   },
   shutdownTimeoutMs: {
     name: 'SHUTDOWN_TIMEOUT_MS',
