@@ -5,7 +5,7 @@ import { UnsupportedMediaTypeError, ValidationError } from './domain-errors';
  * Cheap pre-check before walking a parsed body: only text that could spell one of the
  * poisoning keys (directly or through \u escapes) is walked at all.
  */
-const SUSPECT = /__proto__|constructor|\\u/i;
+const SUSPECT = /__proto__|constructor|\\u/;
 
 /**
  * The path of the first key that could poison prototypes where a body is merged into
