@@ -18,8 +18,12 @@ export function registerMethodNotAllowed(fastify: FastifyInstance): void {
     const path = req.url.split('?')[0];
     const allowed = [...methods].filter((method) => {
       if (method === req.method) return false;
-      const found = fastify.findRoute({ method, url: path });
-      return !!found && !('*' in (found.params as Record<string, string>));
+      try {
+        const found = fastify.findRoute({ method, url: path });
+        return !!found && !('*' in (found.params as Record<string, string>));
+      } catch {
+        return false; // a path the router cannot decode matches nothing: the 404 stands
+      }
     });
     if (!allowed.length) return done();
     const allow = allowed.sort().join(', ');
