@@ -1,5 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import { markRouteAuth } from '../http/route-auth';
 
 export const PUBLIC_ROUTE = 'auth:public';
 export const REQUIRED_SCOPE = 'auth:scope';
@@ -7,18 +8,24 @@ export const SELF_POLICY = 'auth:self';
 export const OPERATOR_ROUTE = 'auth:operator';
 
 /** The route needs no credential (registry, health, OAuth endpoints). */
-export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(PUBLIC_ROUTE, true);
+export const Public = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(PUBLIC_ROUTE, true), markRouteAuth('public'));
 
 /**
  * The route needs this scope (`<namespace>:<level>`) in the workspace it names.
  * Every route declares either this or @Public(); a test walks the routes to check.
  */
 export const RequireScope = (scope: string): MethodDecorator & ClassDecorator =>
-  applyDecorators(SetMetadata(REQUIRED_SCOPE, scope), ApiBearerAuth(), ApiSecurity('bearer'));
+  applyDecorators(
+    SetMetadata(REQUIRED_SCOPE, scope),
+    markRouteAuth('credential'),
+    ApiBearerAuth(),
+    ApiSecurity('bearer'),
+  );
 
 /**
  * The route acts on the caller's own resources (e.g. GET /me): any authenticated
  * principal may call it; the handler restricts to self.
  */
 export const SelfAccess = (): MethodDecorator & ClassDecorator =>
-  applyDecorators(SetMetadata(SELF_POLICY, true), ApiBearerAuth());
+  applyDecorators(SetMetadata(SELF_POLICY, true), markRouteAuth('credential'), ApiBearerAuth());

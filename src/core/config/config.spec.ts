@@ -73,6 +73,24 @@ describe('loadConfig', () => {
     ).toBe('eventstoredb');
   });
 
+  it('reads CORS_ORIGINS as exact origins, none by default, and refuses wildcards and paths', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(
+      loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).corsOrigins,
+    ).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    for (const bad of [
+      '*',
+      'https://app.example.com/',
+      'https://app.example.com/path',
+      'ftp://x.example',
+      'app',
+    ]) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(
+        /^CORS_ORIGINS: expected comma-separated exact origins/,
+      );
+    }
+  });
+
   it('documents every variable with a description', () => {
     for (const spec of Object.values(CONFIG_VARIABLES)) expect(spec.describe.length).toBeGreaterThan(3);
   });

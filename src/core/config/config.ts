@@ -23,6 +23,8 @@ export interface AppConfig {
   /** How long a command's response waits for its projections (read-your-writes). */
   readYourWritesTimeoutMs: number;
   operatorToken: string | undefined;
+  /** Failed operator logins on /admin/queues per client address per minute; then 429. */
+  operatorLoginAttemptsPerMinute: number;
   rateLimitPerMinute: number;
   rateLimitConcurrency: number;
   /** Redis of the rate limiter when not REDIS_URL (unset: REDIS_URL). */
@@ -31,6 +33,8 @@ export interface AppConfig {
   memberTokenTtlDays: number;
   invitationTtlDays: number;
   shutdownTimeoutMs: number;
+  /** Browser origins allowed to call the API (CORS); empty: no CORS headers at all. */
+  corsOrigins: string[];
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string;
   /** Projection batch size when catching up. */
@@ -125,6 +129,29 @@ function trustProxy(raw: string, name: string): boolean | number | string {
 }
 const optionalText = (raw: string): string | undefined => (raw === '' ? undefined : raw);
 
+/** Exact origins only (scheme://host[:port]): a wildcard would hand every site the API's answers. */
+function origins(raw: string, name: string): string[] {
+  const list = raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        name,
+        `expected comma-separated exact origins such as https://app.example.com (scheme, host and port only, no wildcard, path or trailing slash), got "${origin}"`,
+      );
+    }
+  }
+  return list;
+}
+
 /** Every variable the service reads; the README's configuration table mirrors this list. */
 export const CONFIG_VARIABLES = {
   port: { name: 'PORT', default: '3000', describe: 'HTTP port', parse: integer(0, 65535) },
@@ -190,6 +217,12 @@ export const CONFIG_VARIABLES = {
     describe: 'bearer token for /admin/queues; unset disables the board',
     parse: optionalText,
   },
+  operatorLoginAttemptsPerMinute: {
+    name: 'OPERATOR_LOGIN_ATTEMPTS_PER_MINUTE',
+    default: '10',
+    describe: 'failed operator logins on /admin/queues per client address per minute, then 429',
+    parse: integer(1, 10_000),
+  },
   rateLimitPerMinute: {
     name: 'RATE_LIMIT_PER_MINUTE',
     default: '100',
@@ -226,6 +259,12 @@ export const CONFIG_VARIABLES = {
     describe:
       'which proxies X-Forwarded-For is believed from: false, true, a hop count, or comma-separated addresses/CIDRs',
     parse: trustProxy,
+  },
+  corsOrigins: {
+    name: 'CORS_ORIGINS',
+    default: '',
+    describe: 'comma-separated browser origins allowed by CORS; unset: no CORS headers',
+    parse: origins,
   },
   shutdownTimeoutMs: {
     name: 'SHUTDOWN_TIMEOUT_MS',

@@ -38,3 +38,7 @@ export class TooManyRequestsError extends DomainError {
     super(message);
   }
 }
+/** A body in a format the route does not read (only JSON is read). */
+export class UnsupportedMediaTypeError extends DomainError {
+  readonly status = 415;
+}

@@ -1,4 +1,4 @@
-import { DynamicModule, Inject, Injectable, Module, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, Module, OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -8,9 +8,13 @@ import { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { JsonLogger } from '../logging/json-logger';
+import { addressSubject, RateLimiter } from '../rate-limit/rate-limiter';
 
 /** Outside /api/v2: bootstrap.ts excludes `admin/{*path}` from the global prefix. */
 export const BOARD_PATH = '/admin/queues';
+/** The rate limiter's bucket of failed operator logins, counted per client address. */
+const LOGIN_BUCKET = 'operator-login';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
@@ -44,7 +48,10 @@ export function presentedToken(header: string | undefined): string | undefined {
  * the application. The board's routes live in their own encapsulated Fastify scope
  * whose onRequest hook checks the operator token: Nest guards and middleware do not
  * cover routes added as a Fastify plugin, and a scope hook covers every route of the
- * board by construction, however its path was spelled.
+ * board by construction, however its path was spelled. Presented tokens are counted
+ * per client address (OPERATOR_LOGIN_ATTEMPTS_PER_MINUTE, wrong ones only), so the
+ * token cannot be guessed by brute force; an address over the limit gets 429 whatever
+ * it sends, or its 401s and 200s would still tell a wrong guess from a right one.
  */
 @Injectable()
 class QueueBoard implements OnModuleInit {
@@ -54,6 +61,8 @@ class QueueBoard implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly discovery: DiscoveryService,
     adapterHost: HttpAdapterHost,
+    private readonly logger: JsonLogger,
+    @Optional() private readonly rateLimiter?: RateLimiter,
   ) {
     // Absent in application contexts (the CLI): they serve no HTTP.
     const fastify = adapterHost.httpAdapter?.getInstance?.() as FastifyInstance | undefined;
@@ -80,8 +89,39 @@ class QueueBoard implements OnModuleInit {
   }
 
   private async guard(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    if (tokenMatches(presentedToken(req.headers.authorization), this.config.operatorToken!)) return undefined;
-    reply
+    // The root's request-id hook is added after this scope was loaded (bootstrap.ts), so it is set here.
+    void reply.header('X-Request-Id', req.id);
+    const presented = presentedToken(req.headers.authorization);
+    // No token at all is a browser's first request before it asks for one: nothing to count.
+    if (presented === undefined) return this.challenge(reply);
+    const limit = this.config.operatorLoginAttemptsPerMinute;
+    const attempt = await this.rateLimiter?.reserve(LOGIN_BUCKET, addressSubject(req), limit);
+    if (attempt && !attempt.admitted) {
+      this.logger.event('warn', {
+        msg: 'operator login refused: too many failures',
+        ip: req.ip,
+        requestId: req.id,
+      });
+      void reply
+        .code(429)
+        .header('retry-after', String(attempt.retryAfterSeconds))
+        .header('cache-control', 'no-store')
+        .send({
+          detail: `Too many failed operator logins from this address: at most ${limit} a minute; retry in ${attempt.retryAfterSeconds} s`,
+        });
+      return reply;
+    }
+    if (tokenMatches(presented, this.config.operatorToken!)) {
+      attempt?.refund();
+      return undefined;
+    }
+    // Never the token: the address and the request id are enough to follow an attack.
+    this.logger.event('warn', { msg: 'operator login failed', ip: req.ip, requestId: req.id });
+    return this.challenge(reply);
+  }
+
+  private challenge(reply: FastifyReply): FastifyReply {
+    void reply
       .code(401)
       .header('www-authenticate', ['Bearer realm="queues"', 'Basic realm="queues", charset="UTF-8"'])
       .header('cache-control', 'no-store')

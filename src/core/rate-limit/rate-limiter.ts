@@ -30,6 +30,15 @@ type AdmitResult = [
   nowMs: number,
   reason: 'ok' | 'rate' | 'concurrency',
 ];
+/** One counted attempt of a bucket of its own (see RateLimiter.reserve). */
+export interface Reservation {
+  admitted: boolean;
+  /** When refused: seconds until the oldest attempt leaves the window. */
+  retryAfterSeconds: number;
+  /** Takes the attempt back (it succeeded, so it does not count). */
+  refund(): void;
+}
+
 type RedisWithAdmit = Redis & {
   wsAdmit(
     k1: string,
@@ -149,6 +158,47 @@ export class RateLimiter implements OnApplicationShutdown {
     const raw = reply.raw;
     if (raw.writableFinished || raw.destroyed) release();
     else raw.once('close', release);
+  }
+
+  /**
+   * Counts one attempt of `subject` in a bucket of its own with its own limit per
+   * minute (failed operator logins per address), or refuses it when the limit is used.
+   * Reserved before the attempt is judged and refunded when it succeeds, so concurrent
+   * attempts cannot all slip in under the limit. Fails open like admit().
+   */
+  async reserve(bucket: string, subject: string, limit: number): Promise<Reservation> {
+    const open: Reservation = { admitted: true, retryAfterSeconds: 0, refund: () => undefined };
+    if (this.closed) return open;
+    await this.connect();
+    const redis = this.redis;
+    if (!redis || redis.status !== 'ready') {
+      this.logFailure(new Error(`Redis connection is ${redis?.status ?? 'absent'}`));
+      return open;
+    }
+    const logKey = `${this.config.redisPrefix}:ratelimit:${bucket}:{${subject}}:log`;
+    const member = randomUUID();
+    try {
+      // No concurrency limit here: an in-flight entry that expires at once.
+      const [admitted, , resetAtMs, nowMs] = await redis.wsAdmit(
+        logKey,
+        `${logKey}:inflight`,
+        limit,
+        WINDOW_MS,
+        limit,
+        1,
+        member,
+      );
+      return {
+        admitted: admitted === 1,
+        retryAfterSeconds: Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)),
+        refund: () => {
+          this.redis?.zrem(logKey, member).catch((err: unknown) => this.logFailure(err));
+        },
+      };
+    } catch (err) {
+      this.logFailure(err);
+      return open;
+    }
   }
 
   private logFailure(err: unknown): void {

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { SelfAccess } from '../../../core/auth/auth.decorators';
+import { CreatedLocation, seg } from '../../../core/http/location';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { grants } from '../../../core/auth/scopes';
@@ -52,6 +53,7 @@ export class ApiKeysController {
 
   @Post()
   @SelfAccess()
+  @CreatedLocation<CreatedApiKeyResponse>((r) => `/me/api-keys/${seg(r.id)}`)
   @ApiCreatedResponse({ type: CreatedApiKeyResponse })
   async create(
     @CurrentPrincipal() principal: Principal,

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/commo
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { RequireScope } from '../../../core/auth/auth.decorators';
+import { CreatedLocation, seg } from '../../../core/http/location';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { toPageRequest } from '../../../core/http/pagination';
@@ -28,6 +29,7 @@ export class InvitationsController {
 
   @Post()
   @RequireScope('members:write')
+  @CreatedLocation<InvitationResponse>((r, p) => `/w/${seg(p.wid.toLowerCase())}/invitations/${seg(r.id)}`)
   @ApiCreatedResponse({ type: InvitationResponse })
   async create(
     @Param('wid') wid: string,

@@ -3,6 +3,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RequireScope } from '../../../core/auth/auth.decorators';
+import { CreatedLocation, seg } from '../../../core/http/location';
 import { CreateSignupCommand, SignupResult } from '../commands/create-signup.command';
 import { CreateSignupDto, SignupResponse } from './dto/signup.dto';
 
@@ -14,6 +15,7 @@ export class SignupController {
   /** 201 when the member is new, 200 when it already existed (wasCreated says the same). */
   @Post('create-signup')
   @RequireScope('members:write')
+  @CreatedLocation<SignupResponse>((r, p) => `/w/${seg(p.wid.toLowerCase())}/members/${seg(r.member.id)}`)
   @ApiCreatedResponse({ type: SignupResponse, description: 'a new member' })
   @ApiOkResponse({ type: SignupResponse, description: 'the member already existed' })
   async signup(

@@ -3,6 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { RequireScope } from '../../../core/auth/auth.decorators';
+import { CreatedLocation, seg } from '../../../core/http/location';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { grants, isValidScope } from '../../../core/auth/scopes';
@@ -83,6 +84,7 @@ export class MemberRolesController {
 
   @Post()
   @RequireScope('member_roles:write')
+  @CreatedLocation<MemberRoleResponse>((r, p) => `/w/${seg(p.wid.toLowerCase())}/member-roles/${seg(r.id)}`)
   @ApiCreatedResponse({ type: MemberRoleResponse })
   async create(
     @Param('wid') wid: string,

@@ -1,0 +1,84 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { UnsupportedMediaTypeError, ValidationError } from './domain-errors';
+
+/**
+ * Cheap pre-check before walking a parsed body: only text that could spell one of the
+ * poisoning keys (directly or through \u escapes) is walked at all.
+ */
+const SUSPECT = /__proto__|constructor|\\u/;
+
+/**
+ * The path of the first key that could poison prototypes where a body is merged into
+ * an object: `__proto__`, or `constructor` holding `prototype`. JSON.parse makes them
+ * harmless own properties, but a later spread or Object.assign would not keep them so.
+ * Iterative, so a deeply nested body cannot overflow the stack here.
+ */
+export function forbiddenKeyPath(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length) {
+    const [node, path] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    for (const key of Object.keys(node)) {
+      const child = (node as Record<string, unknown>)[key];
+      const at = path ? `${path}.${key}` : key;
+      if (key === '__proto__') return at;
+      if (
+        key === 'constructor' &&
+        child !== null &&
+        typeof child === 'object' &&
+        Object.hasOwn(child, 'prototype')
+      )
+        return `${at}.prototype`;
+      stack.push([child, at]);
+    }
+  }
+  return undefined;
+}
+
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw new ValidationError('The request body is empty; send a JSON document');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ValidationError('The request body is not valid JSON');
+  }
+  const forbidden = SUSPECT.test(text) ? forbiddenKeyPath(value) : undefined;
+  if (forbidden !== undefined) {
+    const key = forbidden.endsWith('.prototype') ? '"constructor" with a "prototype"' : '"__proto__"';
+    throw new ValidationError(`${forbidden}: the key ${key} is not allowed`);
+  }
+  return value;
+}
+
+/**
+ * Every route reads JSON and nothing else. A form-encoded or text body is refused with
+ * 415 naming the type to send, rather than read as something else and then refused
+ * field by field. Nest's own parsers are off (bootstrap.ts: bodyParser: false) and
+ * Fastify's defaults are replaced, so this is the only place a body is parsed.
+ */
+export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number): void {
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit },
+    (_req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+      try {
+        done(null, parseJsonBody(typeof body === 'string' ? body : body.toString('utf8')));
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  );
+  // Anything else, and a body without a Content-Type.
+  fastify.addContentTypeParser('*', (req: FastifyRequest, _payload, done) => {
+    const given = req.headers['content-type'];
+    done(
+      new UnsupportedMediaTypeError(
+        given
+          ? `Content-Type ${String(given).split(';')[0].trim()} is not supported; send application/json`
+          : 'The request has a body but no Content-Type; send application/json',
+      ),
+    );
+  });
+}
