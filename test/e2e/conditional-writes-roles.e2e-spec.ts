@@ -191,7 +191,7 @@ describe('conditional writes on member roles (e2e)', () => {
     // The stream is now at revision 1; a write pinned to revision 0 must fail.
     const commands = t.app.get(CommandBus);
     await expect(
-      commands.execute(new UpdateMemberRoleCommand(a.workspaceId, roleId, { name: 'Pinned 3' }, 0n)),
+      commands.execute(new UpdateMemberRoleCommand(a.workspaceId, roleId, { name: 'Pinned 3' }, [], 0n)),
     ).rejects.toBeInstanceOf(PreconditionFailedError);
     await expect(
       commands.execute(new DeleteMemberRoleCommand(a.workspaceId, roleId, 0n)),
@@ -199,7 +199,7 @@ describe('conditional writes on member roles (e2e)', () => {
     const res = await t.request('GET', rolePath(a.workspaceId, roleId), { token: a.apiKey });
     expect(res.body.name).toBe('Pinned 2');
     // Pinned to the current revision, both apply.
-    await commands.execute(new UpdateMemberRoleCommand(a.workspaceId, roleId, { name: 'Pinned 3' }, 1n));
+    await commands.execute(new UpdateMemberRoleCommand(a.workspaceId, roleId, { name: 'Pinned 3' }, [], 1n));
     await commands.execute(new DeleteMemberRoleCommand(a.workspaceId, roleId, 2n));
   });
 

@@ -1,5 +1,6 @@
-import { startTestApp, TestApp } from '../support/app';
-import { addMember } from '../support/member-fixtures';
+import { startTestApp, TestApp, TestResponse } from '../support/app';
+import { builtInRoles, customRole, importMembers, signup } from '../support/identity-fixtures';
+import { addMember, memberRoleOf } from '../support/member-fixtures';
 
 describe('member roles: no escalation (e2e)', () => {
   let t: TestApp;
@@ -50,5 +51,174 @@ describe('member roles: no escalation (e2e)', () => {
     await t.expectEvents(within, [
       { type: 'MemberRoleCreated', data: { name: 'Chat reader', permissions: ['chats:read'] } },
     ]);
+  });
+});
+
+/**
+ * Issue 7, item 1: a role merge, the workspace default role, invitations, imports and
+ * assignments all change what someone holds, so all pass one rule: the caller's effective
+ * scopes must include every scope of the role it hands out (roles/domain/escalation.policy.ts).
+ */
+describe('no escalation through merges, defaults, invitations, imports, assignments (e2e)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  /** 403 naming a scope the caller lacks, and nothing appended. */
+  async function expectRefused(res: TestResponse, field: string): Promise<void> {
+    expect({ status: res.status, detail: res.body.detail }).toEqual({
+      status: 403,
+      detail: expect.stringMatching(
+        new RegExp(
+          `^${field.replace('.', '\\.')}: .* grants [a-z_]+:(read|write|admin).*which this credential does not hold`,
+        ),
+      ),
+    });
+    expect(await t.eventsOf(res)).toEqual([]);
+  }
+
+  /** The owner's workspace, and another account that joins it holding a custom role with `scopes`. */
+  async function insider(scopes: string[]) {
+    const owner = await t.bootstrap('Owner workspace');
+    const wid = owner.workspaceId;
+    const roles = await builtInRoles(t, wid, owner.apiKey);
+    const delegate = await customRole(t, wid, owner.apiKey, 'Delegate', scopes);
+    const attacker = await t.bootstrap('Attacker home');
+    const { memberId } = await addMember(t, {
+      workspaceId: wid,
+      roleId: delegate,
+      accountUuid: attacker.accountUuid,
+    });
+    return { owner, wid, roles, delegate, attacker, memberId };
+  }
+
+  it('replays the attack: a duplicate "manager" made, self-assigned and merged into Manager is refused', async () => {
+    const { owner, wid, roles, attacker, memberId } = await insider(['member_roles:admin', 'members:write']);
+    const key = attacker.apiKey;
+
+    // 1. A custom role named "manager" with the two scopes the attacker holds: allowed.
+    const dup = await t.request('POST', `/w/${wid}/member-roles`, {
+      token: key,
+      body: { name: 'manager', permissions: ['member_roles:admin', 'members:write'] },
+    });
+    expect(dup.status).toBe(201);
+    // 2. Given to themself: allowed, it grants nothing they lack.
+    const assign = await t.request('PUT', `/w/${wid}/members/${memberId}`, {
+      token: key,
+      body: { memberRoleId: dup.body.id },
+    });
+    expect(assign.status).toBe(200);
+    // 3. Merged into the built-in Manager: refused, nothing moves.
+    const merge = await t.request('POST', `/w/${wid}/member-roles/${dup.body.id}/merge`, {
+      token: key,
+      body: { targetRoleId: roles.Manager },
+    });
+    await expectRefused(merge, 'targetRoleId');
+    expect(merge.body.detail).toMatch(/^targetRoleId: role Manager grants agents:read/);
+    expect(await memberRoleOf(t, memberId)).toBe(dup.body.id);
+    expect(
+      (await t.request('GET', `/w/${wid}/member-roles/${dup.body.id}`, { token: owner.apiKey })).status,
+    ).toBe(200);
+    expect((await t.request('GET', `/w/${wid}/events`, { token: key })).status).toBe(403);
+
+    // The same merge by a holder of every Manager scope goes through.
+    const byOwner = await t.request('POST', `/w/${wid}/member-roles/${dup.body.id}/merge`, {
+      token: owner.apiKey,
+      body: { targetRoleId: roles.Manager },
+    });
+    expect(byOwner.status).toBe(200);
+    expect(await memberRoleOf(t, memberId)).toBe(roles.Manager);
+  });
+
+  it('setting the workspace default role: PUT /w and isDefault on a role', async () => {
+    const { owner, wid, roles, attacker } = await insider([
+      'workspace:admin',
+      'member_roles:admin',
+      'members:write',
+    ]);
+    const key = attacker.apiKey;
+    const viaWorkspace = await t.request('PUT', `/w/${wid}`, {
+      token: key,
+      body: { settings: { defaultMemberRoleId: roles.Manager } },
+    });
+    await expectRefused(viaWorkspace, 'settings.defaultMemberRoleId');
+    const viaRole = await t.request('PUT', `/w/${wid}/member-roles/${roles.Manager}`, {
+      token: key,
+      body: { isDefault: true },
+    });
+    await expectRefused(viaRole, 'isDefault');
+    const created = await t.request('POST', `/w/${wid}/member-roles`, {
+      token: key,
+      body: { name: 'Wide default', permissions: ['chats:read'], isDefault: true },
+    });
+    await expectRefused(created, 'permissions');
+    const ws = await t.request('GET', `/w/${wid}`, { token: owner.apiKey });
+    expect(ws.body.settings.defaultMemberRoleId).toBeNull();
+
+    // A default within the caller's scopes is set.
+    const within = await customRole(t, wid, owner.apiKey, 'Members editor', ['members:write']);
+    const ok = await t.request('PUT', `/w/${wid}`, {
+      token: key,
+      body: { settings: { defaultMemberRoleId: within } },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.settings.defaultMemberRoleId).toBe(within);
+  });
+
+  it('inviting, importing and assigning with a role the caller does not fully hold', async () => {
+    const { owner, wid, roles, attacker, memberId } = await insider(['members:write', 'chats:read']);
+    const key = attacker.apiKey;
+    const invite = await t.request('POST', `/w/${wid}/invitations`, {
+      token: key,
+      body: { email: 'accomplice@example.com', memberRoleId: roles.Manager },
+    });
+    await expectRefused(invite, 'memberRoleId');
+
+    const imported = await importMembers(t, wid, key, [
+      { email: 'row0@example.com', memberRoleId: roles.Manager },
+      { email: 'row1@example.com', memberRoleId: roles.User },
+    ]);
+    expect(imported.status).toBe(200);
+    expect(imported.body.importedCount).toBe(0);
+    expect(imported.body.errors).toEqual([
+      { index: 0, detail: expect.stringMatching(/^memberRoleId: the role grants agents:read/) },
+      {
+        index: 1,
+        detail: expect.stringMatching(
+          /^memberRoleId: the role grants agents:read, dm:read, dm:write, devices:write,/,
+        ),
+      },
+    ]);
+    expect(await t.eventsOf(imported)).toEqual([]);
+
+    const self = await t.request('PUT', `/w/${wid}/members/${memberId}`, {
+      token: key,
+      body: { memberRoleId: roles.Manager },
+    });
+    await expectRefused(self, 'memberRoleId');
+    const someone = await signup(t, wid, owner.apiKey, { email: 'someone@example.com' });
+    const other = await t.request('PUT', `/w/${wid}/members/${someone.member.id}`, {
+      token: key,
+      body: { memberRoleId: roles.Manager },
+    });
+    await expectRefused(other, 'memberRoleId');
+    expect(await memberRoleOf(t, memberId)).not.toBe(roles.Manager);
+
+    // A role within the caller's scopes is handed out on every path.
+    const reader = await customRole(t, wid, owner.apiKey, 'Chat reader', ['chats:read']);
+    const okInvite = await t.request('POST', `/w/${wid}/invitations`, {
+      token: key,
+      body: { email: 'reader@example.com', memberRoleId: reader },
+    });
+    expect(okInvite.status).toBe(201);
+    const okImport = await importMembers(t, wid, key, [{ email: 'row2@example.com', memberRoleId: reader }]);
+    expect(okImport.body).toMatchObject({ importedCount: 1, errors: null });
+    const okAssign = await t.request('PUT', `/w/${wid}/members/${someone.member.id}`, {
+      token: key,
+      body: { memberRoleId: reader },
+    });
+    expect(okAssign.status).toBe(200);
   });
 });

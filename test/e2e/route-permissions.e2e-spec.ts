@@ -1,13 +1,20 @@
 import { Controller, Get, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { PUBLIC_ROUTE, REQUIRED_SCOPE, SELF_POLICY } from '../../src/core/auth/auth.decorators';
-import { isValidScope } from '../../src/core/auth/scopes';
+import {
+  ACCOUNT_SCOPE,
+  PUBLIC_ROUTE,
+  REQUIRED_SCOPE,
+  SELF_POLICY,
+} from '../../src/core/auth/auth.decorators';
+import { isAccountScope, isValidScope } from '../../src/core/auth/scopes';
 import { startTestApp, TestApp } from '../support/app';
 
 interface Route {
   route: string;
   scope?: string;
+  /** An account scope the credential itself must hold (@RequireAccountScope). */
+  accountScope?: string;
   self: boolean;
   isPublic: boolean;
 }
@@ -35,6 +42,7 @@ function routesOf(controller: Type, reflector = new Reflector(), scanner = new M
     out.push({
       route,
       scope: reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets),
+      accountScope: reflector.getAllAndOverride<string | undefined>(ACCOUNT_SCOPE, targets),
       self: !!reflector.getAllAndOverride<boolean>(SELF_POLICY, targets),
       isPublic: !!reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets),
     });
@@ -97,6 +105,22 @@ describe('every route declares its access (e2e)', () => {
       routes.filter((r) => r.scope && !isValidScope(r.scope)).map((r) => `${r.route} (${r.scope})`),
     ).toEqual([]);
     expect(routes.filter((r) => r.isPublic && r.route.includes(':wid')).map((r) => r.route)).toEqual([]);
+  });
+
+  it('account-wide operations (API keys, accepting invitations) need account:admin, and only they', () => {
+    expect(
+      routes
+        .filter((r) => r.accountScope)
+        .map((r) => `${r.route} ${r.accountScope}`)
+        .sort(),
+    ).toEqual([
+      'DELETE /me/api-keys/:keyId account:admin',
+      'GET /me/api-keys account:admin',
+      'GET /me/api-keys/:keyId account:admin',
+      'POST /me/api-keys account:admin',
+      'POST /me/invitations/:invitationId/accept account:admin',
+    ]);
+    expect(routes.filter((r) => r.accountScope && !isAccountScope(r.accountScope))).toEqual([]);
   });
 
   it('covers every operation of the OpenAPI document', async () => {

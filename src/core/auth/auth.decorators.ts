@@ -6,6 +6,7 @@ export const PUBLIC_ROUTE = 'auth:public';
 export const REQUIRED_SCOPE = 'auth:scope';
 export const SELF_POLICY = 'auth:self';
 export const OPERATOR_ROUTE = 'auth:operator';
+export const ACCOUNT_SCOPE = 'auth:account-scope';
 
 /** The route needs no credential (registry, health, OAuth endpoints). */
 export const Public = (): MethodDecorator & ClassDecorator =>
@@ -29,3 +30,16 @@ export const RequireScope = (scope: string): MethodDecorator & ClassDecorator =>
  */
 export const SelfAccess = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(SELF_POLICY, true), markRouteAuth('credential'), ApiBearerAuth());
+
+/**
+ * An account-level route (no {wid}) that also needs an account scope (`account:admin`)
+ * in the credential's own scopes: not intersected with any role, since no workspace is
+ * involved and roles never hold account scopes. Implies @SelfAccess.
+ */
+export const RequireAccountScope = (scope: string): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    SetMetadata(ACCOUNT_SCOPE, scope),
+    SetMetadata(SELF_POLICY, true),
+    markRouteAuth('credential'),
+    ApiBearerAuth(),
+  );

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../http/domain-errors';
 import { addressSubject, credentialSubject, RateLimiter, SKIP_RATE_LIMIT } from '../rate-limit/rate-limiter';
-import { PUBLIC_ROUTE, REQUIRED_SCOPE, SELF_POLICY } from './auth.decorators';
+import { ACCOUNT_SCOPE, PUBLIC_ROUTE, REQUIRED_SCOPE, SELF_POLICY } from './auth.decorators';
 import {
   CREDENTIAL_RESOLVER,
   CredentialResolver,
@@ -98,6 +98,11 @@ export class AuthGuard implements CanActivate {
     req.actor = principal.actor;
     if (scope && !self && !grants(principal.effectiveScopes, scope)) {
       throw new ForbiddenError(`This credential lacks the scope ${scope}`);
+    }
+    // Account scopes are checked against the credential itself, never a role (@RequireAccountScope).
+    const accountScope = this.reflector.getAllAndOverride<string | undefined>(ACCOUNT_SCOPE, targets);
+    if (accountScope && !grants(credential.scopes, accountScope)) {
+      throw new ForbiddenError(`This credential lacks the scope ${accountScope}`);
     }
     return true;
   }

@@ -62,7 +62,21 @@ function levels(scopes: readonly string[]): Map<string, number> {
   return out;
 }
 
+/**
+ * Account-level scopes: what a credential may do to its own account (manage its API keys,
+ * accept invitations). Only API keys and OAuth grants carry them; roles never do, so a
+ * workspace's effective scopes (credential ∩ role) never contain them.
+ */
+export const ACCOUNT_ADMIN = 'account:admin';
+export const ACCOUNT_SCOPES: readonly string[] = [ACCOUNT_ADMIN];
+
+export function isAccountScope(scope: string): boolean {
+  return ACCOUNT_SCOPES.includes(scope);
+}
+
 export function grants(scopes: readonly string[], required: string): boolean {
+  // One level only: nothing implies account:admin but itself.
+  if (isAccountScope(required)) return scopes.includes(required);
   const p = parseScope(required);
   if (!p) return false;
   return (levels(scopes).get(p.namespace) ?? 0) >= RANK[p.level];

@@ -1,15 +1,19 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { v7 as uuidv7 } from 'uuid';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { ForbiddenError } from '../../../core/http/domain-errors';
 import { newApiKeySecret } from '../../identity/domain/api-key-secret';
 import { ApiKeyCreated, apiKeyDecider, apiKeyStream, NO_WORKSPACE } from '../domain/api-key';
 
 export class CreateApiKeyCommand {
   constructor(
     readonly accountUuid: string,
+    /** The key that asks: the new key's scopes and expiry cannot exceed its own. */
+    readonly issuerKeyId: string,
     readonly name: string,
     readonly scopes: string[],
-    readonly expiresInDays: number,
+    /** Absent: the default lifetime, no later than the issuer's expiry. */
+    readonly expiresInDays: number | undefined,
   ) {}
 }
 
@@ -24,6 +28,10 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand,
   constructor(private readonly repo: EventSourcedRepository) {}
 
   async execute(cmd: CreateApiKeyCommand): Promise<CreatedApiKey> {
+    // The issuer's scopes and expiry as its own stream records them (the source of truth).
+    const { state: issuer } = await this.repo.load(apiKeyStream(cmd.issuerKeyId), apiKeyDecider);
+    if (!issuer.exists || issuer.revoked || issuer.accountUuid !== cmd.accountUuid)
+      throw new ForbiddenError('Only a live API key of this account can create API keys');
     const keyId = uuidv7();
     const { prefix, secret, hash } = newApiKeySecret();
     const { events } = await this.repo.handle({
@@ -37,6 +45,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand,
         name: cmd.name,
         scopes: cmd.scopes,
         expiresInDays: cmd.expiresInDays,
+        issuer: { scopes: issuer.scopes, expiresAt: issuer.expiresAt },
         prefix,
         secretHash: hash,
         now: new Date().toISOString(),

@@ -1,10 +1,15 @@
-import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
 import { ApiKeyCommand, ApiKeyEvent, apiKeyDecider } from './api-key';
 
 const spec = deciderSpec(apiKeyDecider);
 const account = '0190a6c4-0000-7000-8000-00000000000a';
 const now = '2026-11-21T10:00:00.000Z';
+/** The key that asks: broad, and living a year. */
+const issuer = {
+  scopes: ['records:admin', 'members:write', 'account:admin'],
+  expiresAt: '2027-11-21T10:00:00.000Z',
+};
 
 const create = (over: Partial<Extract<ApiKeyCommand, { type: 'CreateApiKey' }>> = {}): ApiKeyCommand => ({
   type: 'CreateApiKey',
@@ -13,6 +18,7 @@ const create = (over: Partial<Extract<ApiKeyCommand, { type: 'CreateApiKey' }>> 
   name: ' CRM sync ',
   scopes: ['records:write', 'members:read', 'records:write'],
   expiresInDays: 30,
+  issuer,
   prefix: 'abcdef012345',
   secretHash: 'h',
   now,
@@ -59,6 +65,55 @@ describe('API key decider', () => {
       .given([])
       .when(create({ name: '   ' }))
       .thenThrows(ValidationError, /^name:/);
+  });
+
+  it('a key creates only keys within its own scopes (with implication) and lifetime', () => {
+    spec
+      .given([])
+      .when(create({ scopes: ['records:read', 'members:read', 'account:admin'] }))
+      .then([
+        {
+          ...created,
+          data: { ...created.data, scopes: ['records:read', 'members:read', 'account:admin'] },
+        },
+      ]);
+    spec
+      .given([])
+      .when(create({ scopes: ['members:read'], issuer: { ...issuer, scopes: ['members:read'] } }))
+      .then([{ ...created, data: { ...created.data, scopes: ['members:read'] } }]);
+    spec
+      .given([])
+      .when(create({ scopes: ['members:admin', 'records:write'] }))
+      .thenThrows(
+        ForbiddenError,
+        /^scopes: this key lacks members:admin, so a key it creates cannot have it$/,
+      );
+    spec
+      .given([])
+      .when(create({ scopes: ['account:admin'], issuer: { ...issuer, scopes: ['members:write'] } }))
+      .thenThrows(ForbiddenError, /^scopes: this key lacks account:admin/);
+    const shortLived = { ...issuer, expiresAt: '2026-11-28T10:00:00.000Z' };
+    spec
+      .given([])
+      .when(create({ expiresInDays: 8, issuer: shortLived }))
+      .thenThrows(ForbiddenError, /^expiresInDays: this key expires at 2026-11-28T10:00:00.000Z/);
+    spec
+      .given([])
+      .when(create({ expiresInDays: 7, issuer: shortLived }))
+      .then([{ ...created, data: { ...created.data, expiresAt: shortLived.expiresAt } }]);
+  });
+
+  it("without expiresInDays: 90 days, cut to the issuer's expiry", () => {
+    spec
+      .given([])
+      .when(create({ expiresInDays: undefined }))
+      .then([{ ...created, data: { ...created.data, expiresAt: '2027-02-19T10:00:00.000Z' } }]);
+    spec
+      .given([])
+      .when(
+        create({ expiresInDays: undefined, issuer: { ...issuer, expiresAt: '2026-12-01T00:00:00.000Z' } }),
+      )
+      .then([{ ...created, data: { ...created.data, expiresAt: '2026-12-01T00:00:00.000Z' } }]);
   });
 
   it('revokes once, and only for its own account', () => {

@@ -1,7 +1,7 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import type { ApiKeyCreated, ApiKeyRevoked } from '../../identity/domain/identity.events';
-import { checkPermissions } from '../../roles/domain/member-role';
+import { assertKeyWithinIssuer, checkKeyScopes, KeyIssuer, newKeyExpiry } from './key-issuance.policy';
 
 export { apiKeyStream } from '../../identity/domain/identity.events';
 export type { ApiKeyCreated, ApiKeyRevoked };
@@ -10,8 +10,6 @@ export const API_KEY_NAME_MAX = 100;
 export const API_KEY_MIN_DAYS = 1;
 export const API_KEY_MAX_DAYS = 365;
 export const API_KEY_DEFAULT_DAYS = 90;
-const DAY_MS = 86_400_000;
-
 /**
  * API keys are account-level: their events carry no workspace. The envelope still needs
  * a workspaceId; this value says "none" (the audit log files such events under no workspace).
@@ -27,7 +25,10 @@ export type ApiKeyCommand =
       accountUuid: string;
       name: string;
       scopes: string[];
-      expiresInDays: number;
+      /** Absent: the default lifetime, no later than the issuer's expiry. */
+      expiresInDays: number | undefined;
+      /** The key that asks (its own stream's facts): the new key cannot exceed it. */
+      issuer: KeyIssuer;
       /** Public part of the secret and the SHA-256 of the whole secret; the secret itself never enters an event. */
       prefix: string;
       secretHash: string;
@@ -39,15 +40,23 @@ export interface ApiKeyState {
   exists: boolean;
   accountUuid: string;
   revoked: boolean;
+  scopes: readonly string[];
+  expiresAt: string;
 }
 
 export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
-  initialState: () => ({ exists: false, accountUuid: '', revoked: false }),
+  initialState: () => ({ exists: false, accountUuid: '', revoked: false, scopes: [], expiresAt: '' }),
 
   evolve(state, event) {
     switch (event.type) {
       case 'ApiKeyCreated':
-        return { exists: true, accountUuid: event.data.accountUuid, revoked: false };
+        return {
+          exists: true,
+          accountUuid: event.data.accountUuid,
+          revoked: false,
+          scopes: event.data.scopes,
+          expiresAt: event.data.expiresAt,
+        };
       case 'ApiKeyRevoked':
         return { ...state, revoked: true };
     }
@@ -62,12 +71,17 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
         if (name.length > API_KEY_NAME_MAX)
           throw new ValidationError(`name: must be at most ${API_KEY_NAME_MAX} characters`);
         const days = command.expiresInDays;
-        if (!Number.isInteger(days) || days < API_KEY_MIN_DAYS || days > API_KEY_MAX_DAYS) {
+        if (
+          days !== undefined &&
+          (!Number.isInteger(days) || days < API_KEY_MIN_DAYS || days > API_KEY_MAX_DAYS)
+        ) {
           throw new ValidationError(
             `expiresInDays: must be an integer from ${API_KEY_MIN_DAYS} to ${API_KEY_MAX_DAYS}`,
           );
         }
-        const scopes = checkPermissions(command.scopes, 'scopes');
+        const scopes = checkKeyScopes(command.scopes);
+        const expiresAt = newKeyExpiry(command.now, days, API_KEY_DEFAULT_DAYS, command.issuer);
+        assertKeyWithinIssuer(command.issuer, scopes, expiresAt);
         return [
           {
             type: 'ApiKeyCreated',
@@ -79,7 +93,7 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
               secretHash: command.secretHash,
               scopes,
               createdAt: command.now,
-              expiresAt: new Date(Date.parse(command.now) + days * DAY_MS).toISOString(),
+              expiresAt,
             },
           },
         ];

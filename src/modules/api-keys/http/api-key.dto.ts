@@ -31,7 +31,8 @@ export class CreateApiKeyDto {
     example: ['records:write', 'members:read'],
     description:
       `scopes <namespace>:<${SCOPE_LEVELS.join('|')}> (namespaces: ${SCOPE_NAMESPACES.join(', ')}); in each workspace the key ` +
-      "acts with these scopes intersected with its account's role there",
+      "acts with these scopes intersected with its account's role there. Also `account:admin` (manage the account's " +
+      'API keys, accept invitations), which no role holds. Each scope must be held by the key that creates it',
   })
   @IsArray()
   @ArrayMaxSize(200)
@@ -42,6 +43,8 @@ export class CreateApiKeyDto {
     minimum: API_KEY_MIN_DAYS,
     maximum: API_KEY_MAX_DAYS,
     default: API_KEY_DEFAULT_DAYS,
+    description:
+      "days until the key expires; never later than the creating key (403 if asked for); absent: the default, cut to the creating key's expiry",
   })
   @IsOptional()
   @IsInt()

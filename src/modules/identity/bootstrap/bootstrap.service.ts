@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { ALL_SCOPES } from '../../../core/auth/scopes';
+import { ACCOUNT_ADMIN, ALL_SCOPES } from '../../../core/auth/scopes';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
@@ -30,7 +30,11 @@ export interface BootstrapResult {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const BOOTSTRAP_KEY_DAYS = 90;
+/**
+ * The longest a key may live (API keys: 1 to 365 days): keys cannot outlive the key that
+ * creates them, so a shorter bootstrap key would cap every key of the account below it.
+ */
+const BOOTSTRAP_KEY_DAYS = 365;
 
 /**
  * Creates a workspace with its built-in roles, its first account and member (Manager)
@@ -125,7 +129,8 @@ export class BootstrapService {
         name: 'bootstrap',
         prefix,
         secretHash: hash,
-        scopes: [...ALL_SCOPES],
+        // The account's root credential: every workspace scope, and account:admin to manage its keys.
+        scopes: [...ALL_SCOPES, ACCOUNT_ADMIN],
         createdAt: now,
         expiresAt: new Date(Date.now() + BOOTSTRAP_KEY_DAYS * 86_400_000).toISOString(),
       },

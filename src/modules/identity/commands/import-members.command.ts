@@ -7,8 +7,9 @@ import type { MemberKind } from '../domain/identity.events';
 import type { MemberChanges, UniqueMemberField } from '../domain/member.events';
 import type { NewMember } from '../domain/member';
 import { checkRoleAssignment, RoleFacts } from '../domain/role-rules';
+import { assertNoEscalation } from '../../roles/domain/escalation.policy';
 import { ClaimService } from './claims.service';
-import { assertGrantable, Caller, MemberChangesInput, normaliseChanges } from './member-input';
+import { Caller, MemberChangesInput, normaliseChanges } from './member-input';
 import { MemberWriter } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
 
@@ -196,7 +197,8 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       try {
         const role = await roleOf(row);
         checkRoleAssignment(row.kind, role, cmd.workspaceId, 'operator');
-        if (row.changes.memberRoleId !== undefined) assertGrantable(cmd.caller, role);
+        if (row.changes.memberRoleId !== undefined)
+          assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId');
         ready.push(row);
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
@@ -236,7 +238,8 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       if (existing) return this.updateRow(cmd, row, existing.memberId);
       const role = await roleOf(row);
       checkRoleAssignment(row.kind, role, workspaceId, 'operator');
-      if (row.changes.memberRoleId !== undefined) assertGrantable(caller, role);
+      if (row.changes.memberRoleId !== undefined)
+        assertNoEscalation(caller.scopes, role.permissions, 'memberRoleId');
       const { memberId: _, ...input } = this.newMember(cmd, row, memberId, role);
       const outcome = await this.members.create(input, role, 'operator', memberId);
       if (outcome.kind === 'created')
@@ -285,7 +288,7 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       throw new ValidationError(`kind: member ${before.id} is a ${before.kind}; kind cannot change`);
     const after = await this.members.update(cmd.workspaceId, memberId, row.changes, {
       assigner: 'operator',
-      checkRole: (role) => assertGrantable(cmd.caller, role),
+      checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),
     });
     const status = after.updatedAt === before.updatedAt ? 'unchanged' : 'updated';
     return { index: row.index, status, memberId: after.id, externalId: after.externalId };

@@ -7,7 +7,8 @@ import { normalizeEmail } from '../domain/contact';
 import { invitationDecider } from '../domain/invitation';
 import { invitationStream } from '../domain/member.events';
 import { checkRoleAssignment } from '../domain/role-rules';
-import { assertGrantable, Caller } from './member-input';
+import { assertNoEscalation } from '../../roles/domain/escalation.policy';
+import type { Caller } from './member-input';
 import { RoleLookup } from './role-lookup.service';
 
 export class CreateInvitationCommand {
@@ -42,7 +43,7 @@ export class CreateInvitationHandler implements ICommandHandler<CreateInvitation
       : await this.roles.defaultFor(workspaceId, 'person');
     // Role rules first (400/403 for Agent and Platform Support), then no escalation.
     checkRoleAssignment('person', role, workspaceId, 'operator');
-    if (named) assertGrantable(caller, role);
+    if (named) assertNoEscalation(caller.scopes, role.permissions, 'memberRoleId');
     const invitationId = uuidv7();
     await this.repo.handle({
       streamName: invitationStream(invitationId),

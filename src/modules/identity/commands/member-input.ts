@@ -1,5 +1,4 @@
-import { grants, isValidScope } from '../../../core/auth/scopes';
-import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
+import { ValidationError } from '../../../core/http/domain-errors';
 import { MAX_ID } from '../../../core/http/validation';
 import {
   normalizeEmail,
@@ -9,7 +8,6 @@ import {
   optional,
 } from '../domain/contact';
 import type { MemberChanges, MemberSnapshot } from '../domain/member.events';
-import type { RoleFacts } from '../domain/role-rules';
 
 /** Who asks, as the command path needs it: effective scopes in the workspace and own member id. */
 export interface Caller {
@@ -57,15 +55,4 @@ export function normaliseChanges(input: MemberChangesInput, prefix = ''): Member
 /** SPEC "Scopes", special case 1: a member with no email, phone or name is anonymous. */
 export function isAnonymous(m: Pick<MemberSnapshot, 'email' | 'phone' | 'name'>): boolean {
   return !m.email && !m.phone && !m.name;
-}
-
-/**
- * No escalation through role assignment: a caller can hand out only a role whose
- * scopes its own credential holds in this workspace (members:write alone would
- * otherwise let anyone make themselves Manager).
- */
-export function assertGrantable(caller: Caller, role: RoleFacts, field = 'memberRoleId'): void {
-  const missing = role.permissions.filter((p) => isValidScope(p) && !grants(caller.scopes, p));
-  if (missing.length)
-    throw new ForbiddenError(`${field}: the role grants ${missing[0]}, which this credential does not hold`);
 }

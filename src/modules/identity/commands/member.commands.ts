@@ -2,7 +2,8 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { grants } from '../../../core/auth/scopes';
 import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
 import type { MemberSnapshot } from '../domain/member.events';
-import { assertGrantable, Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
+import { assertNoEscalation } from '../../roles/domain/escalation.policy';
+import { Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
 import { MemberWriter } from './member-writer.service';
 
 /** Fields only holders of members:write may change, even on their own record. */
@@ -70,7 +71,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
     }
     return this.members.update(cmd.workspaceId, cmd.memberId, changes, {
       assigner: 'operator',
-      checkRole: (role) => assertGrantable(cmd.caller, role),
+      checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),
       expectedRevision: cmd.expectedRevision,
     });
   }

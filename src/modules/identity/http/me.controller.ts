@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { SelfAccess } from '../../../core/auth/auth.decorators';
+import { RequireAccountScope, SelfAccess } from '../../../core/auth/auth.decorators';
+import { ACCOUNT_ADMIN } from '../../../core/auth/scopes';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
@@ -51,7 +52,7 @@ export class MeController {
 
   /** Joins the invitation's workspace with this account; answers with the new membership. */
   @Post('invitations/:invitationId/accept')
-  @SelfAccess()
+  @RequireAccountScope(ACCOUNT_ADMIN)
   @HttpCode(200)
   @ApiOkResponse({ type: MembershipResponse })
   async accept(

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import type { FileAccess, SiteAudience } from '../domain/role-access';
 import { customRoleNamed } from './custom-role-name';
@@ -19,6 +20,8 @@ export class CreateMemberRoleCommand {
   constructor(
     readonly workspaceId: string,
     readonly input: MemberRoleInput,
+    /** The caller's effective scopes in the workspace: the role cannot grant more. */
+    readonly granter: readonly string[],
   ) {}
 }
 
@@ -33,6 +36,7 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
   ) {}
 
   async execute(cmd: CreateMemberRoleCommand): Promise<number> {
+    assertNoEscalation(cmd.granter, cmd.input.permissions, 'permissions', 'the new role');
     const roleId = await nextId(this.db, 'member_role_id_seq');
     await this.lock.inWorkspace(cmd.workspaceId, async () => {
       await this.repo.handle({

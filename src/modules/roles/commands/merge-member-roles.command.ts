@@ -1,5 +1,6 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { assertNoEscalation } from '../domain/escalation.policy';
 import { MemberRolesMerged, memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import { RoleReferences } from '../queries/role-references';
 
@@ -9,6 +10,8 @@ export class MergeMemberRolesCommand {
     readonly sourceRoleId: number,
     readonly targetRoleId: number,
     readonly resourceAccess: 'copy' | 'discard',
+    /** The caller's effective scopes in the workspace: nobody is moved into a role granting more. */
+    readonly granter: readonly string[],
   ) {}
 }
 
@@ -17,6 +20,9 @@ export class MergeMemberRolesCommand {
  * duplicate's stream lists every member and invitation to move, so a refusal moves
  * nothing and an acceptance moves everything. The append expects the duplicate's
  * revision as read: a concurrent change or second merge of it is re-decided.
+ * A merge moves people into the target role, so it passes the escalation rule of
+ * assigning that role: the caller must hold every scope of the target, read from the
+ * target's own stream (built-in roles' scopes never change).
  */
 @CommandHandler(MergeMemberRolesCommand)
 export class MergeMemberRolesHandler implements ICommandHandler<
@@ -29,12 +35,17 @@ export class MergeMemberRolesHandler implements ICommandHandler<
   ) {}
 
   async execute(cmd: MergeMemberRolesCommand): Promise<MemberRolesMerged['data']> {
-    const [target, holders, invitationIds, defaultRoleId] = await Promise.all([
+    const [target, holders, invitationIds, defaultRoleId, targetStream] = await Promise.all([
       this.refs.role(cmd.workspaceId, cmd.targetRoleId),
       this.refs.holders(cmd.workspaceId, cmd.sourceRoleId),
       this.refs.unclaimedInvitationIds(cmd.workspaceId, cmd.sourceRoleId),
       this.refs.workspaceDefaultRoleId(cmd.workspaceId),
+      this.repo.load(memberRoleStream(cmd.targetRoleId), memberRoleDecider),
     ]);
+    // A target absent from this workspace is the decider's 400; it grants nothing here.
+    const targetRole = targetStream.state;
+    if (targetRole.status === 'active' && targetRole.workspaceId === cmd.workspaceId)
+      assertNoEscalation(cmd.granter, targetRole.permissions, 'targetRoleId', `role ${targetRole.name}`);
     const { events } = await this.repo.handle({
       streamName: memberRoleStream(cmd.sourceRoleId),
       workspaceId: cmd.workspaceId,

@@ -9,6 +9,8 @@ export class SetDefaultMemberRoleCommand {
     readonly workspaceId: string,
     readonly roleId: number,
     readonly isDefault: boolean,
+    /** The caller's effective scopes in the workspace: the default cannot grant more. */
+    readonly granter: readonly string[],
   ) {}
 }
 
@@ -31,7 +33,7 @@ export class SetDefaultMemberRoleHandler implements ICommandHandler<SetDefaultMe
     if (!role) throw new NotFoundError('Role not found');
     const current = await this.refs.effectiveDefaultRoleId(cmd.workspaceId);
     if (cmd.isDefault) {
-      await this.eligible.assertEligible(cmd.workspaceId, cmd.roleId, 'isDefault');
+      await this.eligible.assertEligible(cmd.workspaceId, cmd.roleId, 'isDefault', cmd.granter);
       return current === role.roleId ? undefined : role.roleId;
     }
     if (current !== role.roleId) return undefined;
@@ -47,7 +49,7 @@ export class SetDefaultMemberRoleHandler implements ICommandHandler<SetDefaultMe
     const next = await this.check(cmd);
     if (next === undefined) return;
     await this.commands.execute(
-      new UpdateWorkspaceCommand(cmd.workspaceId, { settings: { defaultMemberRoleId: next } }),
+      new UpdateWorkspaceCommand(cmd.workspaceId, { settings: { defaultMemberRoleId: next } }, cmd.granter),
     );
   }
 }

@@ -2,6 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import type { MemberRoleInput } from './create-member-role.command';
 import { customRoleNamed } from './custom-role-name';
@@ -12,6 +13,8 @@ export class UpdateMemberRoleCommand {
     readonly workspaceId: string,
     readonly roleId: number,
     readonly changes: Partial<MemberRoleInput>,
+    /** The caller's effective scopes in the workspace: the role cannot grant more. */
+    readonly granter: readonly string[],
     /** Pinned by If-Match: the role's stream must still be at this revision, else 412. */
     readonly expectedRevision?: bigint,
   ) {}
@@ -27,6 +30,10 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
   ) {}
 
   async execute(cmd: UpdateMemberRoleCommand): Promise<void> {
+    // Every scope the role will hold, not only the added ones: a role editor cannot keep in
+    // a role what it could not have put there (SPEC "Roles"; issue 7).
+    if (cmd.changes.permissions)
+      assertNoEscalation(cmd.granter, cmd.changes.permissions, 'permissions', 'the role');
     const update = async () => {
       await this.repo.handle({
         streamName: memberRoleStream(cmd.roleId),

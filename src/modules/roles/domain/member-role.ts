@@ -1,4 +1,4 @@
-import { isValidScope, SCOPE_LEVELS, SCOPE_NAMESPACES } from '../../../core/auth/scopes';
+import { isAccountScope, isValidScope, SCOPE_LEVELS, SCOPE_NAMESPACES } from '../../../core/auth/scopes';
 import { Decider } from '../../../core/cqrs/decider';
 import {
   ConflictError,
@@ -143,6 +143,13 @@ function checkName(name: string): string {
 
 /** Every scope must be `<namespace>:<level>` from the spec's lists; the caller's order, repeats dropped. */
 export function checkPermissions(permissions: readonly string[], field = 'permissions'): string[] {
+  // Account scopes act on a credential's own account, outside any workspace: a role cannot carry them.
+  const account = permissions.find(isAccountScope);
+  if (account) {
+    throw new ValidationError(
+      `${field}: ${account} is an account scope that only API keys and OAuth grants carry; a role cannot hold it`,
+    );
+  }
   const unknown = permissions.filter((p) => !isValidScope(p));
   if (unknown.length) {
     throw new ValidationError(

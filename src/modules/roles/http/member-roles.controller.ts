@@ -6,8 +6,7 @@ import { RequireScope } from '../../../core/auth/auth.decorators';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
-import { grants, isValidScope } from '../../../core/auth/scopes';
-import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
+import { NotFoundError } from '../../../core/http/domain-errors';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
@@ -34,17 +33,6 @@ import {
 function roleIdOf(raw: string): number {
   if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new NotFoundError('Role not found');
   return Number(raw);
-}
-
-/**
- * No escalation through roles: a caller may put into a role only scopes its own
- * credential holds here, or `member_roles:write` alone would let it write itself a
- * Manager-equivalent role (members and invitations apply the same rule to assignment).
- */
-function refuseEscalation(principal: Principal, permissions: readonly string[] | undefined): void {
-  const missing = (permissions ?? []).filter((p) => isValidScope(p) && !grants(principal.effectiveScopes, p));
-  if (missing.length)
-    throw new ForbiddenError(`permissions: you cannot grant scopes you do not hold: ${missing.join(', ')}`);
 }
 
 @ApiTags('member-roles')
@@ -91,13 +79,14 @@ export class MemberRolesController {
     @Body() body: CreateMemberRoleDto,
     @CurrentPrincipal() principal: Principal,
   ): Promise<MemberRoleResponse> {
-    refuseEscalation(principal, body.permissions);
     const workspaceId = wid.toLowerCase();
     const { isDefault, ...input } = body;
+    const granter = principal.effectiveScopes;
     const roleId = await this.commands.execute<CreateMemberRoleCommand, number>(
-      new CreateMemberRoleCommand(workspaceId, input),
+      new CreateMemberRoleCommand(workspaceId, input, granter),
     );
-    if (isDefault) await this.commands.execute(new SetDefaultMemberRoleCommand(workspaceId, roleId, true));
+    if (isDefault)
+      await this.commands.execute(new SetDefaultMemberRoleCommand(workspaceId, roleId, true, granter));
     await this.consistency.settle();
     return this.queries.execute(new GetMemberRoleQuery(workspaceId, roleId));
   }
@@ -120,16 +109,20 @@ export class MemberRolesController {
     @CurrentPrincipal() principal: Principal,
     @IfMatch() ifMatch: number[] | undefined,
   ): Promise<MemberRoleResponse> {
-    refuseEscalation(principal, body.permissions);
     const workspaceId = wid.toLowerCase();
     const roleId = roleIdOf(rawRoleId);
     const expectedRevision = await this.pinnedRevision(workspaceId, roleId, ifMatch);
     const { isDefault, ...changes } = body;
+    const granter = principal.effectiveScopes;
     const setDefault =
-      isDefault === undefined ? undefined : new SetDefaultMemberRoleCommand(workspaceId, roleId, isDefault);
+      isDefault === undefined
+        ? undefined
+        : new SetDefaultMemberRoleCommand(workspaceId, roleId, isDefault, granter);
     // Refuse a forbidden default before anything is written, so a refusal changes nothing.
     if (setDefault) await this.defaults.check(setDefault);
-    await this.commands.execute(new UpdateMemberRoleCommand(workspaceId, roleId, changes, expectedRevision));
+    await this.commands.execute(
+      new UpdateMemberRoleCommand(workspaceId, roleId, changes, granter, expectedRevision),
+    );
     if (setDefault) await this.commands.execute(setDefault);
     await this.consistency.settle();
     return this.queries.execute(new GetMemberRoleQuery(workspaceId, roleId));
@@ -164,6 +157,7 @@ export class MemberRolesController {
     @Param('wid') wid: string,
     @Param('roleId') roleId: string,
     @Body() body: MergeMemberRolesDto,
+    @CurrentPrincipal() principal: Principal,
   ): Promise<MemberRolesMergedResponse> {
     const workspaceId = wid.toLowerCase();
     const merged = await this.commands.execute<MergeMemberRolesCommand, MemberRolesMerged['data']>(
@@ -172,6 +166,7 @@ export class MemberRolesController {
         roleIdOf(roleId),
         body.targetRoleId,
         body.resourceAccess ?? 'copy',
+        principal.effectiveScopes,
       ),
     );
     await this.consistency.settle();

@@ -9,7 +9,6 @@ import { NotFoundError, ValidationError } from '../../../core/http/domain-errors
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
-import { DefaultRoleCheck } from '../../roles/commands/default-role-check';
 import { UpdateWorkspaceCommand } from '../commands/update-workspace.command';
 import { GetWorkspaceQuery, ListWorkspacesQuery } from '../queries/workspace.queries';
 import {
@@ -26,7 +25,6 @@ export class WorkspacesController {
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
     private readonly consistency: ConsistencyWaiter,
-    private readonly defaultRoles: DefaultRoleCheck,
     private readonly db: DataSource,
   ) {}
 
@@ -55,6 +53,7 @@ export class WorkspacesController {
     @Param('wid') wid: string,
     @Body() body: UpdateWorkspaceDto,
     @IfMatch() ifMatch: number[] | undefined,
+    @CurrentPrincipal() principal: Principal,
   ): Promise<WorkspaceResponse> {
     const bad = validateFeatures(body.settings?.features);
     if (bad) throw new ValidationError(bad);
@@ -64,11 +63,13 @@ export class WorkspacesController {
       id: workspaceId,
       notFound: () => new NotFoundError('Workspace not found'),
     });
-    const defaultRoleId = body.settings?.defaultMemberRoleId;
-    if (typeof defaultRoleId === 'number')
-      await this.defaultRoles.assertEligible(workspaceId, defaultRoleId, 'settings.defaultMemberRoleId');
     await this.commands.execute(
-      new UpdateWorkspaceCommand(workspaceId, { name: body.name, settings: body.settings }, expectedRevision),
+      new UpdateWorkspaceCommand(
+        workspaceId,
+        { name: body.name, settings: body.settings },
+        principal.effectiveScopes,
+        expectedRevision,
+      ),
     );
     await this.consistency.settle();
     return this.queries.execute(new GetWorkspaceQuery(workspaceId));

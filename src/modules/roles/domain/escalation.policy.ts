@@ -1,0 +1,38 @@
+import { grants, isValidScope } from '../../../core/auth/scopes';
+import { ForbiddenError } from '../../../core/http/domain-errors';
+
+const MAX_NAMED = 5;
+
+/**
+ * No escalation: nobody can put into a role, or move anyone (themselves included) into a
+ * role, scopes they do not hold. One rule for every path that changes what someone holds:
+ * creating or updating a role, merging a role into another (its members move to the
+ * target), setting the workspace default role, inviting, importing or assigning a member
+ * with a role. `held` is the caller's effective scopes in the workspace (credential ∩
+ * role); `granted` the scopes of the role being written or handed out.
+ */
+export function scopesNotHeld(held: readonly string[], granted: readonly string[]): string[] {
+  return granted.filter((s) => isValidScope(s) && !grants(held, s));
+}
+
+/**
+ * Refuses (403) unless `held` grants every scope of `granted`. The detail names the field
+ * and the scopes the caller lacks, so a client knows what it would need.
+ */
+export function assertNoEscalation(
+  held: readonly string[],
+  granted: readonly string[],
+  field: string,
+  what = 'the role',
+): void {
+  const missing = scopesNotHeld(held, granted);
+  if (!missing.length) return;
+  // A Manager-sized role would name 70 scopes: the first few say enough.
+  const named =
+    missing.length > MAX_NAMED
+      ? `${missing.slice(0, MAX_NAMED).join(', ')} and ${missing.length - MAX_NAMED} more`
+      : missing.join(', ');
+  throw new ForbiddenError(
+    `${field}: ${what} grants ${named}, which this credential does not hold; nobody can grant more than they hold`,
+  );
+}
