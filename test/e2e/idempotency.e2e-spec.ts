@@ -1,8 +1,10 @@
 import { Body, Controller, Module, Post } from '@nestjs/common';
+import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { SelfAccess } from '../../src/core/auth/auth.decorators';
 import type { StoredEvent } from '../../src/core/event-store/event-store.port';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
+import { TEST_REDIS_URL } from '../support/redis';
 
 /** A route that fails with a 500 the first time each body is sent, and counts its executions. */
 const flakyRuns = new Map<string, number>();
@@ -113,6 +115,19 @@ describe('Idempotency-Key (e2e)', () => {
     expect(created).toHaveLength(1);
     const list = await t.request('GET', '/me/api-keys', { token: a.apiKey });
     expect((list.body.items as { name: string }[]).filter((k) => k.name === 'ci')).toHaveLength(1);
+
+    // The kept answer holds the new key's secret: Redis must hold it sealed, never readable.
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const keys = await redis.keys(`${t.config.redisPrefix}:idempotency:*`);
+      const records = await Promise.all(keys.map((k) => redis.get(k)));
+      expect(records.length).toBeGreaterThan(0);
+      const secret = first.body.secret as string;
+      expect(secret).toMatch(/^wsk_/);
+      for (const record of records) expect(record).not.toContain(secret.slice(4));
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('refuses the same key with a different body, path or method with 422 naming the header', async () => {

@@ -9,9 +9,9 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Redis from 'ioredis';
-import { createHash, randomUUID } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Observable, of } from 'rxjs';
-import type { AuthenticatedRequest } from '../auth/auth.guard';
+import { AuthenticatedRequest, bearerToken } from '../auth/auth.guard';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { JsonLogger } from '../logging/json-logger';
 import { REDIS } from '../redis/redis';
@@ -35,6 +35,9 @@ import { ConflictError, DomainError, ValidationError } from './domain-errors';
  *   describe the result (Content-Type, Location, ETag), errors included. 5xx are not kept:
  *   the key is released so a retry may execute. Rate-limit and request-id headers are the
  *   replay's own.
+ * - Answers carry secrets (a new API key, a member token), so the kept response is sealed
+ *   (AES-256-GCM) with a key derived from the bearer token and the Idempotency-Key: Redis
+ *   holds nothing a reader of it could use, and only the same credential can open it.
  */
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -61,12 +64,16 @@ interface Pending {
   owner: string;
   fingerprint: string;
 }
-interface Completed {
-  state: 'completed';
-  fingerprint: string;
+/** What a replay sends; kept sealed (see seal). */
+interface KeptResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+}
+interface Completed {
+  state: 'completed';
+  fingerprint: string;
+  sealed: string;
 }
 type StoredRecord = Pending | Completed;
 
@@ -75,6 +82,8 @@ interface Claim {
   redisKey: string;
   /** The pending record exactly as stored: the compare-and-set operand. */
   pending: string;
+  fingerprint: string;
+  sealingKey: Buffer;
   settled: boolean;
 }
 
@@ -111,6 +120,26 @@ export function canonicalJson(value: unknown): string {
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** Only a request bearing the same token and Idempotency-Key derives the same key. */
+const sealingKeyFor = (token: string, key: string): Buffer =>
+  createHash('sha256').update(`idempotency\0${token}\0${key}`).digest();
+
+function seal(key: Buffer, response: KeptResponse): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const data = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
+  return [iv, cipher.getAuthTag(), data].map((b) => b.toString('base64')).join('.');
+}
+
+function unseal(key: Buffer, sealed: string): KeptResponse {
+  const [iv, tag, data] = sealed.split('.').map((part) => Buffer.from(part, 'base64'));
+  const decipher = createDecipheriv('aes-256-gcm', key, iv);
+  decipher.setAuthTag(tag);
+  return JSON.parse(
+    Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8'),
+  ) as KeptResponse;
+}
 
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit {
@@ -151,15 +180,16 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit {
     const { kind, credentialId } = req.principal.credential;
     const redisKey = `${this.config.redisPrefix}:idempotency:${kind}:${credentialId}:${sha256(key)}`;
     const fingerprint = sha256(`${req.method} ${req.url}\n${canonicalJson(req.body)}`);
+    const sealingKey = sealingKeyFor(bearerToken(req.headers.authorization) ?? credentialId, key);
     const outcome = await this.claim(redisKey, fingerprint);
     const reply = context.switchToHttp().getResponse<FastifyReply>();
 
     if ('completed' in outcome) {
-      const { status, headers, body } = outcome.completed;
+      const { status, headers, body } = unseal(sealingKey, outcome.completed.sealed);
       void reply.status(status).headers(headers).header(REPLAYED_HEADER, 'true');
       return of(body);
     }
-    const claim: Claim = { redisKey, pending: outcome.pending, settled: false };
+    const claim: Claim = { redisKey, pending: outcome.pending, fingerprint, sealingKey, settled: false };
     req[CLAIM] = claim;
     // A response that never reaches onSend (connection lost mid-way) frees the key.
     reply.raw.once('close', () => {
@@ -207,13 +237,14 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit {
       const value = reply.getHeader(name);
       if (value !== undefined) headers[name] = String(value);
     }
-    const { fingerprint } = JSON.parse(claim.pending) as Pending;
     const completed: Completed = {
       state: 'completed',
-      fingerprint,
-      status: reply.statusCode,
-      headers,
-      body: typeof payload === 'string' ? payload : '',
+      fingerprint: claim.fingerprint,
+      sealed: seal(claim.sealingKey, {
+        status: reply.statusCode,
+        headers,
+        body: typeof payload === 'string' ? payload : '',
+      }),
     };
     await this.redis.eval(
       SETTLE_SCRIPT,
