@@ -1,4 +1,29 @@
+import { Body, Controller, Get, Module, Param, Post } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
+import { IsString } from 'class-validator';
+import { Public, RequireScope } from '../../src/core/auth/auth.decorators';
 import { startTestApp, TestApp } from '../support/app';
+
+/** Routes added with nothing but their access decorators, as a future feature would. */
+class FutureThingDto {
+  @ApiProperty() @IsString() name!: string;
+}
+@Controller()
+class FutureController {
+  @Get('future-things')
+  @Public()
+  list(): string[] {
+    return [];
+  }
+
+  @Post('w/:wid/future-things')
+  @RequireScope('records:write')
+  create(@Param('wid') wid: string, @Body() body: FutureThingDto): FutureThingDto {
+    return { name: `${wid}:${body.name}` };
+  }
+}
+@Module({ controllers: [FutureController] })
+class FutureModule {}
 
 interface Response {
   description?: string;
@@ -24,6 +49,7 @@ const PUBLIC = new Set([
   'GET /api/v2/health',
   'GET /api/v2/resources/registry',
   'GET /api/v2/resources/{slug}',
+  'GET /api/v2/future-things',
 ]);
 
 /** The OpenAPI document SDKs are generated from (README, "OpenAPI"). */
@@ -32,7 +58,7 @@ describe('OpenAPI document (e2e)', () => {
   let doc: Doc;
   let operations: { name: string; method: string; path: string; op: Operation }[];
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ extraModules: [FutureModule] });
     doc = (await t.request('GET', '/openapi.json')).body as Doc;
     operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops).map(([method, op]) => ({
@@ -73,6 +99,22 @@ describe('OpenAPI document (e2e)', () => {
     expect(byName['GET /api/v2/me/api-keys/{keyId}'].summary).toBe('Get API key');
     expect(byName['POST /api/v2/w/{wid}/member-roles/{roleId}/merge'].summary).toBe('Merge member role');
     expect(byName['GET /api/v2/me']['x-required-scope']).toBe('self');
+  });
+
+  it('describes a new route from its decorators alone', () => {
+    const byName = Object.fromEntries(operations.map((o) => [o.name, o.op]));
+    const list = byName['GET /api/v2/future-things'];
+    expect(list).toMatchObject({ summary: 'List future things', security: [], 'x-required-scope': 'public' });
+    expect(list.description).toMatch(/public/);
+    const create = byName['POST /api/v2/w/{wid}/future-things'];
+    expect(create).toMatchObject({
+      summary: 'Create future thing',
+      security: [{ bearer: [] }],
+      'x-required-scope': 'records:write',
+    });
+    expect(Object.keys(create.responses).sort()).toEqual(
+      ['201', '400', '401', '403', '404', '409', '422', '429'].sort(),
+    );
   });
 
   it('has exactly one security requirement per operation, none on public ones', () => {
