@@ -3,9 +3,6 @@ const swc = ['@swc/jest', { jsc: { target: 'es2022', keepClassNames: true, parse
 module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': swc, '^.+\\.js$': swc },
-  // content-disposition 2 (via @fastify/static, behind the docs page) ships ESM only; Node 20 loads it
-  // through require(esm), jest does not, so swc turns it into CommonJS for the tests.
-  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 60000,

@@ -6,6 +6,7 @@ import { PrefixCredentialResolver } from './auth/credential-resolvers';
 import { CREDENTIAL_RESOLVER } from './auth/principal';
 import { EventSourcedRepository } from './cqrs/event-sourced-repository';
 import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
+import { IdempotencyInterceptor } from './http/idempotency';
 import { ETagInterceptor } from './http/preconditions';
 import { ConsistencyWaiter } from './projections/consistency';
 import { SubscriberRegistry } from './projections/subscriber-registry';
@@ -20,6 +21,8 @@ import { SubscribersHost } from './projections/subscribers.host';
     SubscriberRegistry,
     SubscribersHost,
     ConsistencyWaiter,
+    // First, so it wraps the others: a replay skips them, a first execution runs them all.
+    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
     { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
     { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },

@@ -63,6 +63,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toBe('10.0.0.0/8,127.0.0.1');
   });
 
+  it('points PUBLIC_BASE_URL at this server on PORT when it is unset', () => {
+    expect(loadConfig({}).publicBaseUrl).toBe('http://localhost:3000/api/v2');
+    expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080/api/v2');
+    expect(loadConfig({ PORT: '8080', PUBLIC_BASE_URL: '' }).publicBaseUrl).toBe(
+      'http://localhost:8080/api/v2',
+    );
+    expect(
+      loadConfig({ PORT: '8080', PUBLIC_BASE_URL: 'https://api.example.com/api/v2' }).publicBaseUrl,
+    ).toBe('https://api.example.com/api/v2');
+  });
+
   it('requires a connection string for EventStoreDB', () => {
     expect(() => loadConfig({ EVENT_STORE: 'eventstoredb' })).toThrow(
       /^EVENTSTORE_CONNECTION_STRING: required/,

@@ -189,9 +189,10 @@ export const CONFIG_VARIABLES = {
   },
   publicBaseUrl: {
     name: 'PUBLIC_BASE_URL',
-    default: 'http://localhost:3000/api/v2',
-    describe: 'the address clients use, including /api/v2',
-    parse: url(['http', 'https']),
+    // Unset, it follows PORT (see loadConfig), so the docs page's "Try it out" reaches this server.
+    default: '',
+    describe: 'the address clients use, including /api/v2; unset: http://localhost:<PORT>/api/v2',
+    parse: (raw: string, name: string) => (raw === '' ? '' : url(['http', 'https'])(raw, name)),
   },
   eventStore: {
     name: 'EVENT_STORE',
@@ -307,6 +308,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     out[key] = value === undefined ? undefined : spec.parse(value, spec.name);
   }
   const config = out as unknown as AppConfig;
+  config.publicBaseUrl ||= `http://localhost:${config.port}/api/v2`;
   if (config.eventStore === 'eventstoredb' && !config.eventStoreConnectionString) {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'required when EVENT_STORE=eventstoredb');
   }
