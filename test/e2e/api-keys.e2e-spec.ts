@@ -117,6 +117,15 @@ describe('API keys and bearer authentication (e2e)', () => {
     expect((await createKey(a.apiKey, { name: 'long', scopes: [], expiresInDays: 365 })).status).toBe(201);
   });
 
+  it('refuses an overlong scope by its length, without echoing it whole', async () => {
+    const a = await t.bootstrap();
+    const res = await createKey(a.apiKey, { name: 'k', scopes: ['x'.repeat(5000)] });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^scopes: .*64 characters/);
+    expect(res.body.detail.length).toBeLessThan(300);
+    expect(await t.eventsOf(res)).toEqual([]);
+  });
+
   it('a key cannot create a key with scopes it lacks, and only API keys manage API keys', async () => {
     const a = await t.bootstrap();
     const narrow = await createKey(a.apiKey, { name: 'narrow', scopes: ['chats:write'] });

@@ -82,6 +82,8 @@ describe('invitations (e2e)', () => {
     const cases: [unknown, number, RegExp][] = [
       [{ email: 'x', memberRoleId: roles.User }, 400, /^email: must be an email address/],
       [{ email: 'x@example.com', memberRoleId: 'User' }, 400, /^memberRoleId:/],
+      [{ email: 'x@example.com', memberRoleId: 99999999999 }, 400, /^memberRoleId: must not be greater than/],
+      [{ email: `${'x'.repeat(250)}@example.com` }, 400, /^email: must be shorter than or equal to 254/],
       [
         { email: 'x@example.com', memberRoleId: roles.Agent },
         400,

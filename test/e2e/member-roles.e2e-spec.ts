@@ -156,6 +156,52 @@ describe('member roles (e2e)', () => {
     for (const r of [unknownScope, unknownField, builtInName, dup]) expect(await t.eventsOf(r)).toEqual([]);
   });
 
+  it('refuses ids beyond an integer and overlong scopes with 400 naming the field, and appends nothing', async () => {
+    const a = await t.bootstrap();
+    const user = (await roles(a.workspaceId, a.apiKey)).User;
+    const huge = 99999999999;
+    const cases: [string, string, unknown, RegExp][] = [
+      [
+        'POST',
+        '',
+        { name: 'Sites', permissions: [], siteAudience: { allSites: false, siteIds: [huge] } },
+        /^siteAudience\.siteIds: /,
+      ],
+      [
+        'POST',
+        '',
+        { name: 'Files', permissions: [], fileAccess: { folders: [{ id: huge, level: 'read' }], files: [] } },
+        /^fileAccess\.folders\.0\.id: must not be greater than 2147483647/,
+      ],
+      ['POST', '', { name: 'Long', permissions: ['x'.repeat(5000)] }, /^permissions: .*64 characters/],
+      ['PUT', `/${user.id}`, { permissions: ['x'.repeat(5000)] }, /^permissions: .*64 characters/],
+      [
+        'POST',
+        `/${user.id}/merge`,
+        { targetRoleId: huge },
+        /^targetRoleId: must not be greater than 2147483647/,
+      ],
+      [
+        'POST',
+        `/${user.id}/merge`,
+        { targetRoleId: 1, resourceAccess: 'keep' },
+        /^resourceAccess: .*copy, discard/,
+      ],
+    ];
+    for (const [method, path, body, detail] of cases) {
+      const res = await t.request(method, `/w/${a.workspaceId}/member-roles${path}`, {
+        token: a.apiKey,
+        body,
+      });
+      expect({ body, status: res.status, detail: res.body.detail }).toEqual({
+        body,
+        status: 400,
+        detail: expect.stringMatching(detail),
+      });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+  });
+
   it('concurrent creates of one name make one role; many different names all succeed', async () => {
     const a = await t.bootstrap();
     const path = `/w/${a.workspaceId}/member-roles`;

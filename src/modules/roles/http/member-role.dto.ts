@@ -9,17 +9,21 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
   MinLength,
   ValidateNested,
 } from 'class-validator';
 import { SCOPE_LEVELS, SCOPE_NAMESPACES } from '../../../core/auth/scopes';
+import { INT_ID_MAX } from '../../../core/http/value-limits';
 import { ROLE_NAME_MAX } from '../domain/member-role';
 import { ACCESS_LEVELS, AccessLevel, FileAccess, SiteAudience } from '../domain/role-access';
 import type { MemberRoleEntity } from '../projections/member-role.entity';
 
 const MAX_GRANTS = 1000;
+/** Longer than any scope (`member_roles:admin`), short enough that an unknown one can be named in the detail. */
+const MAX_SCOPE_LENGTH = 64;
 const SCOPE_DESCRIPTION = `scopes <namespace>:<${SCOPE_LEVELS.join('|')}>; namespaces: ${SCOPE_NAMESPACES.join(', ')}`;
 
 export class SiteAudienceDto implements SiteAudience {
@@ -32,6 +36,7 @@ export class SiteAudienceDto implements SiteAudience {
   @ArrayMaxSize(MAX_GRANTS)
   @IsInt({ each: true })
   @Min(1, { each: true })
+  @Max(INT_ID_MAX, { each: true })
   siteIds: number[];
 }
 
@@ -39,6 +44,7 @@ export class ResourceGrantDto {
   @ApiProperty({ description: 'file or folder id' })
   @IsInt()
   @Min(1)
+  @Max(INT_ID_MAX)
   id: number;
 
   @ApiProperty({ enum: ACCESS_LEVELS })
@@ -73,6 +79,7 @@ export class CreateMemberRoleDto {
   @IsArray()
   @ArrayMaxSize(200)
   @IsString({ each: true })
+  @MaxLength(MAX_SCOPE_LENGTH, { each: true })
   permissions: string[];
 
   @ApiPropertyOptional({ type: SiteAudienceDto })
@@ -108,6 +115,7 @@ export class UpdateMemberRoleDto {
   @IsArray()
   @ArrayMaxSize(200)
   @IsString({ each: true })
+  @MaxLength(MAX_SCOPE_LENGTH, { each: true })
   permissions?: string[];
 
   @ApiPropertyOptional({ type: SiteAudienceDto })
@@ -135,6 +143,7 @@ export class MergeMemberRolesDto {
   @ApiProperty({ description: 'the built-in role the duplicate is merged into' })
   @IsInt()
   @Min(1)
+  @Max(INT_ID_MAX)
   targetRoleId: number;
 
   @ApiPropertyOptional({

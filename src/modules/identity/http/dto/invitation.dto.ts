@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsString, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { INT_ID_MAX } from '../../../../core/http/value-limits';
 import { PageQueryDto, PaginatedResponse } from '../../../../core/http/pagination';
 import type { InvitationEntity } from '../../projections/member.entities';
 
@@ -14,6 +15,7 @@ export class CreateInvitationDto {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(INT_ID_MAX)
   memberRoleId?: number;
 }
 

@@ -9,9 +9,11 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
 } from 'class-validator';
+import { INT_ID_MAX } from '../../../../core/http/value-limits';
 import { PageQueryDto, PaginatedResponse } from '../../../../core/http/pagination';
 import { MAX_IMPORT_ROWS } from '../../commands/import-members.command';
 import type { MemberSnapshot } from '../../domain/member.events';
@@ -118,6 +120,7 @@ export class UpdateMemberDto {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(INT_ID_MAX)
   memberRoleId?: number;
   @ApiPropertyOptional({ nullable: true, description: 'needs members:write, also on your own record' })
   @IsOptional()
