@@ -207,6 +207,16 @@ describe('member tokens (e2e)', () => {
       notifyEmail: true,
     });
     expect(res.body.account).toMatchObject({ name: 'Ann', phone: null });
+    // The top-level profile is the token's member, so it agrees with `member` after the write.
+    const profile = {
+      uuid: ann.account.uuid,
+      email: 'ann@example.com',
+      name: 'Ann B',
+      phone: '+14155550142',
+    };
+    expect(res.body).toMatchObject({ ...profile, member: { id: ann.member.id, name: 'Ann B' } });
+    const again = await t.request('GET', '/me', { token: ann.token });
+    expect(again.body).toMatchObject({ ...profile, member: { name: 'Ann B', phone: '+14155550142' } });
     await t.expectEvents(res, [
       { type: 'MemberValueClaimed', data: { field: 'phone', memberId: ann.member.id } },
       {
