@@ -477,6 +477,60 @@ describe('member roles (e2e)', () => {
     for (const r of [ps, agent, viaWorkspace, missing]) expect(await t.eventsOf(r)).toEqual([]);
   });
 
+  it('GET /w/{wid} and the roles agree on the default role in every state', async () => {
+    const a = await t.bootstrap();
+    const path = `/w/${a.workspaceId}/member-roles`;
+    async function expectDefault(roleId: number): Promise<void> {
+      const ws = await t.request('GET', `/w/${a.workspaceId}`, { token: a.apiKey });
+      expect(ws.body.settings.defaultMemberRoleId).toBe(roleId);
+      const marked = Object.values(await roles(a.workspaceId, a.apiKey)).filter((r) => r.isDefault);
+      expect(marked.map((r) => r.id)).toEqual([roleId]);
+      expect((await t.request('GET', `${path}/${roleId}`, { token: a.apiKey })).body.isDefault).toBe(true);
+    }
+    const { User } = await roles(a.workspaceId, a.apiKey);
+    await expectDefault(User.id); // a new workspace names User
+
+    const volunteer = await t.request('POST', path, {
+      token: a.apiKey,
+      body: { name: 'Volunteer', permissions: [] },
+    });
+    const viaWorkspace = await t.request('PUT', `/w/${a.workspaceId}`, {
+      token: a.apiKey,
+      body: { settings: { defaultMemberRoleId: volunteer.body.id } },
+    });
+    expect(viaWorkspace.body.settings.defaultMemberRoleId).toBe(volunteer.body.id);
+    await expectDefault(volunteer.body.id);
+
+    const unmark = await t.request('PUT', `${path}/${volunteer.body.id}`, {
+      token: a.apiKey,
+      body: { isDefault: false },
+    });
+    expect(unmark.status).toBe(200);
+    await t.expectEvents(unmark, [
+      { type: 'WorkspaceUpdated', data: { settings: { defaultMemberRoleId: User.id } } },
+    ]);
+    await expectDefault(User.id);
+
+    await t.request('PUT', `${path}/${volunteer.body.id}`, { token: a.apiKey, body: { isDefault: true } });
+    const backToUser = await t.request('PUT', `/w/${a.workspaceId}`, {
+      token: a.apiKey,
+      body: { settings: { defaultMemberRoleId: null } },
+    });
+    expect(backToUser.status).toBe(200);
+    expect(backToUser.body.settings.defaultMemberRoleId).toBe(User.id);
+    await expectDefault(User.id);
+
+    // A merge that deletes the default moves it to the target.
+    await t.request('PUT', `${path}/${volunteer.body.id}`, { token: a.apiKey, body: { isDefault: true } });
+    const merged = await t.request('POST', `${path}/${volunteer.body.id}/merge`, {
+      token: a.apiKey,
+      body: { targetRoleId: User.id },
+    });
+    expect(merged.status).toBe(200);
+    expect(merged.body.workspaceDefaultMoved).toBe(true);
+    await expectDefault(User.id);
+  });
+
   it('needs member_roles:read to read, :write to create and update, :admin to delete and merge', async () => {
     const a = await t.bootstrap();
     const b = await t.bootstrap();

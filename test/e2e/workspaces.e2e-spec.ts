@@ -33,7 +33,7 @@ describe('workspaces (e2e)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       name: 'Gamma two',
-      settings: { timezone: 'Europe/Paris', defaultMemberRoleId: null },
+      settings: { timezone: 'Europe/Paris', defaultMemberRoleId: expect.any(Number) },
     });
     await t.expectEvents(res, [
       {

@@ -28,4 +28,14 @@ export class DefaultRoleCheck {
     }
     return role;
   }
+
+  /**
+   * The id to store as the workspace default for a requested one: null (back to the
+   * built-in User role) is stored as User's id, so the setting always names the role
+   * whose isDefault is true.
+   */
+  async resolve(workspaceId: string, requested: number | null, field: string): Promise<number | null> {
+    if (requested !== null) return (await this.assertEligible(workspaceId, requested, field)).roleId;
+    return (await this.refs.builtInRoleId(workspaceId, 'user')) ?? null;
+  }
 }

@@ -3,7 +3,11 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../core/htt
 import { isIanaTimeZone, TIMEZONE_RULE } from './timezone';
 
 export interface WorkspaceSettings {
-  /** Role given to new members when the signup names none; null: the built-in User role. */
+  /**
+   * Role given to new members when the signup names none: the id of the actual default
+   * role (bootstrap names User). Null only in workspaces created before that rule, where
+   * it means the built-in User role.
+   */
   defaultMemberRoleId: number | null;
   timezone: string;
   features: Record<string, boolean>;

@@ -34,7 +34,9 @@ function IsIanaTimeZone(): PropertyDecorator {
 export class WorkspaceSettingsDto {
   @ApiPropertyOptional({
     nullable: true,
-    description: 'role id given to new members; null: the built-in User role',
+    description:
+      'the role new members get, the one whose isDefault is true; a new workspace names its built-in User role, ' +
+      'and null sets it back to User (answered as its id)',
   })
   @IsOptional()
   @IsInt()

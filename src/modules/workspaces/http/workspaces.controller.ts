@@ -71,11 +71,20 @@ export class WorkspacesController {
       id: workspaceId,
       notFound: () => new NotFoundError('Workspace not found'),
     });
-    const defaultRoleId = body.settings?.defaultMemberRoleId;
-    if (typeof defaultRoleId === 'number')
-      await this.defaultRoles.assertEligible(workspaceId, defaultRoleId, 'settings.defaultMemberRoleId');
+    const requested = body.settings?.defaultMemberRoleId;
+    const settings =
+      requested === undefined
+        ? body.settings
+        : {
+            ...body.settings,
+            defaultMemberRoleId: await this.defaultRoles.resolve(
+              workspaceId,
+              requested,
+              'settings.defaultMemberRoleId',
+            ),
+          };
     await this.commands.execute(
-      new UpdateWorkspaceCommand(workspaceId, { name: body.name, settings: body.settings }, expectedRevision),
+      new UpdateWorkspaceCommand(workspaceId, { name: body.name, settings }, expectedRevision),
     );
     await this.consistency.settle();
     return this.queries.execute(new GetWorkspaceQuery(workspaceId));
