@@ -156,7 +156,7 @@ describe('members (e2e)', () => {
     expect(clear.body.phone).toBeNull();
   });
 
-  it('PUT refuses a role id out of range or not of this workspace, and overlong values, naming the field', async () => {
+  it('PUT refuses a role id out of range or not of this workspace and overlong values, the list a role filter out of range, naming the field', async () => {
     const a = await t.bootstrap();
     const b = await t.bootstrap();
     const rolesB = await builtInRoles(t, b.workspaceId, b.apiKey);
@@ -179,6 +179,13 @@ describe('members (e2e)', () => {
         detail: expect.stringMatching(detail),
       });
       expect(await t.eventsOf(res)).toEqual([]);
+    }
+    for (const param of ['roleId', 'memberRoleId']) {
+      const list = await t.request('GET', `/w/${a.workspaceId}/members?${param}=99999999999`, {
+        token: a.apiKey,
+      });
+      expect(list.status).toBe(400);
+      expect(list.body.detail).toMatch(new RegExp(`^${param}: must not be greater than 2147483647`));
     }
   });
 

@@ -89,6 +89,7 @@ export class ListMembersQueryDto extends PageQueryDto {
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(INT_ID_MAX)
   roleId?: number;
 
   @ApiPropertyOptional({ description: 'another name for roleId; giving both with different values is 400' })
@@ -96,6 +97,7 @@ export class ListMembersQueryDto extends PageQueryDto {
   @Type(() => Number)
   @IsInt()
   @Min(1)
+  @Max(INT_ID_MAX)
   memberRoleId?: number;
 
   @ApiPropertyOptional({ enum: MEMBER_STATUS_FILTERS, default: 'active' })
