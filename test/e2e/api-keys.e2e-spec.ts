@@ -122,6 +122,15 @@ describe('API keys and bearer authentication (e2e)', () => {
     expect(await t.eventsOf(tooLong)).toEqual([]);
   });
 
+  it('refuses an overlong scope by its length, without echoing it whole', async () => {
+    const a = await t.bootstrap();
+    const res = await createKey(a.apiKey, { name: 'k', scopes: ['x'.repeat(5000)] });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^scopes: .*64 characters/);
+    expect(res.body.detail.length).toBeLessThan(300);
+    expect(await t.eventsOf(res)).toEqual([]);
+  });
+
   it('a key cannot create a key with scopes it lacks, and only API keys manage API keys', async () => {
     const a = await t.bootstrap();
     const narrow = await createKey(a.apiKey, { name: 'narrow', scopes: ['chats:write', 'account:admin'] });

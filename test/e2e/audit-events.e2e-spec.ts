@@ -60,6 +60,47 @@ describe('auditors’ event history (e2e)', () => {
     expect(otherWorkspace.status).toBe(404);
   });
 
+  it('names the acting credential: actor.keyId for an API key, actor.tokenId for a member token', async () => {
+    const a = await t.bootstrap('Who acted');
+    const keys = await t.request('GET', '/me/api-keys', { token: a.apiKey });
+    expect(keys.status).toBe(200);
+    const keyId = (keys.body.items as { id: string; name: string }[]).find((k) => k.name === 'bootstrap')!.id;
+    const put = await t.request('PUT', `/w/${a.workspaceId}`, { token: a.apiKey, body: { name: 'Renamed' } });
+    expect(put.status).toBe(200);
+    const events = await t.request('GET', `/w/${a.workspaceId}/events?type=WorkspaceUpdated`, {
+      token: a.apiKey,
+    });
+    expect(events.body.items[0].metadata.actor).toEqual({
+      kind: 'api_key',
+      id: a.accountUuid,
+      accountUuid: a.accountUuid,
+      memberId: a.memberId,
+      keyId,
+    });
+
+    const signup = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { email: 'ann@example.com' } },
+    });
+    expect(signup.status).toBe(201);
+    const issued = (await t.eventsOf(signup)).find((e) => e.type === 'MemberTokenIssued')!;
+    const tokenId = (issued.data as { tokenId: string }).tokenId;
+    const byToken = await t.request('PUT', '/me', { token: signup.body.token, body: { name: 'Ann' } });
+    expect(byToken.status).toBe(200);
+    const [updated] = await t.eventsOf(byToken);
+    expect(updated.metadata.actor).toEqual({
+      kind: 'member_token',
+      id: signup.body.account.uuid,
+      accountUuid: signup.body.account.uuid,
+      memberId: signup.body.member.id,
+      tokenId,
+    });
+    const history = await t.request('GET', `/w/${a.workspaceId}/events?type=MemberUpdated`, {
+      token: a.apiKey,
+    });
+    expect(history.body.items[0].metadata.actor).toMatchObject({ kind: 'member_token', tokenId });
+  });
+
   it('refuses a malformed position with a detail naming the parameter', async () => {
     const a = await t.bootstrap();
     const res = await t.request('GET', `/w/${a.workspaceId}/events?after=yesterday`, { token: a.apiKey });

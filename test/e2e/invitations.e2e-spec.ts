@@ -82,6 +82,8 @@ describe('invitations (e2e)', () => {
     const cases: [unknown, number, RegExp][] = [
       [{ email: 'x', memberRoleId: roles.User }, 400, /^email: must be an email address/],
       [{ email: 'x@example.com', memberRoleId: 'User' }, 400, /^memberRoleId:/],
+      [{ email: 'x@example.com', memberRoleId: 99999999999 }, 400, /^memberRoleId: must not be greater than/],
+      [{ email: `${'x'.repeat(250)}@example.com` }, 400, /^email: must be shorter than or equal to 254/],
       [
         { email: 'x@example.com', memberRoleId: roles.Agent },
         400,
@@ -120,6 +122,30 @@ describe('accepting invitations (e2e)', () => {
     t = await startTestApp();
   });
   afterAll(() => t.close());
+
+  it('GET /me/invitations is the standard paginated list: {items, total, page, pageSize}', async () => {
+    const invitee = await t.bootstrap('Home', 'paged-invitee@example.com');
+    const ids: string[] = [];
+    for (const name of ['One', 'Two', 'Three']) {
+      const w = await t.bootstrap(name);
+      const inv = await t.request('POST', `/w/${w.workspaceId}/invitations`, {
+        token: w.apiKey,
+        body: { email: 'paged-invitee@example.com' },
+      });
+      expect(inv.status).toBe(201);
+      ids.push(inv.body.id);
+    }
+    const all = await t.request('GET', '/me/invitations', { token: invitee.apiKey });
+    expect(all.status).toBe(200);
+    expect(all.body).toEqual({ items: expect.any(Array), total: 3, page: 1, pageSize: 50 });
+    expect(all.body.items.map((i: { id: string }) => i.id)).toEqual(ids);
+    const second = await t.request('GET', '/me/invitations?page=2&page_size=2', { token: invitee.apiKey });
+    expect(second.body).toMatchObject({ total: 3, page: 2, pageSize: 2 });
+    expect(second.body.items.map((i: { id: string }) => i.id)).toEqual([ids[2]]);
+    const bad = await t.request('GET', '/me/invitations?pageSize=0', { token: invitee.apiKey });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toMatch(/^pageSize:/);
+  });
 
   it('the invited account joins the workspace with the role: one account, many workspaces', async () => {
     const a = await t.bootstrap('Alpha');

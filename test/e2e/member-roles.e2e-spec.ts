@@ -156,6 +156,52 @@ describe('member roles (e2e)', () => {
     for (const r of [unknownScope, unknownField, builtInName, dup]) expect(await t.eventsOf(r)).toEqual([]);
   });
 
+  it('refuses ids beyond an integer and overlong scopes with 400 naming the field, and appends nothing', async () => {
+    const a = await t.bootstrap();
+    const user = (await roles(a.workspaceId, a.apiKey)).User;
+    const huge = 99999999999;
+    const cases: [string, string, unknown, RegExp][] = [
+      [
+        'POST',
+        '',
+        { name: 'Sites', permissions: [], siteAudience: { allSites: false, siteIds: [huge] } },
+        /^siteAudience\.siteIds: /,
+      ],
+      [
+        'POST',
+        '',
+        { name: 'Files', permissions: [], fileAccess: { folders: [{ id: huge, level: 'read' }], files: [] } },
+        /^fileAccess\.folders\.0\.id: must not be greater than 2147483647/,
+      ],
+      ['POST', '', { name: 'Long', permissions: ['x'.repeat(5000)] }, /^permissions: .*64 characters/],
+      ['PUT', `/${user.id}`, { permissions: ['x'.repeat(5000)] }, /^permissions: .*64 characters/],
+      [
+        'POST',
+        `/${user.id}/merge`,
+        { targetRoleId: huge },
+        /^targetRoleId: must not be greater than 2147483647/,
+      ],
+      [
+        'POST',
+        `/${user.id}/merge`,
+        { targetRoleId: 1, resourceAccess: 'keep' },
+        /^resourceAccess: .*copy, discard/,
+      ],
+    ];
+    for (const [method, path, body, detail] of cases) {
+      const res = await t.request(method, `/w/${a.workspaceId}/member-roles${path}`, {
+        token: a.apiKey,
+        body,
+      });
+      expect({ body, status: res.status, detail: res.body.detail }).toEqual({
+        body,
+        status: 400,
+        detail: expect.stringMatching(detail),
+      });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+  });
+
   it('concurrent creates of one name make one role; many different names all succeed', async () => {
     const a = await t.bootstrap();
     const path = `/w/${a.workspaceId}/member-roles`;
@@ -429,6 +475,60 @@ describe('member roles (e2e)', () => {
     expect(missing.status).toBe(400);
     expect(missing.body.detail).toBe('settings.defaultMemberRoleId: no role 999999 in this workspace');
     for (const r of [ps, agent, viaWorkspace, missing]) expect(await t.eventsOf(r)).toEqual([]);
+  });
+
+  it('GET /w/{wid} and the roles agree on the default role in every state', async () => {
+    const a = await t.bootstrap();
+    const path = `/w/${a.workspaceId}/member-roles`;
+    async function expectDefault(roleId: number): Promise<void> {
+      const ws = await t.request('GET', `/w/${a.workspaceId}`, { token: a.apiKey });
+      expect(ws.body.settings.defaultMemberRoleId).toBe(roleId);
+      const marked = Object.values(await roles(a.workspaceId, a.apiKey)).filter((r) => r.isDefault);
+      expect(marked.map((r) => r.id)).toEqual([roleId]);
+      expect((await t.request('GET', `${path}/${roleId}`, { token: a.apiKey })).body.isDefault).toBe(true);
+    }
+    const { User } = await roles(a.workspaceId, a.apiKey);
+    await expectDefault(User.id); // a new workspace names User
+
+    const volunteer = await t.request('POST', path, {
+      token: a.apiKey,
+      body: { name: 'Volunteer', permissions: [] },
+    });
+    const viaWorkspace = await t.request('PUT', `/w/${a.workspaceId}`, {
+      token: a.apiKey,
+      body: { settings: { defaultMemberRoleId: volunteer.body.id } },
+    });
+    expect(viaWorkspace.body.settings.defaultMemberRoleId).toBe(volunteer.body.id);
+    await expectDefault(volunteer.body.id);
+
+    const unmark = await t.request('PUT', `${path}/${volunteer.body.id}`, {
+      token: a.apiKey,
+      body: { isDefault: false },
+    });
+    expect(unmark.status).toBe(200);
+    await t.expectEvents(unmark, [
+      { type: 'WorkspaceUpdated', data: { settings: { defaultMemberRoleId: User.id } } },
+    ]);
+    await expectDefault(User.id);
+
+    await t.request('PUT', `${path}/${volunteer.body.id}`, { token: a.apiKey, body: { isDefault: true } });
+    const backToUser = await t.request('PUT', `/w/${a.workspaceId}`, {
+      token: a.apiKey,
+      body: { settings: { defaultMemberRoleId: null } },
+    });
+    expect(backToUser.status).toBe(200);
+    expect(backToUser.body.settings.defaultMemberRoleId).toBe(User.id);
+    await expectDefault(User.id);
+
+    // A merge that deletes the default moves it to the target.
+    await t.request('PUT', `${path}/${volunteer.body.id}`, { token: a.apiKey, body: { isDefault: true } });
+    const merged = await t.request('POST', `${path}/${volunteer.body.id}/merge`, {
+      token: a.apiKey,
+      body: { targetRoleId: User.id },
+    });
+    expect(merged.status).toBe(200);
+    expect(merged.body.workspaceDefaultMoved).toBe(true);
+    await expectDefault(User.id);
   });
 
   it('needs member_roles:read to read, :write to create and update, :admin to delete and merge', async () => {

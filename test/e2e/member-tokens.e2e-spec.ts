@@ -25,7 +25,13 @@ describe('member tokens (e2e)', () => {
     });
     expect(other.status).toBe(403);
     expect((await t.request('GET', `/w/${a.workspaceId}/members`, { token: ann.token })).status).toBe(403);
-    expect((await t.request('GET', `/w/${a.workspaceId}`, { token: ann.token })).status).toBe(403);
+    // Its own workspace it reads like an operator does; writing it needs workspace:admin.
+    const own = await t.request('GET', `/w/${a.workspaceId}`, { token: ann.token });
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual((await t.request('GET', `/w/${a.workspaceId}`, { token: a.apiKey })).body);
+    expect(
+      (await t.request('PUT', `/w/${a.workspaceId}`, { token: ann.token, body: { name: 'Mine' } })).status,
+    ).toBe(403);
     expect(
       (await t.request('GET', `/w/${b.workspaceId}/members/${b.memberId}`, { token: ann.token })).status,
     ).toBe(404);
@@ -50,6 +56,28 @@ describe('member tokens (e2e)', () => {
       member: { id: ann.member.id, email: 'ann@example.com' },
       role: { id: ann.member.memberRoleId, name: 'User' },
     });
+  });
+
+  it('GET /w and GET /w/{wid} agree: a member token lists and reads only the workspace it is bound to', async () => {
+    const a = await t.bootstrap('Bound');
+    const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'bound-ann@example.com' });
+    // The same account is also a member elsewhere: the token must not reveal it.
+    const b = await t.bootstrap('Elsewhere', 'bound-ann@example.com');
+    expect(b.accountUuid).toBe(ann.account.uuid);
+    const list = await t.request('GET', '/w', { token: ann.token });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 1, page: 1, pageSize: 50 });
+    expect(list.body.items.map((w: { id: string }) => w.id)).toEqual([a.workspaceId]);
+    for (const w of list.body.items as { id: string }[]) {
+      const one = await t.request('GET', `/w/${w.id}`, { token: ann.token });
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual(w);
+    }
+    expect((await t.request('GET', `/w/${b.workspaceId}`, { token: ann.token })).status).toBe(404);
+    const byKey = await t.request('GET', '/w', { token: b.apiKey });
+    expect(byKey.body.items.map((w: { id: string }) => w.id).sort()).toEqual(
+      [a.workspaceId, b.workspaceId].sort(),
+    );
   });
 
   it('are refused when malformed, unknown or tampered with', async () => {
@@ -179,6 +207,16 @@ describe('member tokens (e2e)', () => {
       notifyEmail: true,
     });
     expect(res.body.account).toMatchObject({ name: 'Ann', phone: null });
+    // The top-level profile is the token's member, so it agrees with `member` after the write.
+    const profile = {
+      uuid: ann.account.uuid,
+      email: 'ann@example.com',
+      name: 'Ann B',
+      phone: '+14155550142',
+    };
+    expect(res.body).toMatchObject({ ...profile, member: { id: ann.member.id, name: 'Ann B' } });
+    const again = await t.request('GET', '/me', { token: ann.token });
+    expect(again.body).toMatchObject({ ...profile, member: { name: 'Ann B', phone: '+14155550142' } });
     await t.expectEvents(res, [
       { type: 'MemberValueClaimed', data: { field: 'phone', memberId: ann.member.id } },
       {

@@ -156,6 +156,39 @@ describe('members (e2e)', () => {
     expect(clear.body.phone).toBeNull();
   });
 
+  it('PUT refuses a role id out of range or not of this workspace and overlong values, the list a role filter out of range, naming the field', async () => {
+    const a = await t.bootstrap();
+    const b = await t.bootstrap();
+    const rolesB = await builtInRoles(t, b.workspaceId, b.apiKey);
+    const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'ann@example.com' });
+    const cases: [unknown, RegExp][] = [
+      [{ memberRoleId: 99999999999 }, /^memberRoleId: must not be greater than 2147483647/],
+      [{ memberRoleId: rolesB.User }, /^memberRoleId: role \d+ does not exist in this workspace/],
+      [{ name: 'x'.repeat(201) }, /^name: must be shorter than or equal to 200/],
+      [{ email: `${'x'.repeat(250)}@example.com` }, /^email: must be shorter than or equal to 254/],
+      [{ externalId: 'x'.repeat(256) }, /^externalId: must be shorter than or equal to 255/],
+    ];
+    for (const [body, detail] of cases) {
+      const res = await t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, {
+        token: a.apiKey,
+        body,
+      });
+      expect({ body, status: res.status, detail: res.body.detail }).toEqual({
+        body,
+        status: 400,
+        detail: expect.stringMatching(detail),
+      });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    for (const param of ['roleId', 'memberRoleId']) {
+      const list = await t.request('GET', `/w/${a.workspaceId}/members?${param}=99999999999`, {
+        token: a.apiKey,
+      });
+      expect(list.status).toBe(400);
+      expect(list.body.detail).toMatch(new RegExp(`^${param}: must not be greater than 2147483647`));
+    }
+  });
+
   it('PUT to an email, phone or externalId another member has is 409 naming the field, and changes nothing', async () => {
     const a = await t.bootstrap();
     const ann = await signup(t, a.workspaceId, a.apiKey, {

@@ -33,7 +33,7 @@ describe('workspaces (e2e)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       name: 'Gamma two',
-      settings: { timezone: 'Europe/Paris', defaultMemberRoleId: null },
+      settings: { timezone: 'Europe/Paris', defaultMemberRoleId: expect.any(Number) },
     });
     await t.expectEvents(res, [
       {
@@ -70,6 +70,46 @@ describe('workspaces (e2e)', () => {
     expect(await t.eventsOf(bad)).toEqual([]);
     const after = await t.request('GET', `/w/${a.workspaceId}`, { token: a.apiKey });
     expect(after.body.name).toBe('Delta');
+  });
+
+  it('settings are checked by value, not only by shape: IANA time zones, bounded flags, role ids in range', async () => {
+    const a = await t.bootstrap('Values');
+    const refused: [unknown, RegExp][] = [
+      [{ settings: { timezone: 'Mars/Olympus' } }, /^settings\.timezone: must be an IANA time zone/],
+      [{ settings: { timezone: 'Europe/Atlantis' } }, /^settings\.timezone: must be an IANA time zone/],
+      [{ settings: { timezone: '+05:00' } }, /^settings\.timezone: must be an IANA time zone/],
+      [
+        { settings: { defaultMemberRoleId: 99999999999 } },
+        /^settings\.defaultMemberRoleId: must not be greater/,
+      ],
+      [
+        {
+          settings: { features: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}`, true])) },
+        },
+        /^settings\.features: at most 100 flags/,
+      ],
+      [
+        { settings: { features: { ['x'.repeat(65)]: true } } },
+        /^settings\.features: a flag name must be 1-64/,
+      ],
+    ];
+    for (const [body, detail] of refused) {
+      const res = await t.request('PUT', `/w/${a.workspaceId}`, { token: a.apiKey, body });
+      expect({ body, status: res.status, detail: res.body.detail }).toEqual({
+        body,
+        status: 400,
+        detail: expect.stringMatching(detail),
+      });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    for (const timezone of ['UTC', 'America/Argentina/Buenos_Aires', 'Asia/Kolkata', 'Etc/GMT+5']) {
+      const ok = await t.request('PUT', `/w/${a.workspaceId}`, {
+        token: a.apiKey,
+        body: { settings: { timezone } },
+      });
+      expect(ok.status).toBe(200);
+      expect(ok.body.settings.timezone).toBe(timezone);
+    }
   });
 
   // Each write waits for its projections; on a cluster shared with other test files, their open

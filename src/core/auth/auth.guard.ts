@@ -81,6 +81,8 @@ export class AuthGuard implements CanActivate {
         id: credential.accountUuid,
         accountUuid: credential.accountUuid,
         memberId: credential.memberId,
+        ...(credential.kind === 'api_key' ? { keyId: credential.credentialId } : {}),
+        ...(credential.kind === 'member_token' ? { tokenId: credential.credentialId } : {}),
       },
     };
     const wid = (req.params as Record<string, string> | undefined)?.wid;

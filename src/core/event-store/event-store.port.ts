@@ -23,6 +23,10 @@ export interface Actor {
   id: string;
   memberId?: number;
   accountUuid?: string;
+  /** The API key that acted (kind api_key): an auditor can tell an account's keys apart. */
+  keyId?: string;
+  /** The member token that acted (kind member_token). */
+  tokenId?: string;
 }
 
 export interface EventMetadata {

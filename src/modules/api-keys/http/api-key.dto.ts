@@ -36,6 +36,8 @@ export class CreateApiKeyDto {
   })
   @IsArray()
   @ArrayMaxSize(200)
+  // Longer than any scope; short enough that an unknown one can be named in the detail.
+  @MaxLength(64, { each: true })
   @IsString({ each: true })
   scopes: string[];
 

@@ -54,17 +54,26 @@ export class BootstrapService {
     if (!EMAIL.test(email)) throw new ValidationError('email: must be an email address');
     const now = new Date().toISOString();
     const workspaceId = randomUUID();
+    // Role ids first, so the workspace is created naming its real default role (User):
+    // its defaultMemberRoleId and the roles' isDefault then show one truth from the start.
+    const roleIds = new Map<string, number>();
+    for (const role of BUILT_IN_ROLES) roleIds.set(role.key, await nextId(this.db, 'member_role_id_seq'));
     await this.repo.handle({
       streamName: streamOf(workspaceId),
       workspaceId,
       decider: workspaceDecider,
-      command: { type: 'CreateWorkspace', workspaceId, name: input.workspaceName, now },
+      command: {
+        type: 'CreateWorkspace',
+        workspaceId,
+        name: input.workspaceName,
+        settings: { defaultMemberRoleId: roleIds.get('user')! },
+        now,
+      },
     });
 
-    let managerRoleId = 0;
+    const managerRoleId = roleIds.get('manager')!;
     for (const role of BUILT_IN_ROLES) {
-      const roleId = await nextId(this.db, 'member_role_id_seq');
-      if (role.key === 'manager') managerRoleId = roleId;
+      const roleId = roleIds.get(role.key)!;
       const event: MemberRoleCreated = {
         type: 'MemberRoleCreated',
         data: {

@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { RequireAccountScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { ACCOUNT_ADMIN } from '../../../core/auth/scopes';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
+import { paginated, PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { AcceptInvitationCommand } from '../commands/accept-invitation.command';
 import { RevokeOwnMemberTokenCommand, UpdateMeCommand } from '../commands/me.commands';
@@ -45,9 +46,10 @@ export class MeController {
   @Get('invitations')
   @SelfAccess()
   @ApiOkResponse({ type: MyInvitationsResponse })
-  invitations(@CurrentPrincipal() p: Principal): Promise<MyInvitationsResponse> {
-    if (p.credential.kind === 'member_token') return Promise.resolve({ items: [] });
-    return this.queries.execute(new ListMyInvitationsQuery(p.accountUuid));
+  invitations(@CurrentPrincipal() p: Principal, @Query() q: PageQueryDto): Promise<MyInvitationsResponse> {
+    const page = toPageRequest(q);
+    if (p.credential.kind === 'member_token') return Promise.resolve(paginated([], 0, page));
+    return this.queries.execute(new ListMyInvitationsQuery(p.accountUuid, page));
   }
 
   /** Joins the invitation's workspace with this account; answers with the new membership. */

@@ -61,7 +61,10 @@ export class GetInvitationHandler implements IQueryHandler<GetInvitationQuery> {
 }
 
 export class ListMyInvitationsQuery {
-  constructor(readonly accountUuid: string) {}
+  constructor(
+    readonly accountUuid: string,
+    readonly page: PageRequest,
+  ) {}
 }
 
 /** Pending, unexpired invitations sent to the account's email, in any workspace. */
@@ -69,16 +72,23 @@ export class ListMyInvitationsQuery {
 export class ListMyInvitationsHandler implements IQueryHandler<ListMyInvitationsQuery> {
   constructor(private readonly db: DataSource) {}
 
-  async execute({ accountUuid }: ListMyInvitationsQuery): Promise<{ items: InvitationResponse[] }> {
-    const rows = await this.db
+  async execute({ accountUuid, page }: ListMyInvitationsQuery): Promise<Paginated<InvitationResponse>> {
+    const qb = this.db
       .getRepository(InvitationEntity)
       .createQueryBuilder('i')
       .where(`i.email = (SELECT a.email FROM accounts a WHERE a.uuid = :accountUuid)`, { accountUuid })
-      .andWhere(`i.status = 'pending' AND i.expires_at > now()`)
+      .andWhere(`i.status = 'pending' AND i.expires_at > now()`);
+    applyListFilters(qb, page, { search: ['i.email'], time: 'i.created_at' });
+    const [rows, total] = await qb
       .orderBy('i.created_at', 'ASC')
       .addOrderBy('i.id', 'ASC')
-      .take(1000)
-      .getMany();
-    return { items: rows.map((r) => InvitationResponse.of(r)) };
+      .skip(page.offset)
+      .take(page.pageSize)
+      .getManyAndCount();
+    return paginated(
+      rows.map((r) => InvitationResponse.of(r)),
+      total,
+      page,
+    );
   }
 }

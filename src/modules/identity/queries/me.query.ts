@@ -43,12 +43,16 @@ export class GetMeHandler implements IQueryHandler<GetMeQuery> {
       member: toMemberResponse(r),
       role: { id: r.member_role_id, name: r.role_name },
     }));
+    // A member token edits its member, never the account (PUT /me), so the profile it
+    // sees at the top level is that member's: what it writes is what it reads back.
+    const member = onlyMemberId !== undefined ? memberships[0]?.member : undefined;
+    const profile = member ?? a;
     return {
       uuid: a.uuid,
-      email: a.email,
-      phone: a.phone,
-      name: a.name,
-      ...(onlyMemberId !== undefined && memberships.length ? { member: memberships[0].member } : {}),
+      email: profile.email,
+      phone: profile.phone,
+      name: profile.name,
+      ...(member ? { member } : {}),
       account: {
         uuid: a.uuid,
         email: a.email,

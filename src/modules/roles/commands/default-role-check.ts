@@ -43,4 +43,19 @@ export class DefaultRoleCheck {
     assertNoEscalation(granter, state.permissions, field, `role ${role.name}`);
     return role;
   }
+
+  /**
+   * The id to store as the workspace default for a requested one: null (back to the
+   * built-in User role) is stored as User's id, so the setting always names the role
+   * whose isDefault is true.
+   */
+  async resolve(
+    workspaceId: string,
+    requested: number | null,
+    field: string,
+    granter: readonly string[],
+  ): Promise<number | null> {
+    if (requested !== null) return (await this.assertEligible(workspaceId, requested, field, granter)).roleId;
+    return (await this.refs.builtInRoleId(workspaceId, 'user')) ?? null;
+  }
 }

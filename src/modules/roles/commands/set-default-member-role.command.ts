@@ -17,7 +17,7 @@ export class SetDefaultMemberRoleCommand {
 /**
  * `isDefault` on a role is the workspace setting defaultMemberRoleId seen from the
  * role: marking a role writes the setting (WorkspaceUpdated on the workspace stream);
- * unmarking the current default falls back to the built-in User role (null).
+ * unmarking the current default falls back to the built-in User role (its id is written).
  */
 @CommandHandler(SetDefaultMemberRoleCommand)
 export class SetDefaultMemberRoleHandler implements ICommandHandler<SetDefaultMemberRoleCommand> {
@@ -42,7 +42,8 @@ export class SetDefaultMemberRoleHandler implements ICommandHandler<SetDefaultMe
         'isDefault: the built-in User role is the default whenever no other role is; mark another role as the default instead',
       );
     }
-    return null;
+    // The setting always names the actual default role, so unmarking writes User's id, not null.
+    return (await this.refs.builtInRoleId(cmd.workspaceId, 'user')) ?? null;
   }
 
   async execute(cmd: SetDefaultMemberRoleCommand): Promise<void> {

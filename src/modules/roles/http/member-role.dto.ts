@@ -22,6 +22,8 @@ import { ACCESS_LEVELS, AccessLevel, FileAccess, SiteAudience } from '../domain/
 import type { MemberRoleEntity } from '../projections/member-role.entity';
 
 const MAX_GRANTS = 1000;
+/** Longer than any scope (`member_roles:admin`), short enough that an unknown one can be named in the detail. */
+const MAX_SCOPE_LENGTH = 64;
 const SCOPE_DESCRIPTION = `scopes <namespace>:<${SCOPE_LEVELS.join('|')}>; namespaces: ${SCOPE_NAMESPACES.join(', ')}`;
 
 export class SiteAudienceDto implements SiteAudience {
@@ -77,6 +79,7 @@ export class CreateMemberRoleDto {
   @IsArray()
   @ArrayMaxSize(200)
   @IsString({ each: true })
+  @MaxLength(MAX_SCOPE_LENGTH, { each: true })
   permissions: string[];
 
   @ApiPropertyOptional({ type: SiteAudienceDto })
@@ -112,6 +115,7 @@ export class UpdateMemberRoleDto {
   @IsArray()
   @ArrayMaxSize(200)
   @IsString({ each: true })
+  @MaxLength(MAX_SCOPE_LENGTH, { each: true })
   permissions?: string[];
 
   @ApiPropertyOptional({ type: SiteAudienceDto })

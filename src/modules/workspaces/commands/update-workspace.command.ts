@@ -21,14 +21,21 @@ export class UpdateWorkspaceHandler implements ICommandHandler<UpdateWorkspaceCo
   ) {}
 
   async execute(cmd: UpdateWorkspaceCommand): Promise<void> {
-    const defaultRoleId = cmd.changes.settings?.defaultMemberRoleId;
-    if (typeof defaultRoleId === 'number')
-      await this.defaultRoles.assertEligible(
-        cmd.workspaceId,
-        defaultRoleId,
-        'settings.defaultMemberRoleId',
-        cmd.granter,
-      );
+    const requested = cmd.changes.settings?.defaultMemberRoleId;
+    // null (back to the built-in User role) is stored as User's id, so the setting always
+    // names the role whose isDefault is true.
+    const settings =
+      requested === undefined
+        ? cmd.changes.settings
+        : {
+            ...cmd.changes.settings,
+            defaultMemberRoleId: await this.defaultRoles.resolve(
+              cmd.workspaceId,
+              requested,
+              'settings.defaultMemberRoleId',
+              cmd.granter,
+            ),
+          };
     await this.repo.handle({
       streamName: streamOf(cmd.workspaceId),
       workspaceId: cmd.workspaceId,
@@ -37,7 +44,8 @@ export class UpdateWorkspaceHandler implements ICommandHandler<UpdateWorkspaceCo
       command: {
         type: 'UpdateWorkspace',
         workspaceId: cmd.workspaceId,
-        ...cmd.changes,
+        name: cmd.changes.name,
+        settings,
         now: new Date().toISOString(),
       },
     });

@@ -57,4 +57,11 @@ describe('workspace decider', () => {
       .when({ type: 'UpdateWorkspace', workspaceId: id, name: 'X', now })
       .thenThrows(NotFoundError);
   });
+
+  it('refuses a time zone the tz database does not know, naming the field', () => {
+    spec
+      .given([created])
+      .when({ type: 'UpdateWorkspace', workspaceId: id, settings: { timezone: 'Mars/Olympus' }, now })
+      .thenThrows(ValidationError, /^settings\.timezone: must be an IANA time zone/);
+  });
 });

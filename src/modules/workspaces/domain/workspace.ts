@@ -1,8 +1,13 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { isIanaTimeZone, TIMEZONE_RULE } from './timezone';
 
 export interface WorkspaceSettings {
-  /** Role given to new members when the signup names none; null: the built-in User role. */
+  /**
+   * Role given to new members when the signup names none: the id of the actual default
+   * role (bootstrap names User). Null only in workspaces created before that rule, where
+   * it means the built-in User role.
+   */
   defaultMemberRoleId: number | null;
   timezone: string;
   features: Record<string, boolean>;
@@ -54,6 +59,11 @@ function checkName(name: string | undefined): void {
   if (name.length > 200) throw new ValidationError('name: must be at most 200 characters');
 }
 
+function checkSettings(settings: Partial<WorkspaceSettings> | undefined): void {
+  if (settings?.timezone !== undefined && !isIanaTimeZone(settings.timezone))
+    throw new ValidationError(`settings.timezone: ${TIMEZONE_RULE}`);
+}
+
 export const workspaceDecider: Decider<WorkspaceState, WorkspaceCommand, WorkspaceEvent> = {
   initialState: () => ({ exists: false, name: '', settings: DEFAULT_SETTINGS }),
 
@@ -75,6 +85,7 @@ export const workspaceDecider: Decider<WorkspaceState, WorkspaceCommand, Workspa
       case 'CreateWorkspace': {
         if (state.exists) throw new ConflictError('A workspace with this id already exists');
         checkName(command.name);
+        checkSettings(command.settings);
         return [
           {
             type: 'WorkspaceCreated',
@@ -90,6 +101,7 @@ export const workspaceDecider: Decider<WorkspaceState, WorkspaceCommand, Workspa
       case 'UpdateWorkspace': {
         if (!state.exists) throw new NotFoundError('Workspace not found');
         checkName(command.name);
+        checkSettings(command.settings);
         const name = command.name?.trim();
         const changedName = name !== undefined && name !== state.name ? name : undefined;
         const changedSettings = Object.fromEntries(

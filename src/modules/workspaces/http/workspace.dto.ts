@@ -11,14 +11,32 @@ import {
   MaxLength,
   Min,
   MinLength,
+  registerDecorator,
   ValidateNested,
 } from 'class-validator';
+import { isIanaTimeZone, TIMEZONE_RULE } from '../domain/timezone';
 import type { WorkspaceEntity } from '../projections/workspace.entity';
+
+/** Feature flags: a bounded map, so a settings write cannot grow the workspace row without limit. */
+export const MAX_FEATURES = 100;
+export const MAX_FEATURE_NAME = 64;
+
+function IsIanaTimeZone(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isIanaTimeZone',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: { validate: isIanaTimeZone, defaultMessage: () => TIMEZONE_RULE },
+    });
+}
 
 export class WorkspaceSettingsDto {
   @ApiPropertyOptional({
     nullable: true,
-    description: 'role id given to new members; null: the built-in User role',
+    description:
+      'the role new members get, the one whose isDefault is true; a new workspace names its built-in User role, ' +
+      'and null sets it back to User (answered as its id)',
   })
   @IsOptional()
   @IsInt()
@@ -26,13 +44,21 @@ export class WorkspaceSettingsDto {
   @Max(MAX_ID)
   defaultMemberRoleId?: number | null;
 
-  @ApiPropertyOptional({ example: 'Europe/Paris' })
+  @ApiPropertyOptional({
+    example: 'Europe/Paris',
+    description: 'an IANA time zone, spelled as the tz database does (Europe/Paris, America/New_York, UTC)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(64)
+  @IsIanaTimeZone()
   timezone?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'boolean' } })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'boolean' },
+    description: `up to ${MAX_FEATURES} flags, names of 1-${MAX_FEATURE_NAME} characters`,
+  })
   @IsOptional()
   @IsObject()
   features?: Record<string, boolean>;
@@ -77,6 +103,11 @@ export class WorkspaceListResponse extends PaginatedResponse(WorkspaceResponse) 
 
 export function validateFeatures(features: Record<string, unknown> | undefined): string | undefined {
   if (!features) return undefined;
+  const names = Object.keys(features);
+  if (names.length > MAX_FEATURES) return `settings.features: at most ${MAX_FEATURES} flags`;
+  const long = names.find((n) => n.length < 1 || n.length > MAX_FEATURE_NAME);
+  if (long !== undefined)
+    return `settings.features: a flag name must be 1-${MAX_FEATURE_NAME} characters (got ${long.length})`;
   const bad = Object.entries(features).find(([, v]) => typeof v !== 'boolean');
   return bad ? `settings.features.${bad[0]}: must be a boolean` : undefined;
 }

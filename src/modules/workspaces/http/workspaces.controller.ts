@@ -10,6 +10,7 @@ import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/pr
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { UpdateWorkspaceCommand } from '../commands/update-workspace.command';
+import { assertCanReadWorkspace, listedWorkspaceOf } from '../domain/workspace-access';
 import { GetWorkspaceQuery, ListWorkspacesQuery } from '../queries/workspace.queries';
 import {
   UpdateWorkspaceDto,
@@ -35,14 +36,20 @@ export class WorkspacesController {
     @CurrentPrincipal() principal: Principal,
     @Query() query: PageQueryDto,
   ): Promise<WorkspaceListResponse> {
-    return this.queries.execute(new ListWorkspacesQuery(principal.accountUuid, toPageRequest(query)));
+    return this.queries.execute(
+      new ListWorkspacesQuery(principal.accountUuid, toPageRequest(query), listedWorkspaceOf(principal)),
+    );
   }
 
+  /** workspace:read, or a member token bound to this workspace (see workspace-access.ts). */
   @Get(':wid')
   @RequireScope('workspace:read')
+  @SelfAccess()
   @ApiOkResponse({ type: WorkspaceResponse })
-  get(@Param('wid') wid: string): Promise<WorkspaceResponse> {
-    return this.queries.execute(new GetWorkspaceQuery(wid.toLowerCase()));
+  get(@Param('wid') wid: string, @CurrentPrincipal() principal: Principal): Promise<WorkspaceResponse> {
+    const workspaceId = wid.toLowerCase();
+    assertCanReadWorkspace(principal, workspaceId);
+    return this.queries.execute(new GetWorkspaceQuery(workspaceId));
   }
 
   @Put(':wid')

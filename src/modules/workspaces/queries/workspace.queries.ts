@@ -10,6 +10,8 @@ export class ListWorkspacesQuery {
   constructor(
     readonly accountUuid: string,
     readonly page: PageRequest,
+    /** Only this workspace (a member token's). */
+    readonly onlyWorkspaceId?: string,
   ) {}
 }
 
@@ -32,6 +34,7 @@ export class ListWorkspacesHandler implements IQueryHandler<ListWorkspacesQuery>
           account: q.accountUuid,
         },
       );
+    if (q.onlyWorkspaceId !== undefined) qb.andWhere('w.id = :only', { only: q.onlyWorkspaceId });
     const [rows, total] = await applyListFilters(qb, q.page, { search: ['w.name'], time: 'w.created_at' })
       .orderBy('w.created_at', 'ASC')
       .addOrderBy('w.id', 'ASC')

@@ -59,6 +59,5 @@ export class InvitationResponse {
 
 export class InvitationListResponse extends PaginatedResponse(InvitationResponse) {}
 
-export class MyInvitationsResponse {
-  @ApiProperty({ type: [InvitationResponse] }) items: InvitationResponse[];
-}
+/** GET /me/invitations: the standard list envelope, like every other list. */
+export class MyInvitationsResponse extends PaginatedResponse(InvitationResponse) {}

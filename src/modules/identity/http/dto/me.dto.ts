@@ -29,9 +29,12 @@ export class MembershipResponse {
 
 export class MeResponse {
   @ApiProperty({ format: 'uuid', description: "the account's uuid (as account.uuid)" }) uuid: string;
-  @ApiProperty({ nullable: true, description: 'as account.email' }) email: string | null;
-  @ApiProperty({ nullable: true, description: 'as account.phone' }) phone: string | null;
-  @ApiProperty({ nullable: true, description: 'as account.name' }) name: string | null;
+  @ApiProperty({ nullable: true, description: 'as account.email; with a member token as member.email' })
+  email: string | null;
+  @ApiProperty({ nullable: true, description: 'as account.phone; with a member token as member.phone' })
+  phone: string | null;
+  @ApiProperty({ nullable: true, description: 'as account.name; with a member token as member.name' })
+  name: string | null;
   @ApiPropertyOptional({
     type: MemberResponse,
     description: 'with a member token: the member it was issued for',
