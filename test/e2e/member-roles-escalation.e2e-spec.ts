@@ -139,6 +139,8 @@ describe('no escalation through merges, defaults, invitations, imports, assignme
       'members:write',
     ]);
     const key = attacker.apiKey;
+    const before = await t.request('GET', `/w/${wid}`, { token: owner.apiKey });
+    expect(before.body.settings.defaultMemberRoleId).toBe(roles.User);
     const viaWorkspace = await t.request('PUT', `/w/${wid}`, {
       token: key,
       body: { settings: { defaultMemberRoleId: roles.Manager } },
@@ -155,7 +157,7 @@ describe('no escalation through merges, defaults, invitations, imports, assignme
     });
     await expectRefused(created, 'permissions');
     const ws = await t.request('GET', `/w/${wid}`, { token: owner.apiKey });
-    expect(ws.body.settings.defaultMemberRoleId).toBeNull();
+    expect(ws.body.settings.defaultMemberRoleId).toBe(roles.User);
 
     // A default within the caller's scopes is set.
     const within = await customRole(t, wid, owner.apiKey, 'Members editor', ['members:write']);
