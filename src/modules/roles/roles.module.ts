@@ -3,7 +3,6 @@ import { CreateMemberRoleHandler } from './commands/create-member-role.command';
 import { DefaultRoleCheck } from './commands/default-role-check';
 import { DeleteMemberRoleHandler } from './commands/delete-member-role.command';
 import { MergeMemberRolesHandler } from './commands/merge-member-roles.command';
-import { RoleNameLock } from './commands/role-name-lock';
 import { SetDefaultMemberRoleHandler } from './commands/set-default-member-role.command';
 import { UpdateMemberRoleHandler } from './commands/update-member-role.command';
 import { MemberRolesController } from './http/member-roles.controller';
@@ -17,7 +16,6 @@ import { RoleReferences } from './queries/role-references';
   providers: [
     MemberRolesProjection,
     RoleReferences,
-    RoleNameLock,
     DefaultRoleCheck,
     CreateMemberRoleHandler,
     UpdateMemberRoleHandler,

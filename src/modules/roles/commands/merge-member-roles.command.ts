@@ -1,6 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { MemberRolesMerged, memberRoleDecider, memberRoleStream } from '../domain/member-role';
+import { roleNameClaims } from '../domain/role-name-claim';
 import { RoleReferences } from '../queries/role-references';
 
 export class MergeMemberRolesCommand {
@@ -50,6 +51,7 @@ export class MergeMemberRolesHandler implements ICommandHandler<
         isWorkspaceDefault: defaultRoleId === cmd.sourceRoleId,
         now: new Date().toISOString(),
       },
+      claims: roleNameClaims,
     });
     return (events[0] as MemberRolesMerged).data;
   }
