@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MEMBERSHIP_RESOLVER } from '../../core/auth/principal';
+import { Feature } from '../../core/features/feature';
 import { IdentityMembershipResolver } from './auth/identity-resolvers';
 import { MemberTokenCredentialResolver } from './auth/member-token.resolver';
 import { BootstrapService } from './bootstrap/bootstrap.service';
@@ -18,11 +19,14 @@ import {
 import { MemberTokenService } from './commands/member-tokens.service';
 import { MemberWriter } from './commands/member-writer.service';
 import { RoleLookup } from './commands/role-lookup.service';
+import { Identity1764000002000 } from './identity.migration';
 import { InvitationsController } from './http/invitations.controller';
 import { MeController } from './http/me.controller';
 import { MembersController } from './http/members.controller';
 import { SignupController } from './http/signup.controller';
+import { AccountEntity, MemberEntity } from './projections/identity.entities';
 import { InvitationsProjection } from './projections/invitations.projection';
+import { InvitationEntity, MemberTokenEntity } from './projections/member.entities';
 import { MemberTokensProjection } from './projections/member-tokens.projection';
 import { MembersProjection } from './projections/members.projection';
 import {
@@ -32,8 +36,15 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
+import { IdentityMembers1764000002500 } from './members.migration';
 
 /** Accounts, members (signup, CRUD, import), member tokens and invitations. */
+@Feature({
+  name: 'identity',
+  entities: [AccountEntity, MemberEntity, MemberTokenEntity, InvitationEntity],
+  migrations: [Identity1764000002000, IdentityMembers1764000002500],
+  versionedResources: ['members'],
+})
 @Module({
   controllers: [SignupController, MembersController, MeController, InvitationsController],
   providers: [
@@ -68,3 +79,9 @@ import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
   exports: [MEMBERSHIP_RESOLVER, BootstrapService],
 })
 export class IdentityModule {}
+
+declare module '../../core/features/feature' {
+  interface VersionedTables {
+    members: true;
+  }
+}
