@@ -4,6 +4,7 @@ import { AuthGuard } from './core/auth/auth.guard';
 import { AppConfig } from './core/config/config';
 import { CoreModule } from './core/core.module';
 import { CORE_MIGRATIONS } from './core/database/migrations';
+import { PublicEventsModule } from './core/events/public-events.module';
 import { entitiesOf, FeatureModule, migrationsOf } from './core/features/feature';
 import { HealthController } from './core/health/health.controller';
 import { JsonLogger } from './core/logging/json-logger';
@@ -19,7 +20,7 @@ import { WorkspacesModule } from './modules/workspaces/workspaces.module';
 
 /**
  * Every feature, once. Each declares what core needs from it with @Feature (entities,
- * migrations, versioned resources); adding a feature adds its module here and nothing
+ * migrations, versioned resources, public events); adding a feature adds its module here and nothing
  * else outside its folder.
  */
 export const FEATURES = [
@@ -51,6 +52,7 @@ export class AppModule {
         SpineModule,
         RateLimitModule,
         QueuesModule.forRoot(config),
+        PublicEventsModule.forFeatures(FEATURES),
         ...FEATURES,
         ...extraModules,
       ],

@@ -1,4 +1,5 @@
 import type { EntityClass, MigrationClass } from '../database/data-source';
+import type { PublicEventDefinition } from '../events/public-events';
 
 /**
  * Read-model tables with `version` and `stream_revision` columns, the resources that
@@ -16,8 +17,8 @@ export type VersionedTable = keyof VersionedTables & string;
 
 /**
  * What core needs from a feature, declared on its Nest module with @Feature. The
- * composition root (app.module.ts) lists the feature modules once; entities and
- * migrations are derived from that list. Projections and reactors
+ * composition root (app.module.ts) lists the feature modules once; entities, migrations
+ * and the catalogue of public events are derived from that list. Projections and reactors
  * need no entry: core discovers them by their decorators among the module's providers.
  * Route scopes are declared on the routes (@RequireScope); their namespaces are the
  * spec's fixed list in core/auth/scopes.ts.
@@ -31,6 +32,8 @@ export interface FeatureDescriptor {
   migrations?: readonly MigrationClass[];
   /** Its tables that carry a version (If-Match); their columns come from its own migrations. */
   versionedResources?: readonly VersionedTable[];
+  /** The events it emits to the outside (event rules, webhooks): core/events/public-events.ts. */
+  publicEvents?: readonly PublicEventDefinition[];
 }
 
 const FEATURE = Symbol.for('core:feature');

@@ -19,6 +19,7 @@ import {
 import { MemberTokenService } from './commands/member-tokens.service';
 import { MemberWriter } from './commands/member-writer.service';
 import { RoleLookup } from './commands/role-lookup.service';
+import { IDENTITY_PUBLIC_EVENTS } from './domain/member.public-events';
 import { Identity1764000002000 } from './identity.migration';
 import { InvitationsController } from './http/invitations.controller';
 import { MeController } from './http/me.controller';
@@ -44,6 +45,7 @@ import { IdentityMembers1764000002500 } from './members.migration';
   entities: [AccountEntity, MemberEntity, MemberTokenEntity, InvitationEntity],
   migrations: [Identity1764000002000, IdentityMembers1764000002500],
   versionedResources: ['members'],
+  publicEvents: IDENTITY_PUBLIC_EVENTS,
 })
 @Module({
   controllers: [SignupController, MembersController, MeController, InvitationsController],
