@@ -1,17 +1,6 @@
+import { FEATURES } from './app.module';
 import { EntityClass } from './core/database/data-source';
-import { ApiKeyEntity } from './modules/api-keys/projections/api-key.entity';
-import { AccountEntity, MemberEntity } from './modules/identity/projections/identity.entities';
-import { InvitationEntity, MemberTokenEntity } from './modules/identity/projections/member.entities';
-import { MemberRoleEntity } from './modules/roles/projections/member-role.entity';
-import { WorkspaceEntity } from './modules/workspaces/projections/workspace.entity';
+import { entitiesOf } from './core/features/feature';
 
-/** Every TypeORM entity (read models). A feature adds its own here. */
-export const ENTITIES: EntityClass[] = [
-  WorkspaceEntity,
-  AccountEntity,
-  MemberEntity,
-  MemberTokenEntity,
-  InvitationEntity,
-  MemberRoleEntity,
-  ApiKeyEntity,
-];
+/** Every TypeORM entity (read models), as the features declare them (@Feature). */
+export const ENTITIES: EntityClass[] = entitiesOf(FEATURES);

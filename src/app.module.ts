@@ -1,10 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ENTITIES } from './app.entities';
-import { MIGRATIONS } from './app.migrations';
 import { AuthGuard } from './core/auth/auth.guard';
 import { AppConfig } from './core/config/config';
 import { CoreModule } from './core/core.module';
+import { CORE_MIGRATIONS } from './core/database/migrations';
+import { PublicEventsModule } from './core/events/public-events.module';
+import { entitiesOf, FeatureModule, migrationsOf } from './core/features/feature';
 import { HealthController } from './core/health/health.controller';
 import { JsonLogger } from './core/logging/json-logger';
 import { QueuesModule } from './core/queues/queues.module';
@@ -17,6 +18,20 @@ import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
 
+/**
+ * Every feature, once. Each declares what core needs from it with @Feature (entities,
+ * migrations, versioned resources, public events); adding a feature adds its module here and nothing
+ * else outside its folder.
+ */
+export const FEATURES = [
+  RegistryModule,
+  IdentityModule,
+  WorkspacesModule,
+  RolesModule,
+  ApiKeysModule,
+  AuditModule,
+] as const satisfies readonly FeatureModule[];
+
 /** The composition root: the spine plus every feature module. */
 @Module({})
 export class AppModule {
@@ -28,16 +43,17 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        CoreModule.forRoot({ config, logger, entities: ENTITIES, migrations: MIGRATIONS }),
+        CoreModule.forRoot({
+          config,
+          logger,
+          entities: entitiesOf(FEATURES),
+          migrations: migrationsOf(CORE_MIGRATIONS, FEATURES),
+        }),
         SpineModule,
         RateLimitModule,
         QueuesModule.forRoot(config),
-        RegistryModule,
-        IdentityModule,
-        WorkspacesModule,
-        RolesModule,
-        ApiKeysModule,
-        AuditModule,
+        PublicEventsModule.forFeatures(FEATURES),
+        ...FEATURES,
         ...extraModules,
       ],
       controllers: [HealthController],

@@ -2,10 +2,14 @@ import { Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { DiscoveryModule } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
 import { PrefixCredentialResolver } from './auth/credential-resolvers';
 import { CREDENTIAL_RESOLVER } from './auth/principal';
+import { CLAIMS } from './claims/claims';
+import { createClaims } from './claims/claims.factory';
 import { EventSourcedRepository } from './cqrs/event-sourced-repository';
 import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
+import { EVENT_STORE } from './event-store/event-store.port';
 import { IdempotencyInterceptor } from './http/idempotency';
 import { ETagInterceptor } from './http/preconditions';
 import { ConsistencyWaiter } from './projections/consistency';
@@ -17,6 +21,7 @@ import { SubscribersHost } from './projections/subscribers.host';
 @Module({
   imports: [CqrsModule.forRoot(), DiscoveryModule],
   providers: [
+    { provide: CLAIMS, useFactory: createClaims, inject: [EVENT_STORE, DataSource] },
     EventSourcedRepository,
     SubscriberRegistry,
     SubscribersHost,
@@ -27,6 +32,13 @@ import { SubscribersHost } from './projections/subscribers.host';
     { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
     { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },
   ],
-  exports: [CREDENTIAL_RESOLVER, CqrsModule, EventSourcedRepository, SubscriberRegistry, ConsistencyWaiter],
+  exports: [
+    CLAIMS,
+    CREDENTIAL_RESOLVER,
+    CqrsModule,
+    EventSourcedRepository,
+    SubscriberRegistry,
+    ConsistencyWaiter,
+  ],
 })
 export class SpineModule {}

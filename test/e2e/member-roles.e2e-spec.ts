@@ -211,14 +211,14 @@ describe('member roles (e2e)', () => {
       ),
     );
     expect(same.map((r) => r.status).sort()).toEqual([201, ...Array(11).fill(409)]);
-    // Under load a create can wait out RoleNameLock and be told to retry; a client would.
-    const create = async (name: string) => {
-      for (let attempt = 1; ; attempt++) {
-        const res = await t.request('POST', path, { token: a.apiKey, body: { name, permissions: [] } });
-        const busy = res.status === 409 && /in progress; retry$/.test(String(res.body.detail));
-        if (!busy || attempt === 5) return res;
-      }
-    };
+    // One winner, and every loser is told which role holds the name (no "retry" answers).
+    const winner = same.find((r) => r.status === 201)!.body as Role;
+    for (const r of same.filter((x) => x.status === 409)) {
+      expect(r.body.detail).toBe(`name: role ${winner.id} of this workspace is already named "Dispatch"`);
+      expect(await t.eventsOf(r)).toEqual([]);
+    }
+    const create = (name: string) =>
+      t.request('POST', path, { token: a.apiKey, body: { name, permissions: [] } });
     const distinct = await Promise.all(Array.from({ length: 12 }, (_, i) => create(`Team ${i}`)));
     expect(distinct.map((r) => r.status)).toEqual(Array(12).fill(201));
     expect(new Set(distinct.map((r) => r.body.name))).toEqual(
@@ -384,6 +384,40 @@ describe('member roles (e2e)', () => {
     });
     expect(toSpelling.status).toBe(200);
     expect(toSpelling.body.name).toBe('External users');
+  });
+
+  it('frees a custom name when its role is renamed, deleted or merged, and claims the new one', async () => {
+    const a = await t.bootstrap();
+    const path = `/w/${a.workspaceId}/member-roles`;
+    const create = (name: string) =>
+      t.request('POST', path, { token: a.apiKey, body: { name, permissions: [] } });
+    const first = (await create('Night Shift')).body as Role;
+    const renamed = await t.request('PUT', `${path}/${first.id}`, {
+      token: a.apiKey,
+      body: { name: 'Late Shift' },
+    });
+    expect(renamed.status).toBe(200);
+    expect((await create('night-shift')).status).toBe(201);
+    const taken = await create('late_shift');
+    expect(taken.status).toBe(409);
+    expect(taken.body.detail).toBe(`name: role ${first.id} of this workspace is already named "late_shift"`);
+    expect(await t.eventsOf(taken)).toEqual([]);
+    // A rename that only changes the spelling keeps the role's own claim.
+    const respelled = await t.request('PUT', `${path}/${first.id}`, {
+      token: a.apiKey,
+      body: { name: 'LATE shift' },
+    });
+    expect(respelled.status).toBe(200);
+    expect((await t.request('DELETE', `${path}/${first.id}`, { token: a.apiKey })).status).toBe(204);
+    expect((await create('Late Shift')).status).toBe(201);
+    const dup = (await create('admin')).body as Role;
+    const manager = (await roles(a.workspaceId, a.apiKey)).Manager;
+    const merged = await t.request('POST', `${path}/${dup.id}/merge`, {
+      token: a.apiKey,
+      body: { targetRoleId: manager.id, resourceAccess: 'discard' },
+    });
+    expect(merged.status).toBe(200);
+    expect((await create('Admin')).status).toBe(201);
   });
 
   it("keeps the caller's permission order, dropping only repeats", async () => {

@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
+import { CLAIM_FENCED, ClaimPlan, Claims, CLAIMS } from '../claims/claims';
 import {
   AppendResult,
   EVENT_STORE,
@@ -22,6 +23,12 @@ export interface HandleOptions<State, Command, Event extends DomainEvent> {
   /** Pinned by the client (If-Match): a newer stream is then a 412 instead of a retry. */
   expectedRevision?: bigint;
   maxRetries?: number;
+  /**
+   * The unique values the decided events give the stream and take from it (core/claims):
+   * taken atomically with the append, so a value held elsewhere fails the write with
+   * ClaimTakenError and appends nothing.
+   */
+  claims?: (events: Event[], state: State) => ClaimPlan;
 }
 
 export interface HandleResult<State, Event extends DomainEvent> {
@@ -36,7 +43,10 @@ export interface HandleResult<State, Event extends DomainEvent> {
  */
 @Injectable()
 export class EventSourcedRepository {
-  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Optional() @Inject(CLAIMS) private readonly claimStore?: Claims,
+  ) {}
 
   async load<State, Event extends DomainEvent>(
     streamName: string,
@@ -44,7 +54,9 @@ export class EventSourcedRepository {
   ): Promise<{ state: State; revision: bigint | undefined; exists: boolean }> {
     const events = await this.store.readStream(streamName);
     let state = decider.initialState();
-    for (const e of events) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
+    // A claim takeover's fence (core/claims) moves the revision but is no event of the aggregate.
+    for (const e of events)
+      if (e.type !== CLAIM_FENCED) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
     const revision = events.length ? events[events.length - 1].revision : undefined;
     return { state, revision, exists: events.length > 0 };
   }
@@ -60,12 +72,16 @@ export class EventSourcedRepository {
       const events = options.decider.decide(options.command, state);
       if (events.length === 0) return { state, events };
       try {
-        const append = await this.append(
-          options.streamName,
-          options.workspaceId,
-          events,
-          revision ?? 'no_stream',
-        );
+        const plan = options.claims?.(events, state);
+        const append = plan
+          ? await this.appendClaimed(
+              options.streamName,
+              options.workspaceId,
+              events,
+              revision ?? 'no_stream',
+              plan,
+            )
+          : await this.append(options.streamName, options.workspaceId, events, revision ?? 'no_stream');
         const next = events.reduce((s, e) => options.decider.evolve(s, e), state);
         return { state: next, events, append };
       } catch (err) {
@@ -89,6 +105,26 @@ export class EventSourcedRepository {
       events.map((e) => toNewEvent(e, workspaceId)),
       { expectedRevision },
     );
+    requestContext.current()?.appended.push(result);
+    return result;
+  }
+
+  /** Appends domain events taking and releasing uniqueness claims with them (core/claims). */
+  async appendClaimed(
+    streamName: string,
+    workspaceId: string,
+    events: readonly DomainEvent[],
+    expectedRevision: ExpectedRevision,
+    plan: ClaimPlan,
+  ): Promise<AppendResult> {
+    if (!this.claimStore) throw new Error('No claims adapter is provided (CLAIMS)');
+    const result = await this.claimStore.append({
+      stream: streamName,
+      events: events.map((e) => toNewEvent(e, workspaceId)),
+      expectedRevision,
+      take: plan.take,
+      release: plan.release,
+    });
     requestContext.current()?.appended.push(result);
     return result;
   }

@@ -9,6 +9,7 @@ import {
 import { ApiHeader, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { map, Observable } from 'rxjs';
+import type { VersionedTable } from '../features/feature';
 import { PreconditionFailedError, ValidationError } from './domain-errors';
 
 /**
@@ -98,7 +99,8 @@ export async function pinnedRevision(
   db: { query(sql: string, params: unknown[]): Promise<unknown> },
   ifMatch: number[] | undefined,
   row: {
-    table: 'workspaces' | 'members' | 'member_roles';
+    /** A table some feature declares versioned (core/features VersionedTables). */
+    table: VersionedTable;
     id: string | number;
     workspaceId?: string;
     notFound: () => Error;

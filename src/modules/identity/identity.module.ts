@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MEMBERSHIP_RESOLVER } from '../../core/auth/principal';
+import { Feature } from '../../core/features/feature';
 import { withQueues } from '../../core/queues/queues.module';
 import { IdentityMembershipResolver } from './auth/identity-resolvers';
 import { MemberTokenCredentialResolver } from './auth/member-token.resolver';
@@ -19,11 +20,15 @@ import {
 import { MemberTokenService } from './commands/member-tokens.service';
 import { MemberWriter } from './commands/member-writer.service';
 import { RoleLookup } from './commands/role-lookup.service';
+import { IDENTITY_PUBLIC_EVENTS } from './domain/member.public-events';
+import { Identity1764000002000 } from './identity.migration';
 import { InvitationsController } from './http/invitations.controller';
 import { MeController } from './http/me.controller';
 import { MembersController } from './http/members.controller';
 import { SignupController } from './http/signup.controller';
+import { AccountEntity, MemberEntity } from './projections/identity.entities';
 import { InvitationsProjection } from './projections/invitations.projection';
+import { InvitationEntity, MemberTokenEntity } from './projections/member.entities';
 import { MemberTokensProjection } from './projections/member-tokens.projection';
 import { MembersProjection } from './projections/members.projection';
 import {
@@ -33,6 +38,9 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
+import { IdentityExpiry1764000002600 } from './expiry.migration';
+import { IdentityMembers1764000002500 } from './members.migration';
+
 import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
 import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
 
@@ -40,6 +48,13 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
  * Accounts, members (signup, CRUD, import), member tokens and invitations. Lapsed
  * invitations and tokens are recorded by a reactor and a queue worker.
  */
+@Feature({
+  name: 'identity',
+  entities: [AccountEntity, MemberEntity, MemberTokenEntity, InvitationEntity],
+  migrations: [Identity1764000002000, IdentityMembers1764000002500, IdentityExpiry1764000002600],
+  versionedResources: ['members'],
+  publicEvents: IDENTITY_PUBLIC_EVENTS,
+})
 @Module(
   withQueues(
     { queues: [EXPIRY_QUEUE], processors: [ExpiryProcessor] },
@@ -80,3 +95,9 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
   ),
 )
 export class IdentityModule {}
+
+declare module '../../core/features/feature' {
+  interface VersionedTables {
+    members: true;
+  }
+}

@@ -1,23 +1,31 @@
 import { Module } from '@nestjs/common';
+import { Feature } from '../../core/features/feature';
 import { CreateMemberRoleHandler } from './commands/create-member-role.command';
 import { DefaultRoleCheck } from './commands/default-role-check';
 import { DeleteMemberRoleHandler } from './commands/delete-member-role.command';
 import { MergeMemberRolesHandler } from './commands/merge-member-roles.command';
-import { RoleNameLock } from './commands/role-name-lock';
 import { SetDefaultMemberRoleHandler } from './commands/set-default-member-role.command';
 import { UpdateMemberRoleHandler } from './commands/update-member-role.command';
 import { MemberRolesController } from './http/member-roles.controller';
+import { MemberRoleEntity } from './projections/member-role.entity';
 import { MemberRolesProjection } from './projections/member-roles.projection';
 import { GetMemberRoleHandler, ListMemberRolesHandler } from './queries/member-role.queries';
 import { RoleReferences } from './queries/role-references';
+import { RoleNameClaims1764000006100 } from './role-name-claims.migration';
+import { MemberRoleAccess1764000004000 } from './roles.migration';
 
 /** Roles and scopes: custom roles, the built-in roles' editable access, merging duplicates. */
+@Feature({
+  name: 'roles',
+  entities: [MemberRoleEntity],
+  migrations: [MemberRoleAccess1764000004000, RoleNameClaims1764000006100],
+  versionedResources: ['member_roles'],
+})
 @Module({
   controllers: [MemberRolesController],
   providers: [
     MemberRolesProjection,
     RoleReferences,
-    RoleNameLock,
     DefaultRoleCheck,
     CreateMemberRoleHandler,
     UpdateMemberRoleHandler,
@@ -30,3 +38,9 @@ import { RoleReferences } from './queries/role-references';
   exports: [RoleReferences, DefaultRoleCheck],
 })
 export class RolesModule {}
+
+declare module '../../core/features/feature' {
+  interface VersionedTables {
+    member_roles: true;
+  }
+}

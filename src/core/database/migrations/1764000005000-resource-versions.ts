@@ -1,5 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/**
+ * Frozen: the tables that were versioned when this migration shipped. It must keep doing
+ * exactly what it did on databases that have not run it yet, so no table is ever added
+ * here; a feature with a new versioned table adds the two columns in its own migration
+ * (and declares the table in its @Feature versionedResources).
+ */
 const TABLES = [
   { table: 'workspaces', stream: `'workspace-' || t.id` },
   { table: 'members', stream: `'member-' || t.id` },

@@ -1,13 +1,13 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
+import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { nextId } from '../../../core/database/ids';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
+import { nextId } from '../../../core/database/ids';
 import { assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import type { FileAccess, SiteAudience } from '../domain/role-access';
-import { customRoleNamed } from './custom-role-name';
-import { RoleNameLock } from './role-name-lock';
+import { roleNameClaims, roleNameConflict } from '../domain/role-name-claim';
 
 export interface MemberRoleInput {
   name: string;
@@ -25,20 +25,19 @@ export class CreateMemberRoleCommand {
   ) {}
 }
 
-/** Creates a custom role; returns its id. */
+/** Creates a custom role; returns its id. Its name is claimed with the append: one of racing creates wins. */
 @CommandHandler(CreateMemberRoleCommand)
 export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRoleCommand, number> {
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
-    private readonly lock: RoleNameLock,
     private readonly consistency: ConsistencyWaiter,
   ) {}
 
   async execute(cmd: CreateMemberRoleCommand): Promise<number> {
     assertNoEscalation(cmd.granter, cmd.input.permissions, 'permissions', 'the new role');
     const roleId = await nextId(this.db, 'member_role_id_seq');
-    await this.lock.inWorkspace(cmd.workspaceId, async () => {
+    try {
       await this.repo.handle({
         streamName: memberRoleStream(roleId),
         workspaceId: cmd.workspaceId,
@@ -48,12 +47,16 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
           roleId,
           workspaceId: cmd.workspaceId,
           ...cmd.input,
-          nameTakenBy: await customRoleNamed(this.db, cmd.workspaceId, cmd.input.name),
           now: new Date().toISOString(),
         },
+        claims: roleNameClaims,
       });
+      // The controller may set the role as default next, which reads the read model.
       await this.consistency.settle();
-    });
+    } catch (error) {
+      if (error instanceof ClaimTakenError) throw roleNameConflict(error, cmd.input.name);
+      throw error;
+    }
     return roleId;
   }
 }

@@ -1,6 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
+import { roleNameClaims } from '../domain/role-name-claim';
 import { RoleReferences } from '../queries/role-references';
 
 export class DeleteMemberRoleCommand {
@@ -40,6 +41,7 @@ export class DeleteMemberRoleHandler implements ICommandHandler<DeleteMemberRole
         isWorkspaceDefault: defaultRoleId === cmd.roleId,
         now: new Date().toISOString(),
       },
+      claims: roleNameClaims,
     });
   }
 }

@@ -2,6 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { assertNoEscalation } from '../domain/escalation.policy';
 import { MemberRolesMerged, memberRoleDecider, memberRoleStream } from '../domain/member-role';
+import { roleNameClaims } from '../domain/role-name-claim';
 import { RoleReferences } from '../queries/role-references';
 
 export class MergeMemberRolesCommand {
@@ -61,6 +62,7 @@ export class MergeMemberRolesHandler implements ICommandHandler<
         isWorkspaceDefault: defaultRoleId === cmd.sourceRoleId,
         now: new Date().toISOString(),
       },
+      claims: roleNameClaims,
     });
     return (events[0] as MemberRolesMerged).data;
   }

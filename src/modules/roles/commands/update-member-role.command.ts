@@ -1,12 +1,11 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
+import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
+import { roleNameClaims, roleNameConflict } from '../domain/role-name-claim';
 import type { MemberRoleInput } from './create-member-role.command';
-import { customRoleNamed } from './custom-role-name';
-import { RoleNameLock } from './role-name-lock';
 
 export class UpdateMemberRoleCommand {
   constructor(
@@ -20,12 +19,11 @@ export class UpdateMemberRoleCommand {
   ) {}
 }
 
+/** A rename takes the new name's claim and frees the old one in the same append. */
 @CommandHandler(UpdateMemberRoleCommand)
 export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRoleCommand> {
   constructor(
     private readonly repo: EventSourcedRepository,
-    private readonly db: DataSource,
-    private readonly lock: RoleNameLock,
     private readonly consistency: ConsistencyWaiter,
   ) {}
 
@@ -34,7 +32,7 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
     // a role what it could not have put there (SPEC "Roles"; issue 7).
     if (cmd.changes.permissions)
       assertNoEscalation(cmd.granter, cmd.changes.permissions, 'permissions', 'the role');
-    const update = async () => {
+    try {
       await this.repo.handle({
         streamName: memberRoleStream(cmd.roleId),
         workspaceId: cmd.workspaceId,
@@ -45,17 +43,15 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
           roleId: cmd.roleId,
           workspaceId: cmd.workspaceId,
           ...cmd.changes,
-          nameTakenBy:
-            cmd.changes.name !== undefined
-              ? await customRoleNamed(this.db, cmd.workspaceId, cmd.changes.name, cmd.roleId)
-              : undefined,
           now: new Date().toISOString(),
         },
+        claims: roleNameClaims,
       });
+      // The controller may set the role as default next, which reads the read model.
       await this.consistency.settle();
-    };
-    // Only a rename needs the name check serialised.
-    if (cmd.changes.name !== undefined) await this.lock.inWorkspace(cmd.workspaceId, update);
-    else await update();
+    } catch (error) {
+      if (error instanceof ClaimTakenError) throw roleNameConflict(error, cmd.changes.name ?? '');
+      throw error;
+    }
   }
 }

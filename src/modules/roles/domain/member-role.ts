@@ -74,8 +74,6 @@ export type MemberRoleCommand =
       permissions: string[];
       siteAudience?: SiteAudience;
       fileAccess?: FileAccess;
-      /** Another role of the workspace already carrying this name (read model), if any. */
-      nameTakenBy?: number;
       now: string;
     }
   | {
@@ -86,7 +84,6 @@ export type MemberRoleCommand =
       permissions?: string[];
       siteAudience?: SiteAudience;
       fileAccess?: FileAccess;
-      nameTakenBy?: number;
       now: string;
     }
   | {
@@ -166,14 +163,14 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
 const sameList = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
-function checkNameFree(name: string, nameTakenBy: number | undefined, self: number): void {
-  // Only a built-in role's exact name is taken; other spellings are allowed (Roles rule 5).
+/**
+ * Only a built-in role's exact name is reserved here; other spellings are allowed (Roles
+ * rule 5). Names of custom roles are unique through their claim (role-name-claim.ts).
+ */
+function checkNotBuiltInName(name: string): void {
   const builtIn = builtInNamed(name);
   if (builtIn)
     throw new ConflictError(`name: "${builtIn.name}" is the name of a built-in role; choose another name`);
-  if (nameTakenBy !== undefined && nameTakenBy !== self) {
-    throw new ConflictError(`name: role ${nameTakenBy} of this workspace is already named "${name}"`);
-  }
 }
 
 function requireRole(state: MemberRoleState, workspaceId: string): void {
@@ -293,7 +290,7 @@ export const memberRoleDecider: Decider<MemberRoleState, MemberRoleCommand, Memb
         if (state.status !== 'absent')
           throw new ConflictError(`A role with id ${command.roleId} already exists`);
         const name = checkName(command.name);
-        checkNameFree(name, command.nameTakenBy, command.roleId);
+        checkNotBuiltInName(name);
         const permissions = checkPermissions(command.permissions);
         return [
           {
@@ -320,7 +317,7 @@ export const memberRoleDecider: Decider<MemberRoleState, MemberRoleCommand, Memb
           if (n !== state.name) {
             if (state.builtIn)
               throw new ValidationError(`name: the built-in role ${state.name} cannot be renamed`);
-            checkNameFree(n, command.nameTakenBy, state.roleId);
+            checkNotBuiltInName(n);
             name = n;
           }
         }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { CLAIM_FENCED } from '../../../core/claims/claims';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { MemberRoleEvent } from '../domain/member-role';
@@ -28,6 +29,7 @@ type WorkspaceUpdated = Extract<WorkspaceEvent, { type: 'WorkspaceUpdated' }>;
     'MemberRoleDeleted',
     'MemberRolesMerged',
     'WorkspaceUpdated',
+    CLAIM_FENCED,
   ],
   tables: ['member_roles'],
 })
@@ -40,6 +42,17 @@ export class MemberRolesProjection implements ProjectionHandler {
       if (d.settings?.defaultMemberRoleId !== undefined)
         await em.query(`UPDATE member_roles SET version = version + 1 WHERE workspace_id = $1`, [
           d.workspaceId,
+        ]);
+      return;
+    }
+    if (stored.type === CLAIM_FENCED) {
+      // A name claim taken over (EventStoreDB) fenced this role's stream: the row shows
+      // nothing new, but a pinned write must expect the fence's revision.
+      const roleId = /^memberrole-(\d+)$/.exec(stored.streamName)?.[1];
+      if (roleId)
+        await em.query(`UPDATE member_roles SET stream_revision = $2 WHERE id = $1`, [
+          Number(roleId),
+          stored.revision.toString(),
         ]);
       return;
     }

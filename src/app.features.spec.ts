@@ -1,0 +1,185 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { Client } from 'pg';
+import { getMetadataArgsStorage } from 'typeorm';
+import { createTestDatabase } from '../test/support/database';
+import { ENTITIES } from './app.entities';
+import { MIGRATIONS } from './app.migrations';
+import { FEATURES } from './app.module';
+import { CORE_MIGRATIONS } from './core/database/migrations';
+import { featureOf, FeatureModule, migrationTimestamp } from './core/features/feature';
+
+/**
+ * A feature plugs in through its @Feature descriptor and one line in app.module.ts; these
+ * checks catch what a descriptor forgot (an entity or migration that would then silently
+ * not exist) and keep core free of any feature.
+ */
+
+const SRC = __dirname;
+const MODULES = join(SRC, 'modules');
+const CORE = join(SRC, 'core');
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return tsFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.spec.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+function exportedClasses(file: string): Function[] {
+  const exports = require(file) as Record<string, unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  return Object.values(exports).filter((v): v is Function => typeof v === 'function');
+}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+const isMigration = (c: Function) =>
+  typeof (c.prototype as { up?: unknown } | undefined)?.up === 'function' &&
+  typeof (c.prototype as { down?: unknown }).down === 'function';
+
+const featureFolders = readdirSync(MODULES).filter((d) => statSync(join(MODULES, d)).isDirectory());
+
+/** The feature module declared in a folder's top-level *.module.ts. */
+function featureIn(folder: string): FeatureModule {
+  const modules = readdirSync(join(MODULES, folder))
+    .filter((f) => f.endsWith('.module.ts'))
+    .flatMap((f) => exportedClasses(join(MODULES, folder, f)))
+    .filter((c) => {
+      try {
+        featureOf(c);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  expect({ folder, features: modules.length }).toEqual({ folder, features: 1 });
+  return modules[0];
+}
+
+describe('features plug in through @Feature', () => {
+  it('lists every feature folder once in app.module.ts, named after its folder', () => {
+    for (const folder of featureFolders) {
+      const feature = featureIn(folder);
+      expect(FEATURES).toContain(feature);
+      expect(featureOf(feature).name).toBe(folder);
+    }
+    expect(FEATURES).toHaveLength(featureFolders.length);
+  });
+
+  it("registers every entity under src/modules, declared by its own feature's descriptor", () => {
+    const entityTargets = new Set(getMetadataArgsStorage().tables.map((t) => t.target));
+    let seen = 0;
+    for (const folder of featureFolders) {
+      const declared = featureOf(featureIn(folder)).entities ?? [];
+      for (const file of tsFiles(join(MODULES, folder)))
+        for (const c of exportedClasses(file).filter((x) => entityTargets.has(x))) {
+          seen++;
+          expect({ entity: c.name, declaredBy: folder }).toEqual({
+            entity: c.name,
+            declaredBy: declared.includes(c) ? folder : 'nobody',
+          });
+          expect(ENTITIES).toContain(c);
+        }
+    }
+    expect(ENTITIES).toHaveLength(seen);
+  });
+
+  it("registers every migration under src/modules by its own feature, and core's in core", () => {
+    let seen = 0;
+    for (const folder of featureFolders) {
+      const declared = featureOf(featureIn(folder)).migrations ?? [];
+      for (const file of tsFiles(join(MODULES, folder)))
+        for (const c of exportedClasses(file).filter(isMigration)) {
+          seen++;
+          expect({
+            migration: c.name,
+            declaredBy: declared.includes(c as never) ? folder : 'nobody',
+          }).toEqual({
+            migration: c.name,
+            declaredBy: folder,
+          });
+        }
+    }
+    for (const file of tsFiles(join(CORE, 'database', 'migrations')))
+      for (const c of exportedClasses(file).filter(isMigration)) {
+        seen++;
+        expect(CORE_MIGRATIONS).toContain(c);
+      }
+    expect(MIGRATIONS).toHaveLength(seen);
+  });
+
+  it('runs migrations in timestamp order, keeping the order of those already shipped', () => {
+    const names = MIGRATIONS.map((m) => m.name);
+    const stamps = MIGRATIONS.map(migrationTimestamp);
+    expect([...stamps].sort((a, b) => a - b)).toEqual(stamps);
+    // The order of app.migrations.ts before features declared their own.
+    expect(names.slice(0, 10)).toEqual([
+      'Initial1764000000000',
+      'EventStore1764000000100',
+      'Projections1764000000200',
+      'Workspaces1764000001000',
+      'Identity1764000002000',
+      'IdentityMembers1764000002500',
+      'AuditLog1764000003000',
+      'MemberRoleAccess1764000004000',
+      'ApiKeyUsage1764000004100',
+      'ResourceVersions1764000005000',
+    ]);
+  });
+});
+
+describe('versioned resources', () => {
+  it('gives every table a feature declares versioned its version and stream_revision columns', async () => {
+    const tables = FEATURES.flatMap((f) => featureOf(f).versionedResources ?? []);
+    expect(tables.length).toBeGreaterThan(0);
+    const db = await createTestDatabase();
+    const client = new Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ table_name: string; column_name: string }>(
+        `SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = 'public' AND column_name IN ('version', 'stream_revision')`,
+      );
+      for (const table of tables)
+        expect({
+          table,
+          columns: rows
+            .filter((r) => r.table_name === table)
+            .map((r) => r.column_name)
+            .sort(),
+        }).toEqual({ table, columns: ['stream_revision', 'version'] });
+    } finally {
+      await client.end();
+      await db.drop();
+    }
+  });
+});
+
+describe('core knows no feature', () => {
+  const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
+
+  it('has no file under src/core importing from src/modules or the composition root', () => {
+    const offenders: string[] = [];
+    const allCore = readdirSync(CORE, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(CORE, f));
+    expect(allCore.length).toBeGreaterThan(50);
+    for (const file of allCore) {
+      for (const [, spec] of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+        if (!spec.startsWith('.')) continue;
+        const target = relative(SRC, resolve(dirname(file), spec));
+        if (target.startsWith('modules') || /^app\.[a-z]+$/.test(target) || target.startsWith('cli'))
+          offenders.push(`${relative(SRC, file)} imports ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('would notice such an import', () => {
+    const sample = `import { X } from '../../modules/identity/identity.module';\nconst y = require('../app.module');`;
+    const found = [...sample.matchAll(IMPORT)].map((m) => m[1]);
+    expect(found).toEqual(['../../modules/identity/identity.module', '../app.module']);
+  });
+});

@@ -1,0 +1,132 @@
+import { Pool } from 'pg';
+import { createTestDatabase, TestDatabase } from '../../../test/support/database';
+import { startEventStoreDbStandIn } from '../../../test/support/esdb-standin';
+import type { EventStoreDbStandIn } from '../../../test/support/esdb-standin';
+import { WrongExpectedRevisionError } from '../event-store/event-store.port';
+import { EventStoreDbEventStore } from '../event-store/eventstoredb/eventstoredb-event-store';
+import { InMemoryEventStore } from '../event-store/memory/in-memory-event-store';
+import { PostgresEventStore } from '../event-store/postgres/postgres-event-store';
+import { meta, uniq } from '../event-store/testing/event-store.test-helpers';
+import { CLAIM_FENCED, ClaimTakenError } from './claims';
+import { InMemoryClaims } from './memory-claims';
+import { PostgresClaims } from './postgres-claims';
+import { claimStreamName, claimTaken, StreamClaims } from './stream-claims';
+import { describeClaimsConformance, NAME_CLAIM, named } from './testing/claims.conformance';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describeClaimsConformance('postgres (claims table in the append transaction)', async () => {
+  const store = new PostgresEventStore({ connectionString: db.url, poolSize: 4 });
+  const pool = new Pool({ connectionString: db.url, max: 10 });
+  return {
+    claims: new PostgresClaims(store, pool),
+    store,
+    teardown: async () => {
+      await store.close();
+      await pool.end();
+    },
+  };
+});
+
+describeClaimsConformance('eventstoredb stand-in (claim streams)', async () => {
+  const standIn = await startEventStoreDbStandIn();
+  const store = new EventStoreDbEventStore({ connectionString: standIn.connectionString });
+  return {
+    claims: new StreamClaims(store, { graceMs: 60_000 }),
+    store,
+    teardown: async () => {
+      await store.close();
+      await standIn.stop();
+    },
+  };
+});
+
+describeClaimsConformance('in memory', async () => {
+  const store = new InMemoryEventStore();
+  return { claims: new InMemoryClaims(store), store, teardown: () => store.close() };
+});
+
+describe('StreamClaims on the EventStoreDB stand-in: crashes between the claim and the append', () => {
+  let standIn: EventStoreDbStandIn;
+  let store: EventStoreDbEventStore;
+  beforeAll(async () => {
+    standIn = await startEventStoreDbStandIn();
+    store = new EventStoreDbEventStore({ connectionString: standIn.connectionString });
+  });
+  afterAll(async () => {
+    await store.close();
+    await standIn.stop();
+  });
+
+  /** What a writer leaves behind when it dies after its claim, before its own append. */
+  async function crashAfterClaim(ws: string, owner: string, value: string): Promise<void> {
+    const ref = { scope: ws, kind: NAME_CLAIM, value };
+    await store.append(claimStreamName(ref), [claimTaken(ref, owner, meta(), new Date())], {
+      expectedRevision: 'no_stream',
+    });
+  }
+
+  it('takes over an orphaned claim after the grace period and fences the dead owner', async () => {
+    const claims = new StreamClaims(store, { graceMs: 300 });
+    const ws = uniq();
+    const ref = { scope: ws, kind: NAME_CLAIM, value: 'orphan' };
+    await crashAfterClaim(ws, `${ws}-dead`, 'orphan');
+    await claims.append({
+      stream: `${ws}-next`,
+      events: [named('orphan')],
+      expectedRevision: 'no_stream',
+      take: [ref],
+    });
+    expect(await claims.ownerOf(ws, NAME_CLAIM, 'orphan')).toBe(`${ws}-next`);
+    // The dead owner's stream was fenced at no_stream: its append, had it only been slow, now fails.
+    expect((await store.readStream(`${ws}-dead`)).map((e) => e.type)).toEqual([CLAIM_FENCED]);
+    await expect(
+      store.append(`${ws}-dead`, [named('orphan')], { expectedRevision: 'no_stream' }),
+    ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+  });
+
+  it('waits for a young claim whose owner is still writing, and then refuses the value', async () => {
+    const claims = new StreamClaims(store, { graceMs: 60_000, pollMs: 10 });
+    const ws = uniq();
+    const ref = { scope: ws, kind: NAME_CLAIM, value: 'busy' };
+    await crashAfterClaim(ws, `${ws}-slow`, 'busy');
+    const attempt = claims.append({
+      stream: `${ws}-other`,
+      events: [named('busy')],
+      expectedRevision: 'no_stream',
+      take: [ref],
+    });
+    // The slow owner's append lands while the other waits on the claim.
+    await store.append(`${ws}-slow`, [named('busy')], { expectedRevision: 'no_stream' });
+    await expect(attempt).rejects.toBeInstanceOf(ClaimTakenError);
+    await expect(attempt).rejects.toMatchObject({ owner: `${ws}-slow` });
+    expect(await store.readStream(`${ws}-other`)).toEqual([]);
+  });
+
+  it('takes a released value at once, without fencing the owner that gave it up', async () => {
+    const claims = new StreamClaims(store, { graceMs: 60_000 });
+    const ws = uniq();
+    const ref = { scope: ws, kind: NAME_CLAIM, value: 'old' };
+    await claims.append({
+      stream: `${ws}-a`,
+      events: [named('old')],
+      expectedRevision: 'no_stream',
+      take: [ref],
+    });
+    await claims.append({ stream: `${ws}-a`, events: [named('new')], expectedRevision: 0n, release: [ref] });
+    await claims.append({
+      stream: `${ws}-b`,
+      events: [named('old')],
+      expectedRevision: 'no_stream',
+      take: [ref],
+    });
+    expect(await claims.ownerOf(ws, NAME_CLAIM, 'old')).toBe(`${ws}-b`);
+    expect((await store.readStream(`${ws}-a`)).map((e) => e.type)).toEqual(['Named', 'Named']);
+  });
+});

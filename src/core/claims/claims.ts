@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import type { DomainEvent } from '../cqrs/decider';
+import type { AppendResult, ExpectedRevision, NewEvent } from '../event-store/event-store.port';
+
+/**
+ * Uniqueness in the command path (DESIGN.md, "Uniqueness"): a claim maps (scope, kind,
+ * value) to one owner, the stream whose events carry the value. Claims are taken and
+ * given up together with the owner's append, never by checking a read model first:
+ *
+ * - PostgreSQL: a `claims` row with a unique key, written in the transaction that appends
+ *   the owner's events (postgres-claims.ts). Both commit or neither does.
+ * - EventStoreDB (no multi-stream transaction): a claim stream per value, taken with
+ *   `no_stream` before the owner's append (stream-claims.ts). A claim whose owner never
+ *   got the value (crash between the two appends) is taken over after a grace period,
+ *   behind a fence on the owner's stream; the kind's `holds` answers "does this owner
+ *   still carry the value?" from the owner's own events.
+ * - In memory, for unit tests (memory-claims.ts).
+ *
+ * Values are stored hashed: a claim never puts an email or phone number into a stream
+ * name or a key column.
+ */
+
+/** What a feature declares once per kind of unique value (e.g. role names). */
+export interface ClaimKind {
+  /** Lower-case letters, digits and `_`; part of claim stream names and keys. */
+  readonly name: string;
+  /**
+   * Whether the owner, as its own events tell (fence events left out), still carries
+   * `value` in `scope`. Only EventStoreDB asks it, to tell a crashed or abandoned claim
+   * from a live one; on PostgreSQL the claims table is exact.
+   */
+  holds(ownerEvents: readonly DomainEvent[], value: string, scope: string): boolean;
+}
+
+const KIND_NAME = /^[a-z][a-z0-9_]{0,39}$/;
+
+export function defineClaimKind(kind: ClaimKind): ClaimKind {
+  if (!KIND_NAME.test(kind.name)) throw new Error(`Claim kind name "${kind.name}" must match ${KIND_NAME}`);
+  return kind;
+}
+
+/** One unique value: `scope` is usually the workspace id; `value` already normalised by the feature. */
+export interface ClaimRef {
+  scope: string;
+  kind: ClaimKind;
+  value: string;
+}
+
+export interface ClaimedAppend {
+  /** The owner: the stream appended to, and the owner of every claim taken. */
+  stream: string;
+  events: readonly NewEvent[];
+  expectedRevision: ExpectedRevision;
+  /** Values the events give the owner: all taken, or nothing is appended. */
+  take?: readonly ClaimRef[];
+  /** Values the events take away from the owner: freed with the append. */
+  release?: readonly ClaimRef[];
+}
+
+/** The claims one append takes and gives up (EventSourcedRepository.handle's `claims` option). */
+export interface ClaimPlan {
+  take?: readonly ClaimRef[];
+  release?: readonly ClaimRef[];
+}
+
+export interface Claims {
+  /**
+   * Appends `events` to `stream` taking and releasing the claims with them. Throws
+   * ClaimTakenError (nothing appended, no claim changed) when another owner holds a
+   * value, WrongExpectedRevisionError (likewise) when the stream moved.
+   */
+  append(request: ClaimedAppend): Promise<AppendResult>;
+  /** The owner stream holding the value, if any. */
+  ownerOf(scope: string, kind: ClaimKind, value: string): Promise<string | undefined>;
+}
+
+export const CLAIMS = Symbol('CLAIMS');
+
+/** Another owner holds the value: features map this to 409 with their own wording. */
+export class ClaimTakenError extends Error {
+  constructor(
+    readonly scope: string,
+    readonly kind: string,
+    readonly value: string,
+    readonly owner: string,
+  ) {
+    super(`The ${kind} claim on this value is held by ${owner}`);
+    this.name = 'ClaimTakenError';
+  }
+}
+
+/**
+ * The event a takeover appends to a dead owner's stream (EventStoreDB), at the revision
+ * that showed the owner without the value: a write of that owner still in flight then
+ * fails its revision check instead of landing a value someone else now owns.
+ * EventSourcedRepository leaves it out when folding state; projections that track the
+ * stream revision of a row (If-Match) should move it on.
+ */
+export const CLAIM_FENCED = 'ClaimFenced';
+
+export interface ClaimFenced {
+  type: typeof CLAIM_FENCED;
+  data: { kind: string; by: string; fencedAt: string };
+}
+
+export function hashClaimValue(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Deterministic order, so two appends taking the same keys never wait on each other in a cycle. */
+export function sortClaims(refs: readonly ClaimRef[] = []): ClaimRef[] {
+  const key = (r: ClaimRef) => `${r.kind.name}\u0000${r.scope}\u0000${r.value}`;
+  return [...refs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+export function sameClaim(a: ClaimRef, b: ClaimRef): boolean {
+  return a.kind.name === b.kind.name && a.scope === b.scope && a.value === b.value;
+}
