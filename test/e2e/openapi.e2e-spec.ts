@@ -49,6 +49,7 @@ const PUBLIC = new Set([
   'GET /api/v2/health',
   'GET /api/v2/resources/registry',
   'GET /api/v2/resources/{slug}',
+  'GET /api/v2/event-types',
   'GET /api/v2/future-things',
 ]);
 

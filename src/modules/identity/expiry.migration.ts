@@ -1,8 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** When the expiry worker recorded a token's or an invitation's lapse (MemberTokenExpired, InvitationExpired). */
-export class IdentityExpiry1764000002600 implements MigrationInterface {
-  name = 'IdentityExpiry1764000002600';
+export class IdentityExpiry1764000006200 implements MigrationInterface {
+  name = 'IdentityExpiry1764000006200';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE member_tokens ADD COLUMN expired_at timestamptz`);

@@ -38,7 +38,7 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
-import { IdentityExpiry1764000002600 } from './expiry.migration';
+import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 
 import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
@@ -51,7 +51,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
 @Feature({
   name: 'identity',
   entities: [AccountEntity, MemberEntity, MemberTokenEntity, InvitationEntity],
-  migrations: [Identity1764000002000, IdentityMembers1764000002500, IdentityExpiry1764000002600],
+  migrations: [Identity1764000002000, IdentityMembers1764000002500, IdentityExpiry1764000006200],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,
 })
