@@ -7,6 +7,7 @@ import { AppConfig } from './core/config/config';
 import { registerBodyParsers } from './core/http/body-parsing';
 import { corsDelegate } from './core/http/cors';
 import { registerEarlyAuth } from './core/http/early-auth';
+import { CREDENTIAL_RESOLVER, CredentialResolver } from './core/auth/principal';
 import { HttpExceptionFilter } from './core/http/http-exception.filter';
 import { registerInputGuard } from './core/http/input-guard';
 import { registerMethodNotAllowed } from './core/http/method-not-allowed';
@@ -53,7 +54,11 @@ export async function createHttpApp(
   // Hooks run in this order: request id first, so every answer below carries it.
   registerRequestHooks(fastify, logger);
   registerMethodNotAllowed(fastify);
-  registerEarlyAuth(fastify, app.get(RateLimiter, { strict: false }));
+  registerEarlyAuth(
+    fastify,
+    app.get(RateLimiter, { strict: false }),
+    app.get<CredentialResolver>(CREDENTIAL_RESOLVER, { strict: false }),
+  );
   registerBodyParsers(fastify, BODY_LIMIT);
   registerInputGuard(fastify);
   app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'admin/{*path}', method: RequestMethod.ALL }] });

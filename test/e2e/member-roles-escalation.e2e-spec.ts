@@ -223,4 +223,47 @@ describe('no escalation through merges, defaults, invitations, imports, assignme
     });
     expect(okAssign.status).toBe(200);
   });
+
+  it("inviting without a role hands out the workspace's default, so the caller must hold it too", async () => {
+    const { owner, wid, roles, attacker } = await insider(['members:write', 'chats:read']);
+    const key = attacker.apiKey;
+    // The attacker's second account, with a full key of its own, would accept the invitation.
+    const accomplice = await t.bootstrap('Accomplice home', 'accomplice@example.com');
+
+    // Out of the box the default is User (agents:read, dm:*, devices:write), which the caller lacks.
+    const asUser = await t.request('POST', `/w/${wid}/invitations`, {
+      token: key,
+      body: { email: 'accomplice@example.com' },
+    });
+    await expectRefused(asUser, 'memberRoleId');
+    expect(asUser.body.detail).toMatch(
+      /^memberRoleId: the workspace's default role, User, grants agents:read/,
+    );
+
+    const setDefault = await t.request('PUT', `/w/${wid}`, {
+      token: owner.apiKey,
+      body: { settings: { defaultMemberRoleId: roles.Manager } },
+    });
+    expect(setDefault.status).toBe(200);
+    const asManager = await t.request('POST', `/w/${wid}/invitations`, {
+      token: key,
+      body: { email: 'accomplice@example.com' },
+    });
+    await expectRefused(asManager, 'memberRoleId');
+    const pending = await t.request('GET', '/me/invitations', { token: accomplice.apiKey });
+    expect(pending.body).toMatchObject({ items: [], total: 0 });
+
+    // A default within the caller's scopes is handed out as before.
+    const reader = await customRole(t, wid, owner.apiKey, 'Chat reader', ['chats:read']);
+    await t.request('PUT', `/w/${wid}`, {
+      token: owner.apiKey,
+      body: { settings: { defaultMemberRoleId: reader } },
+    });
+    const ok = await t.request('POST', `/w/${wid}/invitations`, {
+      token: key,
+      body: { email: 'accomplice@example.com' },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body.memberRoleId).toBe(reader);
+  });
 });

@@ -5,6 +5,7 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from '../http/domain
 import { addressSubject, credentialSubject, RateLimiter, SKIP_RATE_LIMIT } from '../rate-limit/rate-limiter';
 import { ACCOUNT_SCOPE, PUBLIC_ROUTE, REQUIRED_SCOPE, SELF_POLICY } from './auth.decorators';
 import {
+  Credential,
   CREDENTIAL_RESOLVER,
   CredentialResolver,
   MEMBERSHIP_RESOLVER,
@@ -16,6 +17,8 @@ import { grants, intersectScopes } from './scopes';
 export interface AuthenticatedRequest extends FastifyRequest {
   principal?: Principal;
   actor?: Principal['actor'];
+  /** Resolved before the body was read (core/http/early-auth.ts), so the guard does not resolve it twice. */
+  earlyCredential?: { token: string; credential: Credential };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -65,7 +68,8 @@ export class AuthGuard implements CanActivate {
         'Missing or malformed Authorization header; send "Authorization: Bearer <token>"',
       );
     }
-    const credential = await this.credentials.resolve(token);
+    const early = req.earlyCredential;
+    const credential = early?.token === token ? early.credential : await this.credentials.resolve(token);
     if (!credential) {
       await admit(addressSubject(req));
       throw new UnauthorizedError('The credential is invalid, expired or revoked');

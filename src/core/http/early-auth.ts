@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken } from '../auth/auth.guard';
+import { AuthenticatedRequest, bearerToken } from '../auth/auth.guard';
+import type { Credential, CredentialResolver } from '../auth/principal';
 import { addressSubject, RateLimiter } from '../rate-limit/rate-limiter';
 import { UnauthorizedError } from './domain-errors';
 import { toErrorResponse } from './http-exception.filter';
@@ -10,15 +11,36 @@ import { ROUTE_AUTH } from './route-auth';
  * (onRequest), before the body is read: a caller without credentials must not get a
  * 25 MB body parsed, nor learn from a 400 how its body would have been read. The guard
  * still resolves and checks the credential of every request that presents one; an
- * anonymous request counts against its client address here, as in the guard.
+ * anonymous request counts against its client address here, as in the guard. A bearer
+ * token is resolved here too, so an invalid one is refused as early.
  */
-export function registerEarlyAuth(fastify: FastifyInstance, rateLimiter: RateLimiter | undefined): void {
+export function registerEarlyAuth(
+  fastify: FastifyInstance,
+  rateLimiter: RateLimiter | undefined,
+  credentials?: CredentialResolver,
+): void {
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const config = req.routeOptions.config as unknown as Record<string, unknown> | undefined;
-    if (config?.[ROUTE_AUTH] !== 'credential' || bearerToken(req.headers.authorization)) return;
+    if (config?.[ROUTE_AUTH] !== 'credential') return;
+    const token = bearerToken(req.headers.authorization);
     let refusal: unknown = new UnauthorizedError(
       'Missing or malformed Authorization header; send "Authorization: Bearer <token>"',
     );
+    if (token) {
+      // Any string after "Bearer" is not a credential: a made-up token must not get its
+      // body parsed either. Resolved once here; the guard reuses it.
+      let credential: Credential | undefined;
+      try {
+        credential = await credentials?.resolve(token);
+      } catch {
+        return; // the guard resolves again and answers (and logs) the failure as for any request
+      }
+      if (!credentials || credential) {
+        if (credential) (req as AuthenticatedRequest).earlyCredential = { token, credential };
+        return;
+      }
+      refusal = new UnauthorizedError('The credential is invalid, expired or revoked');
+    }
     try {
       await rateLimiter?.admit(addressSubject(req), reply);
     } catch (err) {

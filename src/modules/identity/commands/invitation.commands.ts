@@ -36,14 +36,22 @@ export class CreateInvitationHandler implements ICommandHandler<CreateInvitation
 
   async execute({ workspaceId, input, caller }: CreateInvitationCommand): Promise<string> {
     const email = normalizeEmail(input.email, 'email');
-    // Without a role the invitee gets what a signup would: the workspace's choice, not the caller's.
+    // Without a role the invitee gets the workspace's default role.
     const named = input.memberRoleId !== undefined;
     const role = named
       ? await this.roles.facts(input.memberRoleId!)
       : await this.roles.defaultFor(workspaceId, 'person');
-    // Role rules first (400/403 for Agent and Platform Support), then no escalation.
+    // Role rules first (400/403 for Agent and Platform Support), then no escalation. The
+    // default role is checked too: unlike a signup or an import, which make a new account,
+    // an invitation can be accepted by an existing account with keys of its own (the
+    // caller's second account), so the default would hand that account scopes the caller lacks.
     checkRoleAssignment('person', role, workspaceId, 'operator');
-    if (named) assertNoEscalation(caller.scopes, role.permissions, 'memberRoleId');
+    assertNoEscalation(
+      caller.scopes,
+      role.permissions,
+      'memberRoleId',
+      named ? 'the role' : `the workspace's default role, ${role.name},`,
+    );
     const invitationId = uuidv7();
     await this.repo.handle({
       streamName: invitationStream(invitationId),

@@ -1,6 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { Credential } from '../../../core/auth/principal';
-import { ValidationError } from '../../../core/http/domain-errors';
+import { ACCOUNT_ADMIN, grants } from '../../../core/auth/scopes';
+import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
 import { normalizeEmail, normalizeName, normalizePhone, optional } from '../domain/contact';
 import { AccountService } from './accounts.service';
 import { MemberChangesInput, normaliseChanges } from './member-input';
@@ -49,6 +50,10 @@ export class UpdateMeHandler implements ICommandHandler<UpdateMeCommand, void> {
       });
       return;
     }
+    // The account reaches every workspace it belongs to, and invitations are matched by its
+    // email: editing it is account-level, like managing keys, so a narrow key cannot.
+    if (!grants(credential.scopes, ACCOUNT_ADMIN))
+      throw new ForbiddenError(`This credential lacks the scope ${ACCOUNT_ADMIN}`);
     const flag = FLAGS.find((f) => input[f] !== undefined);
     if (flag)
       throw new ValidationError(
