@@ -8,6 +8,58 @@ describe('invitations (e2e)', () => {
   });
   afterAll(() => t.close());
 
+  it("an email an account set itself finds no invitations: nobody takes another person's invitation by typing their address", async () => {
+    const a = await t.bootstrap();
+    const intruderEmail = `intruder-${Date.now()}@example.com`;
+    const intruder = await t.bootstrap(undefined, intruderEmail);
+    const roles = await builtInRoles(t, a.workspaceId, a.apiKey);
+    const sent = await t.request('POST', `/w/${a.workspaceId}/invitations`, {
+      token: a.apiKey,
+      body: { email: 'victim@example.com', memberRoleId: roles.User },
+    });
+    expect(sent.status).toBe(201);
+    const renamed = await t.request('PUT', '/me', {
+      token: intruder.apiKey,
+      body: { email: 'victim@example.com' },
+    });
+    expect(renamed.status).toBe(200);
+    const mine = await t.request('GET', '/me/invitations', { token: intruder.apiKey });
+    expect(mine.body).toMatchObject({ items: [], total: 0 });
+    const taken = await t.request('POST', `/me/invitations/${sent.body.id}/accept`, {
+      token: intruder.apiKey,
+    });
+    expect(taken.status).toBe(404);
+    expect(await t.eventsOf(taken)).toEqual([]);
+    const still = await t.request('GET', `/w/${a.workspaceId}/invitations/${sent.body.id}`, {
+      token: a.apiKey,
+    });
+    expect(still.body).toMatchObject({ status: 'pending', memberId: null });
+    expect((await t.request('GET', `/w/${a.workspaceId}`, { token: intruder.apiKey })).status).toBe(404);
+
+    // The address the account was registered with still works.
+    const fair = await t.request('POST', `/w/${a.workspaceId}/invitations`, {
+      token: a.apiKey,
+      body: { email: intruderEmail, memberRoleId: roles.User },
+    });
+    const otherEmail = `fresh-${Date.now()}@example.com`;
+    const other = await t.bootstrap(undefined, otherEmail);
+    const invitedFresh = await t.request('POST', `/w/${a.workspaceId}/invitations`, {
+      token: a.apiKey,
+      body: { email: otherEmail, memberRoleId: roles.User },
+    });
+    const accepted = await t.request('POST', `/me/invitations/${invitedFresh.body.id}/accept`, {
+      token: other.apiKey,
+    });
+    expect(accepted.status).toBe(200);
+    // ...but not once the account moved away from it and back.
+    const back = await t.request('PUT', '/me', { token: intruder.apiKey, body: { email: intruderEmail } });
+    expect(back.status).toBe(200);
+    const refused = await t.request('POST', `/me/invitations/${fair.body.id}/accept`, {
+      token: intruder.apiKey,
+    });
+    expect(refused.status).toBe(404);
+  });
+
   it('creates, lists, reads and revokes invitations, with their events', async () => {
     const a = await t.bootstrap();
     const roles = await builtInRoles(t, a.workspaceId, a.apiKey);

@@ -38,6 +38,7 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
+import { AccountEmailVerified1764000006300 } from './account-email.migration';
 import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 
@@ -51,7 +52,12 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
 @Feature({
   name: 'identity',
   entities: [AccountEntity, MemberEntity, MemberTokenEntity, InvitationEntity],
-  migrations: [Identity1764000002000, IdentityMembers1764000002500, IdentityExpiry1764000006200],
+  migrations: [
+    Identity1764000002000,
+    IdentityMembers1764000002500,
+    IdentityExpiry1764000006200,
+    AccountEmailVerified1764000006300,
+  ],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,
 })

@@ -50,7 +50,8 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
         {
           type: 'AcceptInvitation',
           invitationId,
-          accountEmail: account.email,
+          // Only an email the account was registered with finds invitations (see AccountState).
+          accountEmail: account.emailVerified ? account.email : null,
           accountUuid: credential.accountUuid,
           memberId,
           now: new Date().toISOString(),

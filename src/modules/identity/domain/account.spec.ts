@@ -23,6 +23,21 @@ describe('account decider', () => {
       .thenThrows(ConflictError);
   });
 
+  it('an email is verified as registered, and unproven once the account changes it itself', () => {
+    const fold = (events: AccountEvent[]) =>
+      events.reduce(accountDecider.evolve, accountDecider.initialState());
+    const changed = (changes: { email?: string; name?: string }): AccountEvent => ({
+      type: 'AccountUpdated',
+      data: { accountUuid: acc, changes, updatedAt: t0 },
+    });
+    expect(fold([registered]).emailVerified).toBe(true);
+    expect(fold([registered, changed({ name: 'Anna' })]).emailVerified).toBe(true);
+    expect(fold([registered, changed({ email: 'x@y.co' })]).emailVerified).toBe(false);
+    expect(fold([registered, changed({ email: 'x@y.co' }), changed({ email: 'a@b.co' })]).emailVerified).toBe(
+      false,
+    );
+  });
+
   it('records only changed profile fields', () => {
     spec
       .given([registered])

@@ -11,6 +11,13 @@ export interface AccountProfile {
 export interface AccountState extends AccountProfile {
   exists: boolean;
   uuid: string | null;
+  /**
+   * Whether the email is the one the account was registered with (by the operator who
+   * bootstrapped it or signed it up). An email the account set itself through PUT /me is
+   * unproven: this service sends no verification mail yet, so such an address finds no
+   * invitations, else anyone could claim another person's invitation by typing their email.
+   */
+  emailVerified: boolean;
 }
 
 export type AccountCommand =
@@ -19,7 +26,14 @@ export type AccountCommand =
 
 /** An account is a login identity (person or agent); it may be a member of many workspaces. */
 export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent> = {
-  initialState: () => ({ exists: false, uuid: null, email: null, phone: null, name: null }),
+  initialState: () => ({
+    exists: false,
+    uuid: null,
+    email: null,
+    phone: null,
+    name: null,
+    emailVerified: false,
+  }),
 
   evolve(state, event) {
     switch (event.type) {
@@ -30,9 +44,14 @@ export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent>
           email: event.data.email,
           phone: event.data.phone,
           name: event.data.name,
+          emailVerified: event.data.email !== null,
         };
       case 'AccountUpdated':
-        return { ...state, ...event.data.changes };
+        return {
+          ...state,
+          ...event.data.changes,
+          emailVerified: event.data.changes.email !== undefined ? false : state.emailVerified,
+        };
     }
   },
 

@@ -76,6 +76,8 @@ export class MembersProjection implements ProjectionHandler {
           `UPDATE accounts SET ${sets
             .map((f, i) => `${f} = $${i + 3}`)
             .concat('updated_at = $2')
+            // An email the account set itself is unproven (AccountState.emailVerified).
+            .concat(d.changes.email !== undefined ? ['email_verified = false'] : [])
             .join(', ')} WHERE uuid = $1`,
           [d.accountUuid, d.updatedAt, ...sets.map((f) => d.changes[f])],
         );

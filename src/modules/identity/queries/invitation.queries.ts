@@ -76,7 +76,9 @@ export class ListMyInvitationsHandler implements IQueryHandler<ListMyInvitations
     const qb = this.db
       .getRepository(InvitationEntity)
       .createQueryBuilder('i')
-      .where(`i.email = (SELECT a.email FROM accounts a WHERE a.uuid = :accountUuid)`, { accountUuid })
+      .where(`i.email = (SELECT a.email FROM accounts a WHERE a.uuid = :accountUuid AND a.email_verified)`, {
+        accountUuid,
+      })
       .andWhere(`i.status = 'pending' AND i.expires_at > now()`);
     applyListFilters(qb, page, { search: ['i.email'], time: 'i.created_at' });
     const [rows, total] = await qb
