@@ -72,6 +72,41 @@ describe('workspaces (e2e)', () => {
     expect(after.body.name).toBe('Delta');
   });
 
+  it('the name rule is the decider’s, on every path: blank or over 200 characters is a 400 naming name, 200 is fine', async () => {
+    const a = await t.bootstrap('Epsilon');
+    const long = await t.request('PUT', `/w/${a.workspaceId}`, {
+      token: a.apiKey,
+      body: { name: 'x'.repeat(201) },
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.detail).toBe('name: must be at most 200 characters');
+    const blank = await t.request('PUT', `/w/${a.workspaceId}`, { token: a.apiKey, body: { name: '   ' } });
+    expect(blank.status).toBe(400);
+    expect(blank.body.detail).toBe('name: must not be empty');
+    expect(await t.eventsOf(long)).toEqual([]);
+    expect(await t.eventsOf(blank)).toEqual([]);
+    const longest = await t.request('PUT', `/w/${a.workspaceId}`, {
+      token: a.apiKey,
+      body: { name: 'y'.repeat(200) },
+    });
+    expect(longest.status).toBe(200);
+    await t.expectEvents(longest, [{ type: 'WorkspaceUpdated', data: { name: 'y'.repeat(200) } }]);
+    // The OpenAPI document shows the same limit, from the same constant.
+    const doc = await t.request('GET', '/openapi.json');
+    expect(doc.body.components.schemas.UpdateWorkspaceDto.properties.name).toMatchObject({
+      minLength: 1,
+      maxLength: 200,
+    });
+  });
+
+  it('bootstrap refuses a bad workspace name before it appends anything (no orphan roles)', async () => {
+    const count = async () => (await t.store.readAll({ maxCount: 100_000 })).length;
+    const before = await count();
+    await expect(t.bootstrap(' ')).rejects.toThrow('name: must not be empty');
+    await expect(t.bootstrap('z'.repeat(201))).rejects.toThrow('name: must be at most 200 characters');
+    expect(await count()).toBe(before);
+  });
+
   it('settings are checked by value, not only by shape: IANA time zones, bounded flags, role ids in range', async () => {
     const a = await t.bootstrap('Values');
     const refused: [unknown, RegExp][] = [

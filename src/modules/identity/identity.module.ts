@@ -37,6 +37,11 @@ import {
   ListMyInvitationsHandler,
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
+import {
+  ListMembershipsOfAccountHandler,
+  ListPendingInvitationIdsHandler,
+  ListRoleHoldersHandler,
+} from './queries/membership.queries';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
 import { AccountEmailVerified1764000006300 } from './account-email.migration';
 import { IdentityExpiry1764000006200 } from './expiry.migration';
@@ -95,6 +100,9 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         ListInvitationsHandler,
         GetInvitationHandler,
         ListMyInvitationsHandler,
+        ListRoleHoldersHandler,
+        ListPendingInvitationIdsHandler,
+        ListMembershipsOfAccountHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],
     },

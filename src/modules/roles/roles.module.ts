@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Feature } from '../../core/features/feature';
+import { CreateBuiltInRolesHandler } from './commands/create-built-in-roles.command';
 import { CreateMemberRoleHandler } from './commands/create-member-role.command';
 import { DefaultRoleCheck } from './commands/default-role-check';
 import { DeleteMemberRoleHandler } from './commands/delete-member-role.command';
@@ -10,15 +11,21 @@ import { MemberRolesController } from './http/member-roles.controller';
 import { MemberRoleEntity } from './projections/member-role.entity';
 import { MemberRolesProjection } from './projections/member-roles.projection';
 import { GetMemberRoleHandler, ListMemberRolesHandler } from './queries/member-role.queries';
+import {
+  GetBuiltInRoleIdHandler,
+  GetRoleNamesHandler,
+  ResolveDefaultMemberRoleHandler,
+} from './queries/role-facts.handlers';
 import { RoleReferences } from './queries/role-references';
 import { RoleNameClaims1764000006100 } from './role-name-claims.migration';
+import { MemberRolesTable1764000002010 } from './member-roles-table.migration';
 import { MemberRoleAccess1764000004000 } from './roles.migration';
 
 /** Roles and scopes: custom roles, the built-in roles' editable access, merging duplicates. */
 @Feature({
   name: 'roles',
   entities: [MemberRoleEntity],
-  migrations: [MemberRoleAccess1764000004000, RoleNameClaims1764000006100],
+  migrations: [MemberRolesTable1764000002010, MemberRoleAccess1764000004000, RoleNameClaims1764000006100],
   versionedResources: ['member_roles'],
 })
 @Module({
@@ -27,6 +34,7 @@ import { MemberRoleAccess1764000004000 } from './roles.migration';
     MemberRolesProjection,
     RoleReferences,
     DefaultRoleCheck,
+    CreateBuiltInRolesHandler,
     CreateMemberRoleHandler,
     UpdateMemberRoleHandler,
     DeleteMemberRoleHandler,
@@ -34,8 +42,10 @@ import { MemberRoleAccess1764000004000 } from './roles.migration';
     SetDefaultMemberRoleHandler,
     ListMemberRolesHandler,
     GetMemberRoleHandler,
+    GetBuiltInRoleIdHandler,
+    GetRoleNamesHandler,
+    ResolveDefaultMemberRoleHandler,
   ],
-  exports: [RoleReferences, DefaultRoleCheck],
 })
 export class RolesModule {}
 

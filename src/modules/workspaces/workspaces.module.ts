@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { Feature } from '../../core/features/feature';
-import { RolesModule } from '../roles/roles.module';
+import { CreateWorkspaceHandler } from './commands/create-workspace.command';
 import { UpdateWorkspaceHandler } from './commands/update-workspace.command';
 import { WorkspacesController } from './http/workspaces.controller';
 import { WorkspaceEntity } from './projections/workspace.entity';
 import { WorkspacesProjection } from './projections/workspaces.projection';
+import { GetWorkspaceDefaultRoleHandler, GetWorkspaceNamesHandler } from './queries/workspace-facts.queries';
 import { GetWorkspaceHandler, ListWorkspacesHandler } from './queries/workspace.queries';
 import { Workspaces1764000001000 } from './workspaces.migration';
 
@@ -15,9 +16,16 @@ import { Workspaces1764000001000 } from './workspaces.migration';
   versionedResources: ['workspaces'],
 })
 @Module({
-  imports: [RolesModule],
   controllers: [WorkspacesController],
-  providers: [WorkspacesProjection, UpdateWorkspaceHandler, ListWorkspacesHandler, GetWorkspaceHandler],
+  providers: [
+    WorkspacesProjection,
+    CreateWorkspaceHandler,
+    UpdateWorkspaceHandler,
+    ListWorkspacesHandler,
+    GetWorkspaceHandler,
+    GetWorkspaceDefaultRoleHandler,
+    GetWorkspaceNamesHandler,
+  ],
 })
 export class WorkspacesModule {}
 

@@ -2,7 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { v7 as uuidv7 } from 'uuid';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { ForbiddenError } from '../../../core/http/domain-errors';
-import { newApiKeySecret } from '../../identity/domain/api-key-secret';
+import { newApiKeySecret } from '../domain/api-key-secret';
 import { ApiKeyCreated, apiKeyDecider, apiKeyStream, NO_WORKSPACE } from '../domain/api-key';
 
 export class CreateApiKeyCommand {

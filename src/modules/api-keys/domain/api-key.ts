@@ -1,9 +1,9 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
-import type { ApiKeyCreated, ApiKeyRevoked } from '../../identity/domain/identity.events';
+import type { ApiKeyCreated, ApiKeyRevoked } from './api-key.events';
 import { assertKeyWithinIssuer, checkKeyScopes, KeyIssuer, newKeyExpiry } from './key-issuance.policy';
 
-export { apiKeyStream } from '../../identity/domain/identity.events';
+export { apiKeyStream } from './api-key.events';
 export type { ApiKeyCreated, ApiKeyRevoked };
 
 export const API_KEY_NAME_MAX = 100;

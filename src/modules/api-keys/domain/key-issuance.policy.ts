@@ -1,6 +1,6 @@
 import { grants, isAccountScope } from '../../../core/auth/scopes';
 import { ForbiddenError } from '../../../core/http/domain-errors';
-import { checkPermissions } from '../../roles/domain/member-role';
+import { checkPermissions } from '../../roles';
 
 const DAY_MS = 86_400_000;
 

@@ -1,26 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
-import { ACCOUNT_ADMIN, ALL_SCOPES } from '../../../core/auth/scopes';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
-import { streamOf, workspaceDecider } from '../../workspaces/domain/workspace';
+import { CreatedRootApiKey, CreateRootApiKeyCommand } from '../../api-keys';
+import { BuiltInRoleIds, CreateBuiltInRolesCommand } from '../../roles';
+import { checkWorkspaceName, CreateWorkspaceCommand } from '../../workspaces';
 import { ClaimService } from '../commands/claims.service';
-import { newApiKeySecret } from '../domain/api-key-secret';
 import { claimKey } from '../domain/claim';
-import { BUILT_IN_ROLES } from '../domain/built-in-roles';
-import {
-  AccountRegistered,
-  accountStream,
-  ApiKeyCreated,
-  apiKeyStream,
-  MemberCreated,
-  MemberRoleCreated,
-  memberRoleStream,
-  memberStream,
-} from '../domain/identity.events';
+import { AccountRegistered, accountStream, MemberCreated, memberStream } from '../domain/identity.events';
 
 export interface BootstrapResult {
   workspaceId: string;
@@ -30,20 +20,17 @@ export interface BootstrapResult {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-/**
- * The longest a key may live (API keys: 1 to 365 days): keys cannot outlive the key that
- * creates them, so a shorter bootstrap key would cap every key of the account below it.
- */
-const BOOTSTRAP_KEY_DAYS = 365;
 
 /**
  * Creates a workspace with its built-in roles, its first account and member (Manager)
- * and an API key for that member. Every step is an event; the key's secret is
- * returned once and only its hash is stored.
+ * and an API key for that member, composing each feature's public command; the account
+ * and member are identity's own. Every step is an event; the key's secret is returned
+ * once and only its hash is stored.
  */
 @Injectable()
 export class BootstrapService {
   constructor(
+    private readonly commands: CommandBus,
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
     private readonly claims: ClaimService,
@@ -52,41 +39,18 @@ export class BootstrapService {
   async bootstrap(input: { workspaceName: string; email: string }): Promise<BootstrapResult> {
     const email = input.email.trim().toLowerCase();
     if (!EMAIL.test(email)) throw new ValidationError('email: must be an email address');
+    // Checked before the roles are created, so a bad name leaves no events behind.
+    checkWorkspaceName(input.workspaceName);
     const now = new Date().toISOString();
     const workspaceId = randomUUID();
-    // Role ids first, so the workspace is created naming its real default role (User):
-    // its defaultMemberRoleId and the roles' isDefault then show one truth from the start.
-    const roleIds = new Map<string, number>();
-    for (const role of BUILT_IN_ROLES) roleIds.set(role.key, await nextId(this.db, 'member_role_id_seq'));
-    await this.repo.handle({
-      streamName: streamOf(workspaceId),
-      workspaceId,
-      decider: workspaceDecider,
-      command: {
-        type: 'CreateWorkspace',
-        workspaceId,
-        name: input.workspaceName,
-        settings: { defaultMemberRoleId: roleIds.get('user')! },
-        now,
-      },
-    });
-
-    const managerRoleId = roleIds.get('manager')!;
-    for (const role of BUILT_IN_ROLES) {
-      const roleId = roleIds.get(role.key)!;
-      const event: MemberRoleCreated = {
-        type: 'MemberRoleCreated',
-        data: {
-          roleId,
-          workspaceId,
-          name: role.name,
-          permissions: [...role.permissions],
-          builtIn: role.key,
-          createdAt: now,
-        },
-      };
-      await this.repo.append(memberRoleStream(roleId), workspaceId, [event], 'no_stream');
-    }
+    // Roles first, so the workspace is created naming its real default role (User): its
+    // defaultMemberRoleId and the roles' isDefault then show one truth from the start.
+    const roleIds = await this.commands.execute<CreateBuiltInRolesCommand, BuiltInRoleIds>(
+      new CreateBuiltInRolesCommand(workspaceId),
+    );
+    await this.commands.execute(
+      new CreateWorkspaceCommand(workspaceId, input.workspaceName, { defaultMemberRoleId: roleIds.user }),
+    );
 
     const existing = (await this.db.query(
       `SELECT uuid FROM accounts WHERE email = $1 ORDER BY created_at LIMIT 1`,
@@ -118,7 +82,7 @@ export class BootstrapService {
         phone: null,
         name: null,
         externalId: null,
-        memberRoleId: managerRoleId,
+        memberRoleId: roleIds.manager,
         kind: 'person',
         notifySms: false,
         notifyEmail: false,
@@ -128,23 +92,9 @@ export class BootstrapService {
     };
     await this.repo.append(memberStream(memberId), workspaceId, [member], 'no_stream');
 
-    const { prefix, secret, hash } = newApiKeySecret();
-    const keyId = uuidv7();
-    const key: ApiKeyCreated = {
-      type: 'ApiKeyCreated',
-      data: {
-        keyId,
-        accountUuid,
-        name: 'bootstrap',
-        prefix,
-        secretHash: hash,
-        // The account's root credential: every workspace scope, and account:admin to manage its keys.
-        scopes: [...ALL_SCOPES, ACCOUNT_ADMIN],
-        createdAt: now,
-        expiresAt: new Date(Date.now() + BOOTSTRAP_KEY_DAYS * 86_400_000).toISOString(),
-      },
-    };
-    await this.repo.append(apiKeyStream(keyId), workspaceId, [key], 'no_stream');
+    const { secret } = await this.commands.execute<CreateRootApiKeyCommand, CreatedRootApiKey>(
+      new CreateRootApiKeyCommand(accountUuid, workspaceId),
+    );
     return { workspaceId, accountUuid, memberId, apiKey: secret };
   }
 }

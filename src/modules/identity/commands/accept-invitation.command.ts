@@ -5,7 +5,7 @@ import { ConflictError, ForbiddenError } from '../../../core/http/domain-errors'
 import { claimKey } from '../domain/claim';
 import { invitationDecider } from '../domain/invitation';
 import { invitationStream, MemberSnapshot } from '../domain/member.events';
-import { RoleFacts } from '../domain/role-rules';
+import { RoleFacts } from '../../roles';
 import { AccountService } from './accounts.service';
 import { ClaimService } from './claims.service';
 import { MemberWriter, takenError } from './member-writer.service';

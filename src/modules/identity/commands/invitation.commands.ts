@@ -6,8 +6,7 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { normalizeEmail } from '../domain/contact';
 import { invitationDecider } from '../domain/invitation';
 import { invitationStream } from '../domain/member.events';
-import { checkRoleAssignment } from '../domain/role-rules';
-import { assertNoEscalation } from '../../roles/domain/escalation.policy';
+import { assertNoEscalation, checkRoleAssignment } from '../../roles';
 import type { Caller } from './member-input';
 import { RoleLookup } from './role-lookup.service';
 

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { QueryBus } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import type { DomainEvent } from '../../../core/cqrs/decider';
-import { streamOf as workspaceStream, workspaceDecider } from '../../workspaces/domain/workspace';
-import type { BuiltInRoleKey } from '../domain/built-in-roles';
+import { BuiltInRoleKey, GetBuiltInRoleIdQuery, memberRoleStream, RoleFacts } from '../../roles';
+import { GetWorkspaceDefaultRoleQuery } from '../../workspaces';
 import type { MemberKind } from '../domain/identity.events';
-import { memberRoleStream } from '../domain/identity.events';
-import type { RoleFacts } from '../domain/role-rules';
 
 const MAX_MERGE_HOPS = 8;
 
@@ -51,7 +49,7 @@ function evolveRole(state: RoleFacts, event: DomainEvent): RoleFacts {
 export class RoleLookup {
   constructor(
     private readonly repo: EventSourcedRepository,
-    private readonly db: DataSource,
+    private readonly queries: QueryBus,
   ) {}
 
   async facts(roleId: number): Promise<RoleFacts> {
@@ -80,17 +78,13 @@ export class RoleLookup {
     return facts;
   }
 
-  /**
-   * A built-in role of a workspace. Built-in roles are created with the workspace and
-   * never change id nor get deleted, so the read model is a safe lookup table here.
-   */
+  /** A built-in role of a workspace (its id from roles' public query, its facts from its stream). */
   async builtIn(workspaceId: string, key: BuiltInRoleKey): Promise<RoleFacts> {
-    const rows = (await this.db.query(
-      `SELECT id FROM member_roles WHERE workspace_id = $1 AND built_in = $2 ORDER BY id LIMIT 1`,
-      [workspaceId, key],
-    )) as { id: number }[];
-    if (!rows.length) throw new Error(`Workspace ${workspaceId} has no built-in ${key} role`);
-    return this.facts(rows[0].id);
+    const id = await this.queries.execute<GetBuiltInRoleIdQuery, number | undefined>(
+      new GetBuiltInRoleIdQuery(workspaceId, key),
+    );
+    if (id === undefined) throw new Error(`Workspace ${workspaceId} has no built-in ${key} role`);
+    return this.facts(id);
   }
 
   /**
@@ -102,8 +96,9 @@ export class RoleLookup {
    */
   async defaultFor(workspaceId: string, kind: MemberKind): Promise<RoleFacts> {
     if (kind === 'agent') return this.builtIn(workspaceId, 'agent');
-    const { state } = await this.repo.load(workspaceStream(workspaceId), workspaceDecider);
-    const id = state.settings.defaultMemberRoleId;
+    const id = await this.queries.execute<GetWorkspaceDefaultRoleQuery, number | null>(
+      new GetWorkspaceDefaultRoleQuery(workspaceId, 'stream'),
+    );
     if (id) {
       const role = await this.effective(id);
       const usable =

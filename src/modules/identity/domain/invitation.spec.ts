@@ -7,7 +7,7 @@ import {
 import { deciderSpec } from '../../../core/testing/decider-spec';
 import { invitationDecider } from './invitation';
 import type { InvitationEvent } from './member.events';
-import type { RoleFacts } from './role-rules';
+import type { RoleFacts } from '../../roles';
 
 const spec = deciderSpec(invitationDecider);
 const wid = '0190a6c4-0000-7000-8000-000000000001';

@@ -1,7 +1,7 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import type { InvitationEvent, InvitationStatus } from './member.events';
-import { Assigner, checkRoleAssignment, RoleFacts } from './role-rules';
+import { Assigner, checkRoleAssignment, RoleFacts } from '../../roles';
 
 export interface InvitationState {
   exists: boolean;

@@ -8,7 +8,7 @@ import { deciderSpec } from '../../../core/testing/decider-spec';
 import type { MemberCreated } from './identity.events';
 import { memberDecider, NewMember } from './member';
 import type { MemberEvent, MemberSnapshot } from './member.events';
-import type { RoleFacts } from './role-rules';
+import type { RoleFacts } from '../../roles';
 
 const spec = deciderSpec(memberDecider);
 const wid = '0190a6c4-0000-7000-8000-000000000001';

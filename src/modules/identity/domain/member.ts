@@ -2,7 +2,7 @@ import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import type { MemberCreated } from './identity.events';
 import type { MemberChanges, MemberEvent, MemberSnapshot, MemberUpdated } from './member.events';
-import { Assigner, checkRoleAssignment, RoleFacts } from './role-rules';
+import { Assigner, checkRoleAssignment, RoleFacts } from '../../roles';
 
 export interface MemberState {
   exists: boolean;

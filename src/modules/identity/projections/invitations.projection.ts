@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
-import type { MemberRolesMerged } from '../domain/identity.events';
+import type { MemberRolesMerged } from '../../roles';
 import type { InvitationEvent } from '../domain/member.events';
 
 /** Invitations; a role merge moves the unclaimed ones it lists (MemberRolesMerged.invitationIds). */

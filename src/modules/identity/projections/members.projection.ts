@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
-import type { AccountRegistered, MemberCreated, MemberRolesMerged } from '../domain/identity.events';
+import type { MemberRolesMerged } from '../../roles';
+import type { AccountRegistered, MemberCreated } from '../domain/identity.events';
 import type { AccountUpdated, MemberEvent, MemberChanges } from '../domain/member.events';
 
 /** A change the member's representation shows, from its own stream (see core/http/preconditions.ts). */

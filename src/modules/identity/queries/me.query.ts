@@ -1,6 +1,8 @@
-import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '../../../core/http/domain-errors';
+import { GetRoleNamesQuery } from '../../roles';
+import { GetWorkspaceNamesQuery } from '../../workspaces';
 import { MeResponse } from '../http/dto/me.dto';
 import { MEMBER_SELECT, MemberRow, toMemberResponse } from './member.queries';
 
@@ -14,7 +16,10 @@ export class GetMeQuery {
 
 @QueryHandler(GetMeQuery)
 export class GetMeHandler implements IQueryHandler<GetMeQuery> {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly queries: QueryBus,
+  ) {}
 
   async execute({ accountUuid, onlyMemberId }: GetMeQuery): Promise<MeResponse> {
     const accounts = (await this.db.query(
@@ -30,19 +35,29 @@ export class GetMeHandler implements IQueryHandler<GetMeQuery> {
     }[];
     const a = accounts[0];
     if (!a) throw new NotFoundError('Account not found');
-    const rows = (await this.db.query(
-      `${MEMBER_SELECT.replace(' FROM members m', ', w.name AS workspace_name, r.name AS role_name FROM members m')}
-         JOIN workspaces w ON w.id = m.workspace_id
-         LEFT JOIN member_roles r ON r.id = m.member_role_id
+    const members = (await this.db.query(
+      `${MEMBER_SELECT}
         WHERE m.account_uuid = $1 AND m.status = 'active' AND ($2::int IS NULL OR m.id = $2)
         ORDER BY m.created_at, m.id`,
       [accountUuid, onlyMemberId ?? null],
-    )) as (MemberRow & { workspace_name: string; role_name: string | null })[];
-    const memberships = rows.map((r) => ({
-      workspace: { id: r.workspace_id, name: r.workspace_name },
-      member: toMemberResponse(r),
-      role: { id: r.member_role_id, name: r.role_name },
-    }));
+    )) as MemberRow[];
+    // Workspace and role names belong to their features: asked through their public queries.
+    const [workspaceNames, roleNames] = await Promise.all([
+      this.queries.execute<GetWorkspaceNamesQuery, Map<string, string>>(
+        new GetWorkspaceNamesQuery(members.map((m) => m.workspace_id)),
+      ),
+      this.queries.execute<GetRoleNamesQuery, Map<number, string>>(
+        new GetRoleNamesQuery(members.map((m) => m.member_role_id)),
+      ),
+    ]);
+    // A membership shows only once its workspace does (the inner join this replaced).
+    const memberships = members
+      .filter((m) => workspaceNames.has(m.workspace_id))
+      .map((m) => ({
+        workspace: { id: m.workspace_id, name: workspaceNames.get(m.workspace_id)! },
+        member: toMemberResponse(m),
+        role: { id: m.member_role_id, name: roleNames.get(m.member_role_id) ?? null },
+      }));
     // A member token edits its member, never the account (PUT /me), so the profile it
     // sees at the top level is that member's: what it writes is what it reads back.
     const member = onlyMemberId !== undefined ? memberships[0]?.member : undefined;

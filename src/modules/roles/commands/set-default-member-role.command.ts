@@ -1,6 +1,6 @@
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
-import { UpdateWorkspaceCommand } from '../../workspaces/commands/update-workspace.command';
+import { UpdateWorkspaceCommand } from '../../workspaces';
 import { RoleReferences } from '../queries/role-references';
 import { DefaultRoleCheck } from './default-role-check';
 

@@ -6,7 +6,7 @@ import {
   ValidationError,
 } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
-import { BUILT_IN_ROLES, BuiltInRoleKey } from '../../identity/domain/built-in-roles';
+import { BUILT_IN_ROLES, BuiltInRoleKey } from './built-in-roles';
 import {
   MemberRoleCommand,
   MemberRoleEvent,

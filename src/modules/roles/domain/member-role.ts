@@ -6,8 +6,8 @@ import {
   NotFoundError,
   ValidationError,
 } from '../../../core/http/domain-errors';
-import type { BuiltInRoleKey } from '../../identity/domain/built-in-roles';
-import type { MemberRoleCreated, MemberRolesMerged } from '../../identity/domain/identity.events';
+import type { BuiltInRoleKey } from './built-in-roles';
+import type { MemberRoleCreated, MemberRolesMerged } from './member-role.events';
 import {
   EMPTY_FILE_ACCESS,
   EMPTY_SITE_AUDIENCE,
@@ -18,7 +18,7 @@ import {
 } from './role-access';
 import { builtInNamed, builtInRole, isAgentRole } from './role-aliases';
 
-export { memberRoleStream } from '../../identity/domain/identity.events';
+export { memberRoleStream } from './member-role.events';
 export type { MemberRolesMerged };
 
 export const ROLE_NAME_MAX = 100;

@@ -1,4 +1,4 @@
-import { BUILT_IN_ROLES, BuiltInRole, BuiltInRoleKey } from '../../identity/domain/built-in-roles';
+import { BUILT_IN_ROLES, BuiltInRole, BuiltInRoleKey } from './built-in-roles';
 
 /**
  * Custom role names are unique among custom roles up to case, surrounding blanks and

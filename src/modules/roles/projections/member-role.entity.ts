@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { BuiltInRoleKey } from '../../identity/domain/built-in-roles';
+import type { BuiltInRoleKey } from '../domain/built-in-roles';
 import type { FileAccess, SiteAudience } from '../domain/role-access';
 
 @Entity({ name: 'member_roles' })

@@ -10,7 +10,7 @@ import {
   mergeFileAccess,
   mergeSiteAudience,
 } from '../domain/role-access';
-import type { WorkspaceEvent } from '../../workspaces/domain/workspace';
+import type { WorkspaceEvent } from '../../workspaces';
 import { MemberRoleEntity } from './member-role.entity';
 
 type WorkspaceUpdated = Extract<WorkspaceEvent, { type: 'WorkspaceUpdated' }>;

@@ -1,19 +1,22 @@
 import { Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
-import type { BuiltInRoleKey } from '../../identity/domain/built-in-roles';
+import { ListPendingInvitationIdsQuery, ListRoleHoldersQuery } from '../../identity';
+import { GetWorkspaceDefaultRoleQuery } from '../../workspaces';
+import type { BuiltInRoleKey } from '../domain/built-in-roles';
 import type { MergeTarget, RoleHolder } from '../domain/member-role';
 
 /**
- * Read-model lookups the role commands need to decide (who holds a role, what refers
- * to it). Members and invitations are another feature's tables: only their columns
- * named here are relied on (members: workspace_id, member_role_id, kind, account_uuid;
- * invitations: workspace_id, member_role_id, status 'pending' until accepted or revoked).
+ * Lookups the role commands need to decide (who holds a role, what refers to it). Roles
+ * are read from this feature's own read model; members, invitations and the workspace
+ * default belong to identity and workspaces, asked through their public queries.
  */
 @Injectable()
 export class RoleReferences {
-  private invitationsExist = false;
-
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly queries: QueryBus,
+  ) {}
 
   async role(workspaceId: string, roleId: number): Promise<MergeTarget | undefined> {
     const rows = (await this.db.query(
@@ -45,36 +48,17 @@ export class RoleReferences {
   }
 
   /** Every member holding the role, archived ones included, with whether a person has an Account. */
-  async holders(workspaceId: string, roleId: number): Promise<RoleHolder[]> {
-    const rows = (await this.db.query(
-      `SELECT m.id, m.kind,
-              (m.account_uuid IS NOT NULL AND EXISTS (SELECT 1 FROM accounts a WHERE a.uuid = m.account_uuid)) AS has_account
-         FROM members m
-        WHERE m.workspace_id = $1 AND m.member_role_id = $2
-        ORDER BY m.id`,
-      [workspaceId, roleId],
-    )) as { id: number; kind: 'person' | 'agent'; has_account: boolean }[];
-    return rows.map((r) => ({ memberId: r.id, kind: r.kind, hasAccount: r.has_account }));
+  holders(workspaceId: string, roleId: number): Promise<RoleHolder[]> {
+    return this.queries.execute(new ListRoleHoldersQuery(workspaceId, roleId));
   }
 
-  async unclaimedInvitationIds(workspaceId: string, roleId: number): Promise<string[]> {
-    if (!(await this.hasInvitations())) return [];
-    const rows = (await this.db.query(
-      `SELECT id::text AS id FROM invitations WHERE workspace_id = $1 AND member_role_id = $2 AND status = 'pending' ORDER BY id`,
-      [workspaceId, roleId],
-    )) as { id: string }[];
-    return rows.map((r) => r.id);
+  unclaimedInvitationIds(workspaceId: string, roleId: number): Promise<string[]> {
+    return this.queries.execute(new ListPendingInvitationIdsQuery(workspaceId, roleId));
   }
 
   /** The role id stored as the workspace default (null: the built-in User role is the default). */
-  async workspaceDefaultRoleId(workspaceId: string): Promise<number | null> {
-    const rows = (await this.db.query(
-      `SELECT (settings->>'defaultMemberRoleId')::int AS id FROM workspaces WHERE id = $1`,
-      [workspaceId],
-    )) as {
-      id: number | null;
-    }[];
-    return rows[0]?.id ?? null;
+  workspaceDefaultRoleId(workspaceId: string): Promise<number | null> {
+    return this.queries.execute(new GetWorkspaceDefaultRoleQuery(workspaceId));
   }
 
   /** The role new members get: the stored default, else the built-in User role. */
@@ -82,15 +66,5 @@ export class RoleReferences {
     return (
       (await this.workspaceDefaultRoleId(workspaceId)) ?? (await this.builtInRoleId(workspaceId, 'user'))
     );
-  }
-
-  /** The invitations read model arrives with the members feature's migration; until then there are none. */
-  private async hasInvitations(): Promise<boolean> {
-    if (this.invitationsExist) return true;
-    const rows = (await this.db.query(`SELECT to_regclass('invitations') IS NOT NULL AS present`)) as {
-      present: boolean;
-    }[];
-    this.invitationsExist = rows[0].present;
-    return this.invitationsExist;
   }
 }

@@ -1,6 +1,6 @@
-import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { DefaultRoleCheck } from '../../roles/commands/default-role-check';
+import { ResolveDefaultMemberRoleQuery } from '../../roles';
 import { streamOf, WorkspaceSettings, workspaceDecider } from '../domain/workspace';
 
 export class UpdateWorkspaceCommand {
@@ -17,7 +17,7 @@ export class UpdateWorkspaceCommand {
 export class UpdateWorkspaceHandler implements ICommandHandler<UpdateWorkspaceCommand> {
   constructor(
     private readonly repo: EventSourcedRepository,
-    private readonly defaultRoles: DefaultRoleCheck,
+    private readonly queries: QueryBus,
   ) {}
 
   async execute(cmd: UpdateWorkspaceCommand): Promise<void> {
@@ -29,11 +29,13 @@ export class UpdateWorkspaceHandler implements ICommandHandler<UpdateWorkspaceCo
         ? cmd.changes.settings
         : {
             ...cmd.changes.settings,
-            defaultMemberRoleId: await this.defaultRoles.resolve(
-              cmd.workspaceId,
-              requested,
-              'settings.defaultMemberRoleId',
-              cmd.granter,
+            defaultMemberRoleId: await this.queries.execute<ResolveDefaultMemberRoleQuery, number | null>(
+              new ResolveDefaultMemberRoleQuery(
+                cmd.workspaceId,
+                requested,
+                'settings.defaultMemberRoleId',
+                cmd.granter,
+              ),
             ),
           };
     await this.repo.handle({

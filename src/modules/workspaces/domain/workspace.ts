@@ -53,10 +53,17 @@ export interface WorkspaceState {
 
 export const streamOf = (workspaceId: string): string => `workspace-${workspaceId}`;
 
-function checkName(name: string | undefined): void {
+export const WORKSPACE_NAME_MAX = 200;
+
+/**
+ * The workspace name rule, enforced here for every path that names a workspace (HTTP,
+ * bootstrap); the DTO only documents the limit (OpenAPI) from the same constant.
+ */
+export function checkWorkspaceName(name: string | undefined): void {
   if (name === undefined) return;
   if (!name.trim()) throw new ValidationError('name: must not be empty');
-  if (name.length > 200) throw new ValidationError('name: must be at most 200 characters');
+  if (name.length > WORKSPACE_NAME_MAX)
+    throw new ValidationError(`name: must be at most ${WORKSPACE_NAME_MAX} characters`);
 }
 
 function checkSettings(settings: Partial<WorkspaceSettings> | undefined): void {
@@ -84,7 +91,7 @@ export const workspaceDecider: Decider<WorkspaceState, WorkspaceCommand, Workspa
     switch (command.type) {
       case 'CreateWorkspace': {
         if (state.exists) throw new ConflictError('A workspace with this id already exists');
-        checkName(command.name);
+        checkWorkspaceName(command.name);
         checkSettings(command.settings);
         return [
           {
@@ -100,7 +107,7 @@ export const workspaceDecider: Decider<WorkspaceState, WorkspaceCommand, Workspa
       }
       case 'UpdateWorkspace': {
         if (!state.exists) throw new NotFoundError('Workspace not found');
-        checkName(command.name);
+        checkWorkspaceName(command.name);
         checkSettings(command.settings);
         const name = command.name?.trim();
         const changedName = name !== undefined && name !== state.name ? name : undefined;

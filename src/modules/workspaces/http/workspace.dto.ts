@@ -10,11 +10,11 @@ import {
   Max,
   MaxLength,
   Min,
-  MinLength,
   registerDecorator,
   ValidateNested,
 } from 'class-validator';
 import { isIanaTimeZone, TIMEZONE_RULE } from '../domain/timezone';
+import { WORKSPACE_NAME_MAX } from '../domain/workspace';
 import type { WorkspaceEntity } from '../projections/workspace.entity';
 
 /** Feature flags: a bounded map, so a settings write cannot grow the workspace row without limit. */
@@ -65,11 +65,10 @@ export class WorkspaceSettingsDto {
 }
 
 export class UpdateWorkspaceDto {
-  @ApiPropertyOptional()
+  // The length rule is the decider's (checkWorkspaceName); the schema only documents it.
+  @ApiPropertyOptional({ minLength: 1, maxLength: WORKSPACE_NAME_MAX })
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(200)
   name?: string;
 
   @ApiPropertyOptional({ type: WorkspaceSettingsDto })

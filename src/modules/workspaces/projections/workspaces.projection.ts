@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
-import type { MemberRolesMerged } from '../../identity/domain/identity.events';
+import type { MemberRolesMerged } from '../../roles';
 import type { WorkspaceEvent } from '../domain/workspace';
 import { WorkspaceEntity } from './workspace.entity';
 

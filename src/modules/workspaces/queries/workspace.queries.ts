@@ -1,5 +1,6 @@
-import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
+import { ListMembershipsOfAccountQuery } from '../../identity';
 import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { withVersion } from '../../../core/http/preconditions';
@@ -19,21 +20,26 @@ export class GetWorkspaceQuery {
   constructor(readonly workspaceId: string) {}
 }
 
-/** The caller's workspaces: those where its account holds an active membership. */
+/**
+ * The caller's workspaces: those where its account holds an active membership (identity
+ * answers which, through its public query; members are its table).
+ */
 @QueryHandler(ListWorkspacesQuery)
 export class ListWorkspacesHandler implements IQueryHandler<ListWorkspacesQuery> {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly queries: QueryBus,
+  ) {}
 
   async execute(q: ListWorkspacesQuery): Promise<Paginated<WorkspaceResponse>> {
+    const memberOf = await this.queries.execute<ListMembershipsOfAccountQuery, string[]>(
+      new ListMembershipsOfAccountQuery(q.accountUuid),
+    );
+    if (!memberOf.length) return paginated([], 0, q.page);
     const qb = this.db
       .getRepository(WorkspaceEntity)
       .createQueryBuilder('w')
-      .where(
-        `EXISTS (SELECT 1 FROM members m WHERE m.workspace_id = w.id AND m.account_uuid = :account AND m.status = 'active')`,
-        {
-          account: q.accountUuid,
-        },
-      );
+      .where('w.id IN (:...memberOf)', { memberOf });
     if (q.onlyWorkspaceId !== undefined) qb.andWhere('w.id = :only', { only: q.onlyWorkspaceId });
     const [rows, total] = await applyListFilters(qb, q.page, { search: ['w.name'], time: 'w.created_at' })
       .orderBy('w.created_at', 'ASC')

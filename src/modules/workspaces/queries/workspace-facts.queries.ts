@@ -1,0 +1,61 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { DataSource, In } from 'typeorm';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { streamOf, workspaceDecider } from '../domain/workspace';
+import { WorkspaceEntity } from '../projections/workspace.entity';
+
+/**
+ * The role id stored as a workspace's default for new members (null: the built-in User
+ * role, in workspaces created before bootstrap named it; also for no such workspace).
+ *
+ * - `read-model` (roles' listings and checks): the workspaces row, which also applies
+ *   role merges (MemberRolesMerged moves the default without a workspace event).
+ * - `stream` (identity's signup decision): what the workspace stream last set, the source
+ *   of truth; the caller follows merges itself from the role's stream.
+ */
+export class GetWorkspaceDefaultRoleQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly source: 'read-model' | 'stream' = 'read-model',
+  ) {}
+}
+
+@QueryHandler(GetWorkspaceDefaultRoleQuery)
+export class GetWorkspaceDefaultRoleHandler implements IQueryHandler<
+  GetWorkspaceDefaultRoleQuery,
+  number | null
+> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute(q: GetWorkspaceDefaultRoleQuery): Promise<number | null> {
+    if (q.source === 'stream') {
+      const { state } = await this.repo.load(streamOf(q.workspaceId), workspaceDecider);
+      return state.settings.defaultMemberRoleId ?? null;
+    }
+    const row = await this.db
+      .getRepository(WorkspaceEntity)
+      .findOne({ select: { id: true, settings: true }, where: { id: q.workspaceId } });
+    return row?.settings.defaultMemberRoleId ?? null;
+  }
+}
+
+/** Workspace names by id, for features that show where something lives (GET /me). */
+export class GetWorkspaceNamesQuery {
+  constructor(readonly workspaceIds: readonly string[]) {}
+}
+
+@QueryHandler(GetWorkspaceNamesQuery)
+export class GetWorkspaceNamesHandler implements IQueryHandler<GetWorkspaceNamesQuery, Map<string, string>> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetWorkspaceNamesQuery): Promise<Map<string, string>> {
+    if (!q.workspaceIds.length) return new Map();
+    const rows = await this.db
+      .getRepository(WorkspaceEntity)
+      .find({ select: { id: true, name: true }, where: { id: In([...new Set(q.workspaceIds)]) } });
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+}
