@@ -186,3 +186,96 @@ describe('core knows no feature', () => {
     expect(found).toEqual(['../../modules/identity/identity.module', '../app.module']);
   });
 });
+
+describe('features meet through their public surface', () => {
+  const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
+  const LITERAL = /'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`/g;
+  const SQL_TABLE =
+    /\b(?:from|join|update|into|table|exists)\s+(?:if\s+(?:not\s+)?exists\s+)?(?:only\s+)?"?([a-z_][a-z0-9_]*)"?/gi;
+
+  /** Which feature owns each read-model table: the table names of its @Feature entities. */
+  function tableOwners(): Map<string, string> {
+    const owners = new Map<string, string>();
+    const tables = getMetadataArgsStorage().tables;
+    for (const folder of featureFolders)
+      for (const entity of featureOf(featureIn(folder)).entities ?? []) {
+        const name = tables.find((t) => t.target === entity)?.name;
+        if (name) owners.set(name, folder);
+      }
+    return owners;
+  }
+
+  /** A module's files may import another module only through its index.ts. */
+  function importOffenders(file: string, text: string): string[] {
+    const own = relative(MODULES, file).split(/[\\/]/)[0];
+    const found: string[] = [];
+    for (const [, spec] of text.matchAll(IMPORT)) {
+      if (!spec.startsWith('.')) continue;
+      const target = relative(MODULES, resolve(dirname(file), spec)).split(/[\\/]/);
+      if (target[0] === '..' || target[0] === own) continue;
+      const publicSurface = target.length === 1 || (target.length === 2 && target[1] === 'index');
+      if (!publicSurface) found.push(`${relative(SRC, file)} imports ${spec}`);
+    }
+    return found;
+  }
+
+  /** SQL in a module's string literals naming a table another feature owns. */
+  function sqlOffenders(file: string, text: string, owners: Map<string, string>): string[] {
+    const own = relative(MODULES, file).split(/[\\/]/)[0];
+    const found: string[] = [];
+    for (const [literal] of text.matchAll(LITERAL))
+      for (const [, table] of literal.matchAll(SQL_TABLE)) {
+        const owner = owners.get(table.toLowerCase());
+        if (owner && owner !== own) found.push(`${relative(SRC, file)} names ${owner}'s table ${table}`);
+      }
+    return found;
+  }
+
+  // Files another branch is editing right now; they move onto the public surfaces when it
+  // is merged, and this list goes with them.
+  const PENDING_MERGE = [
+    'modules/api-keys/auth/api-key-credential.resolver.ts imports ../../identity/domain/api-key-secret',
+    'modules/identity/commands/member.commands.ts imports ../../roles/domain/escalation.policy',
+    'modules/identity/domain/api-key-secret.ts imports ../../api-keys/domain/api-key-secret',
+    "modules/identity/auth/identity-resolvers.ts names roles's table member_roles",
+  ];
+
+  const moduleFiles = () =>
+    readdirSync(MODULES, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+      .map((f) => join(MODULES, f));
+
+  it("has no module importing another module's files other than its index.ts", () => {
+    const files = moduleFiles();
+    expect(files.length).toBeGreaterThan(50);
+    const offenders = files.flatMap((f) => importOffenders(f, readFileSync(f, 'utf8')));
+    expect(offenders.filter((o) => !PENDING_MERGE.includes(o))).toEqual([]);
+  });
+
+  it("has no module whose SQL names another feature's table", () => {
+    const owners = tableOwners();
+    expect(owners.get('members')).toBe('identity');
+    expect(owners.get('member_roles')).toBe('roles');
+    const offenders = moduleFiles()
+      .filter((f) => !f.endsWith('.spec.ts'))
+      .flatMap((f) => sqlOffenders(f, readFileSync(f, 'utf8'), owners));
+    expect(offenders.filter((o) => !PENDING_MERGE.includes(o))).toEqual([]);
+  });
+
+  it('would notice such an import and such SQL', () => {
+    const file = join(MODULES, 'workspaces', 'queries', 'sample.ts');
+    const sample = [
+      `import { ListRoleHoldersQuery } from '../../identity';`,
+      `import { GetWorkspaceQuery } from './workspace.queries';`,
+      `import { memberStream } from '../../identity/domain/identity.events';`,
+      `const rows = db.query(\`SELECT id FROM workspaces w JOIN members m ON m.workspace_id = w.id\`);`,
+      `// a comment about reading from members is not SQL`,
+    ].join('\n');
+    expect(importOffenders(file, sample)).toEqual([
+      'modules/workspaces/queries/sample.ts imports ../../identity/domain/identity.events',
+    ]);
+    expect(sqlOffenders(file, sample, tableOwners())).toEqual([
+      "modules/workspaces/queries/sample.ts names identity's table members",
+    ]);
+  });
+});
