@@ -9,11 +9,7 @@ import {
 } from '../domain/contact';
 import type { MemberChanges, MemberSnapshot } from '../domain/member.events';
 
-/** Who asks, as the command path needs it: effective scopes in the workspace and own member id. */
-export interface Caller {
-  scopes: readonly string[];
-  memberId: number | undefined;
-}
+export type { Caller } from '../domain/member-access.policy';
 
 export interface MemberChangesInput {
   name?: string | null;

@@ -1,6 +1,6 @@
 import { grants } from '../../../core/auth/scopes';
 import type { Principal } from '../../../core/auth/principal';
-import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
+import { NotFoundError } from '../../../core/http/domain-errors';
 import type { Caller } from '../commands/member-input';
 import type { MemberVisibility } from '../queries/member.queries';
 
@@ -11,12 +11,6 @@ export function callerOf(p: Principal): Caller {
 /** Anonymous members are visible with members:admin; a member always sees itself. */
 export function visibilityOf(p: Principal): MemberVisibility {
   return { anonymous: grants(p.effectiveScopes, 'members:admin'), selfId: p.membership?.memberId };
-}
-
-/** For routes open to self-access: the scope, or the caller's own member. */
-export function requireScopeOrSelf(p: Principal, scope: string, memberId: number): void {
-  if (p.membership?.memberId === memberId) return;
-  if (!grants(p.effectiveScopes, scope)) throw new ForbiddenError(`This credential lacks the scope ${scope}`);
 }
 
 /** Path ids that are not positive integers name no member: 404, as for an unknown id. */

@@ -17,7 +17,7 @@ import {
 } from '../commands/member.commands';
 import { normalizeEmail, normalizePhone } from '../domain/contact';
 import { GetMemberQuery, ListMembersQuery } from '../queries/member.queries';
-import { callerOf, memberIdOf, requireScopeOrSelf, visibilityOf } from './caller';
+import { callerOf, memberIdOf, visibilityOf } from './caller';
 import {
   ImportMembersDto,
   ImportMembersResponse,
@@ -50,8 +50,9 @@ export class MembersController {
     scope: string,
   ): Promise<bigint | undefined> {
     if (ifMatch === undefined) return undefined;
-    await this.queries.execute(new GetMemberQuery(workspaceId, memberId, visibilityOf(p)));
-    requireScopeOrSelf(p, scope, memberId);
+    await this.queries.execute(
+      new GetMemberQuery(workspaceId, memberId, visibilityOf(p), { caller: callerOf(p), scope }),
+    );
     return pinnedRevision(this.db, ifMatch, {
       table: 'members',
       id: memberId,
@@ -109,12 +110,12 @@ export class MembersController {
     @CurrentPrincipal() p: Principal,
   ): Promise<MemberResponse> {
     const memberId = memberIdOf(rawId);
-    // Existence first (404 outside the workspace or when hidden), then the scope.
-    const member = await this.queries.execute<GetMemberQuery, MemberResponse>(
-      new GetMemberQuery(wid.toLowerCase(), memberId, visibilityOf(p)),
+    return this.queries.execute<GetMemberQuery, MemberResponse>(
+      new GetMemberQuery(wid.toLowerCase(), memberId, visibilityOf(p), {
+        caller: callerOf(p),
+        scope: 'members:read',
+      }),
     );
-    requireScopeOrSelf(p, 'members:read', memberId);
-    return member;
   }
 
   /** members:write, or self-access for one's own contact details and notification flags. */

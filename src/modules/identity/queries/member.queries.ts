@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { withVersion } from '../../../core/http/preconditions';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { assertScopeOrSelf, Caller } from '../domain/member-access.policy';
 import { MemberResponse } from '../http/dto/member.dto';
 
 export interface MemberFilters {
@@ -33,6 +34,11 @@ export class GetMemberQuery {
     readonly workspaceId: string,
     readonly memberId: number,
     readonly visibility: MemberVisibility,
+    /**
+     * For a route open to self-access: the caller and the scope it needs unless the member
+     * is its own (checked after existence, so a hidden member stays a 404).
+     */
+    readonly access?: { caller: Caller; scope: string },
   ) {}
 }
 
@@ -130,13 +136,14 @@ export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
 export class GetMemberHandler implements IQueryHandler<GetMemberQuery> {
   constructor(private readonly db: DataSource) {}
 
-  async execute({ workspaceId, memberId, visibility }: GetMemberQuery): Promise<MemberResponse> {
+  async execute({ workspaceId, memberId, visibility, access }: GetMemberQuery): Promise<MemberResponse> {
     const params: unknown[] = [workspaceId, memberId];
     const rows = (await this.db.query(
       `${MEMBER_SELECT} WHERE m.workspace_id = $1 AND m.id = $2 AND ${visibilityCondition(visibility, params)}`,
       params,
     )) as MemberRow[];
     if (!rows.length) throw new NotFoundError('Member not found');
+    if (access) assertScopeOrSelf(access.caller, access.scope, memberId);
     return withVersion(toMemberResponse(rows[0]), rows[0].version);
   }
 }

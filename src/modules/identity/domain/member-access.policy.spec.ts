@@ -1,0 +1,35 @@
+import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
+import { assertScopeOrSelf, authoriseMemberChange } from './member-access.policy';
+
+describe('member access policy', () => {
+  const reader = { scopes: ['members:read'], memberId: 7 };
+  const writer = { scopes: ['members:write'], memberId: 7 };
+  const admin = { scopes: ['members:admin'], memberId: 7 };
+  const nobody = { scopes: [] as string[], memberId: 7 };
+
+  it('assertScopeOrSelf: the scope, or the caller’s own member; else 403 naming the scope', () => {
+    expect(() => assertScopeOrSelf(reader, 'members:read', 9)).not.toThrow();
+    expect(() => assertScopeOrSelf(nobody, 'members:read', 7)).not.toThrow();
+    expect(() => assertScopeOrSelf(nobody, 'members:read', 9)).toThrow(
+      new ForbiddenError('This credential lacks the scope members:read'),
+    );
+    expect(() => assertScopeOrSelf({ scopes: [], memberId: undefined }, 'members:write', 9)).toThrow(
+      ForbiddenError,
+    );
+  });
+
+  it('authoriseMemberChange: members:write may change anyone visible; self-access only itself', () => {
+    expect(authoriseMemberChange(writer, 9, { anonymous: false })).toEqual({ canWrite: true });
+    expect(authoriseMemberChange(nobody, 7, { anonymous: true })).toEqual({ canWrite: false });
+    expect(() => authoriseMemberChange(reader, 9, { anonymous: false })).toThrow(
+      new ForbiddenError('This credential lacks the scope members:write'),
+    );
+  });
+
+  it('authoriseMemberChange: an anonymous member is a 404 to all but members:admin and itself', () => {
+    expect(() => authoriseMemberChange(writer, 9, { anonymous: true })).toThrow(
+      new NotFoundError('Member not found'),
+    );
+    expect(authoriseMemberChange(admin, 9, { anonymous: true })).toEqual({ canWrite: true });
+  });
+});
