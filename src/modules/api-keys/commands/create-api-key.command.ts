@@ -1,9 +1,11 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { v7 as uuidv7 } from 'uuid';
+import type { CredentialKind } from '../../../core/auth/principal';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { ForbiddenError } from '../../../core/http/domain-errors';
 import { newApiKeySecret } from '../domain/api-key-secret';
 import { ApiKeyCreated, apiKeyDecider, apiKeyStream, NO_WORKSPACE } from '../domain/api-key';
+import { assertManagesKeys } from '../domain/key-management.policy';
 
 export class CreateApiKeyCommand {
   constructor(
@@ -14,6 +16,8 @@ export class CreateApiKeyCommand {
     readonly scopes: string[],
     /** Absent: the default lifetime, no later than the issuer's expiry. */
     readonly expiresInDays: number | undefined,
+    /** The asking credential's kind: only API keys manage keys (key-management.policy.ts). */
+    readonly credentialKind: CredentialKind,
   ) {}
 }
 
@@ -28,6 +32,7 @@ export class CreateApiKeyHandler implements ICommandHandler<CreateApiKeyCommand,
   constructor(private readonly repo: EventSourcedRepository) {}
 
   async execute(cmd: CreateApiKeyCommand): Promise<CreatedApiKey> {
+    assertManagesKeys(cmd.credentialKind);
     // The issuer's scopes and expiry as its own stream records them (the source of truth).
     const { state: issuer } = await this.repo.load(apiKeyStream(cmd.issuerKeyId), apiKeyDecider);
     if (!issuer.exists || issuer.revoked || issuer.accountUuid !== cmd.accountUuid)

@@ -1,11 +1,15 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import type { CredentialKind } from '../../../core/auth/principal';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { assertManagesKeys } from '../domain/key-management.policy';
 import { apiKeyDecider, apiKeyStream, NO_WORKSPACE } from '../domain/api-key';
 
 export class RevokeApiKeyCommand {
   constructor(
     readonly accountUuid: string,
     readonly keyId: string,
+    /** The asking credential's kind: only API keys manage keys (key-management.policy.ts). */
+    readonly credentialKind: CredentialKind,
   ) {}
 }
 
@@ -15,6 +19,7 @@ export class RevokeApiKeyHandler implements ICommandHandler<RevokeApiKeyCommand>
   constructor(private readonly repo: EventSourcedRepository) {}
 
   async execute(cmd: RevokeApiKeyCommand): Promise<void> {
+    assertManagesKeys(cmd.credentialKind);
     await this.repo.handle({
       streamName: apiKeyStream(cmd.keyId),
       workspaceId: NO_WORKSPACE,

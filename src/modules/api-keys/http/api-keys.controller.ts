@@ -6,7 +6,7 @@ import { CreatedLocation, seg } from '../../../core/http/location';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { ACCOUNT_ADMIN } from '../../../core/auth/scopes';
-import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
+import { NotFoundError } from '../../../core/http/domain-errors';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { CreateApiKeyCommand, CreatedApiKey } from '../commands/create-api-key.command';
@@ -21,21 +21,6 @@ import {
 } from './api-key.dto';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * Keys are account-level and managed with a key of the same account that holds
- * account:admin (checked by the guard, so a narrow key cannot list or revoke the
- * account's other keys). Member tokens (one member of one workspace) and OAuth tokens
- * (a third-party app) must not mint long-lived account credentials; a key cannot create
- * a key broader or longer-lived than itself (domain/key-issuance.policy.ts).
- */
-function requireApiKey(principal: Principal): void {
-  if (principal.credential.kind !== 'api_key') {
-    throw new ForbiddenError(
-      'API keys are managed with an API key of the account; this credential cannot manage them',
-    );
-  }
-}
 
 function keyIdOf(raw: string): string {
   if (!UUID.test(raw)) throw new NotFoundError('API key not found');
@@ -59,7 +44,6 @@ export class ApiKeysController {
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateApiKeyDto,
   ): Promise<CreatedApiKeyResponse> {
-    requireApiKey(principal);
     const { key, secret } = await this.commands.execute<CreateApiKeyCommand, CreatedApiKey>(
       new CreateApiKeyCommand(
         principal.accountUuid,
@@ -67,6 +51,7 @@ export class ApiKeysController {
         body.name,
         body.scopes,
         body.expiresInDays,
+        principal.credential.kind,
       ),
     );
     await this.consistency.settle();
@@ -85,16 +70,18 @@ export class ApiKeysController {
   @RequireAccountScope(ACCOUNT_ADMIN)
   @ApiOkResponse({ type: ApiKeyListResponse })
   list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto): Promise<ApiKeyListResponse> {
-    requireApiKey(principal);
-    return this.queries.execute(new ListApiKeysQuery(principal.accountUuid, toPageRequest(query)));
+    return this.queries.execute(
+      new ListApiKeysQuery(principal.accountUuid, toPageRequest(query), principal.credential.kind),
+    );
   }
 
   @Get(':keyId')
   @RequireAccountScope(ACCOUNT_ADMIN)
   @ApiOkResponse({ type: ApiKeyResponse })
   get(@CurrentPrincipal() principal: Principal, @Param('keyId') keyId: string): Promise<ApiKeyResponse> {
-    requireApiKey(principal);
-    return this.queries.execute(new GetApiKeyQuery(principal.accountUuid, keyIdOf(keyId)));
+    return this.queries.execute(
+      new GetApiKeyQuery(principal.accountUuid, keyIdOf(keyId), principal.credential.kind),
+    );
   }
 
   @Delete(':keyId')
@@ -102,7 +89,8 @@ export class ApiKeysController {
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'revoked: the key is refused from the next request on' })
   async revoke(@CurrentPrincipal() principal: Principal, @Param('keyId') keyId: string): Promise<void> {
-    requireApiKey(principal);
-    await this.commands.execute(new RevokeApiKeyCommand(principal.accountUuid, keyIdOf(keyId)));
+    await this.commands.execute(
+      new RevokeApiKeyCommand(principal.accountUuid, keyIdOf(keyId), principal.credential.kind),
+    );
   }
 }

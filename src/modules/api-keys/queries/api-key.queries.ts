@@ -1,5 +1,7 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
+import type { CredentialKind } from '../../../core/auth/principal';
+import { assertManagesKeys } from '../domain/key-management.policy';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { ApiKeyResponse, displayPrefix } from '../http/api-key.dto';
@@ -8,6 +10,8 @@ export class ListApiKeysQuery {
   constructor(
     readonly accountUuid: string,
     readonly page: PageRequest,
+    /** The asking credential's kind: only API keys manage keys (key-management.policy.ts). */
+    readonly credentialKind: CredentialKind,
   ) {}
 }
 
@@ -15,6 +19,7 @@ export class GetApiKeyQuery {
   constructor(
     readonly accountUuid: string,
     readonly keyId: string,
+    readonly credentialKind: CredentialKind,
   ) {}
 }
 
@@ -50,6 +55,7 @@ export class ListApiKeysHandler implements IQueryHandler<ListApiKeysQuery> {
   constructor(private readonly db: DataSource) {}
 
   async execute(q: ListApiKeysQuery): Promise<Paginated<ApiKeyResponse>> {
+    assertManagesKeys(q.credentialKind);
     const params: unknown[] = [q.accountUuid];
     const condition = [
       'k.account_uuid = $1',
@@ -73,6 +79,7 @@ export class GetApiKeyHandler implements IQueryHandler<GetApiKeyQuery> {
   constructor(private readonly db: DataSource) {}
 
   async execute(q: GetApiKeyQuery): Promise<ApiKeyResponse> {
+    assertManagesKeys(q.credentialKind);
     const rows = (await this.db.query(
       `${SELECT} WHERE k.id = $1 AND k.account_uuid = $2 AND k.revoked_at IS NULL`,
       [q.keyId, q.accountUuid],
