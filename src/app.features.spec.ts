@@ -262,6 +262,19 @@ describe('features meet through their public surface', () => {
     expect(offenders.filter((o) => !PENDING_MERGE.includes(o))).toEqual([]);
   });
 
+  it('loads every module file first, on its own (no cycle through index.ts reads a class before it is defined)', () => {
+    const failures: string[] = [];
+    for (const file of moduleFiles().filter((f) => !f.endsWith('.spec.ts')))
+      jest.isolateModules(() => {
+        try {
+          require(file);
+        } catch (error) {
+          failures.push(`${relative(SRC, file)}: ${(error as Error).message}`);
+        }
+      });
+    expect(failures).toEqual([]);
+  });
+
   it('would notice such an import and such SQL', () => {
     const file = join(MODULES, 'workspaces', 'queries', 'sample.ts');
     const sample = [
