@@ -8,6 +8,7 @@ import { CREDENTIAL_RESOLVER } from './auth/principal';
 import { CLAIMS } from './claims/claims';
 import { createClaims } from './claims/claims.factory';
 import { EventSourcedRepository } from './cqrs/event-sourced-repository';
+import { ReadYourWritesBuses } from './cqrs/read-your-writes';
 import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
 import { EVENT_STORE } from './event-store/event-store.port';
 import { IdempotencyInterceptor } from './http/idempotency';
@@ -26,6 +27,7 @@ import { SubscribersHost } from './projections/subscribers.host';
     SubscriberRegistry,
     SubscribersHost,
     ConsistencyWaiter,
+    ReadYourWritesBuses,
     // First, so it wraps the others: a replay skips them, a first execution runs them all.
     { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },

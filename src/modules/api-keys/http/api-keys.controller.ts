@@ -8,7 +8,6 @@ import type { Principal } from '../../../core/auth/principal';
 import { ACCOUNT_ADMIN } from '../../../core/auth/scopes';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { CreateApiKeyCommand, CreatedApiKey } from '../commands/create-api-key.command';
 import { RevokeApiKeyCommand } from '../commands/revoke-api-key.command';
 import { GetApiKeyQuery, ListApiKeysQuery } from '../queries/api-key.queries';
@@ -33,7 +32,6 @@ export class ApiKeysController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly consistency: ConsistencyWaiter,
   ) {}
 
   @Post()
@@ -54,7 +52,6 @@ export class ApiKeysController {
         principal.credential.kind,
       ),
     );
-    await this.consistency.settle();
     return {
       id: key.keyId,
       name: key.name,

@@ -6,7 +6,6 @@ import { CreatedLocation, seg } from '../../../core/http/location';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { toPageRequest } from '../../../core/http/pagination';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { CreateInvitationCommand, RevokeInvitationCommand } from '../commands/invitation.commands';
 import { GetInvitationQuery, ListInvitationsQuery } from '../queries/invitation.queries';
 import { callerOf, invitationIdOf } from './caller';
@@ -24,7 +23,6 @@ export class InvitationsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly consistency: ConsistencyWaiter,
   ) {}
 
   @Post()
@@ -40,7 +38,6 @@ export class InvitationsController {
     const id = await this.commands.execute<CreateInvitationCommand, string>(
       new CreateInvitationCommand(workspaceId, body, callerOf(p)),
     );
-    await this.consistency.settle();
     return this.queries.execute(new GetInvitationQuery(workspaceId, id));
   }
 
@@ -68,7 +65,6 @@ export class InvitationsController {
     const workspaceId = wid.toLowerCase();
     const id = invitationIdOf(rawId);
     await this.commands.execute(new RevokeInvitationCommand(workspaceId, id));
-    await this.consistency.settle();
     return this.queries.execute(new GetInvitationQuery(workspaceId, id));
   }
 }

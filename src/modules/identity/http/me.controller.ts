@@ -6,7 +6,6 @@ import { ACCOUNT_ADMIN } from '../../../core/auth/scopes';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { paginated, PageQueryDto, toPageRequest } from '../../../core/http/pagination';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { AcceptInvitationCommand } from '../commands/accept-invitation.command';
 import { RevokeOwnMemberTokenCommand, UpdateMeCommand } from '../commands/me.commands';
 import type { MemberSnapshot } from '../domain/member.events';
@@ -23,7 +22,6 @@ export class MeController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly consistency: ConsistencyWaiter,
   ) {}
 
   @Get()
@@ -38,7 +36,6 @@ export class MeController {
   @ApiOkResponse({ type: MeResponse })
   async update(@CurrentPrincipal() p: Principal, @Body() body: UpdateMeDto): Promise<MeResponse> {
     await this.commands.execute(new UpdateMeCommand(p.credential, body));
-    await this.consistency.settle();
     return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p)));
   }
 
@@ -64,7 +61,6 @@ export class MeController {
     const member = await this.commands.execute<AcceptInvitationCommand, MemberSnapshot>(
       new AcceptInvitationCommand(p.credential, invitationIdOf(rawId)),
     );
-    await this.consistency.settle();
     const me = await this.queries.execute<GetMeQuery, MeResponse>(new GetMeQuery(p.accountUuid));
     return me.memberships.find((m) => m.member.id === member.id)!;
   }

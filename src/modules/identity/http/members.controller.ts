@@ -8,7 +8,6 @@ import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { toPageRequest } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { ImportMembersCommand, ImportResult } from '../commands/import-members.command';
 import {
   ArchiveMemberCommand,
@@ -33,7 +32,6 @@ export class MembersController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly consistency: ConsistencyWaiter,
     private readonly db: DataSource,
   ) {}
 
@@ -137,7 +135,6 @@ export class MembersController {
     await this.commands.execute(
       new UpdateMemberCommand(workspaceId, memberId, body, callerOf(p), expectedRevision),
     );
-    await this.consistency.settle();
     return this.queries.execute(
       new GetMemberQuery(workspaceId, memberId, { ...visibilityOf(p), anonymous: true }),
     );
@@ -158,7 +155,6 @@ export class MembersController {
     const memberId = memberIdOf(rawId);
     const expectedRevision = await this.pinnedRevision(workspaceId, memberId, ifMatch, p, 'members:admin');
     await this.commands.execute(new ArchiveMemberCommand(workspaceId, memberId, expectedRevision));
-    await this.consistency.settle();
     return this.queries.execute(new GetMemberQuery(workspaceId, memberId, visibilityOf(p)));
   }
 

@@ -2,7 +2,6 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { nextId } from '../../../core/database/ids';
 import { assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
@@ -31,7 +30,6 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
-    private readonly consistency: ConsistencyWaiter,
   ) {}
 
   async execute(cmd: CreateMemberRoleCommand): Promise<number> {
@@ -51,8 +49,6 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
         },
         claims: roleNameClaims,
       });
-      // The controller may set the role as default next, which reads the read model.
-      await this.consistency.settle();
     } catch (error) {
       if (error instanceof ClaimTakenError) throw roleNameConflict(error, cmd.input.name);
       throw error;

@@ -1,7 +1,6 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import { roleNameClaims, roleNameConflict } from '../domain/role-name-claim';
@@ -22,10 +21,7 @@ export class UpdateMemberRoleCommand {
 /** A rename takes the new name's claim and frees the old one in the same append. */
 @CommandHandler(UpdateMemberRoleCommand)
 export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRoleCommand> {
-  constructor(
-    private readonly repo: EventSourcedRepository,
-    private readonly consistency: ConsistencyWaiter,
-  ) {}
+  constructor(private readonly repo: EventSourcedRepository) {}
 
   async execute(cmd: UpdateMemberRoleCommand): Promise<void> {
     // Every scope the role will hold, not only the added ones: a role editor cannot keep in
@@ -47,8 +43,6 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
         },
         claims: roleNameClaims,
       });
-      // The controller may set the role as default next, which reads the read model.
-      await this.consistency.settle();
     } catch (error) {
       if (error instanceof ClaimTakenError) throw roleNameConflict(error, cmd.changes.name ?? '');
       throw error;

@@ -9,7 +9,6 @@ import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { CreateMemberRoleCommand } from '../commands/create-member-role.command';
 import { DeleteMemberRoleCommand } from '../commands/delete-member-role.command';
 import { MergeMemberRolesCommand } from '../commands/merge-member-roles.command';
@@ -41,7 +40,6 @@ export class MemberRolesController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly consistency: ConsistencyWaiter,
     private readonly defaults: SetDefaultMemberRoleHandler,
     private readonly db: DataSource,
   ) {}
@@ -87,7 +85,6 @@ export class MemberRolesController {
     );
     if (isDefault)
       await this.commands.execute(new SetDefaultMemberRoleCommand(workspaceId, roleId, true, granter));
-    await this.consistency.settle();
     return this.queries.execute(new GetMemberRoleQuery(workspaceId, roleId));
   }
 
@@ -124,7 +121,6 @@ export class MemberRolesController {
       new UpdateMemberRoleCommand(workspaceId, roleId, changes, granter, expectedRevision),
     );
     if (setDefault) await this.commands.execute(setDefault);
-    await this.consistency.settle();
     return this.queries.execute(new GetMemberRoleQuery(workspaceId, roleId));
   }
 
@@ -169,7 +165,6 @@ export class MemberRolesController {
         principal.effectiveScopes,
       ),
     );
-    await this.consistency.settle();
     const targetRole = await this.queries.execute<GetMemberRoleQuery, MemberRoleResponse>(
       new GetMemberRoleQuery(workspaceId, merged.targetRoleId),
     );

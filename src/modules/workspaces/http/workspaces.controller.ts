@@ -7,7 +7,6 @@ import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
-import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { UpdateWorkspaceCommand } from '../commands/update-workspace.command';
 import { assertCanReadWorkspace, listedWorkspaceOf } from '../domain/workspace-access';
@@ -25,7 +24,6 @@ export class WorkspacesController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly consistency: ConsistencyWaiter,
     private readonly db: DataSource,
   ) {}
 
@@ -78,7 +76,6 @@ export class WorkspacesController {
         expectedRevision,
       ),
     );
-    await this.consistency.settle();
     return this.queries.execute(new GetWorkspaceQuery(workspaceId));
   }
 }

@@ -1,0 +1,45 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ConsistencyWaiter } from '../projections/consistency';
+
+/** Set while a command or query handler runs: what it dispatches is part of its own work. */
+const insideHandler = new AsyncLocalStorage<true>();
+
+/**
+ * Read-your-writes, in one place. The request context records every append of the
+ * request (core/cqrs/request-context.ts). A query dispatched through the QueryBus, or a
+ * command through the CommandBus (commands read read models to decide), first waits
+ * until the projections have passed what the request appended so far; the response
+ * waits for the rest (RequestContextInterceptor). So a PUT that answers with a GET of its
+ * resource, or creates a role and then makes it the default, reads its own write without
+ * any call of its own.
+ *
+ * Only dispatches from outside a handler wait: inside one, the handler owns its reads
+ * (an import appending row after row must not wait for its own projections per row),
+ * exactly as before this mechanism replaced the hand-placed waits.
+ */
+@Injectable()
+export class ReadYourWritesBuses implements OnModuleInit {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly waiter: ConsistencyWaiter,
+  ) {}
+
+  onModuleInit(): void {
+    this.wrap(this.queries);
+    this.wrap(this.commands);
+  }
+
+  private wrap(bus: CommandBus | QueryBus): void {
+    const execute = bus.execute.bind(bus) as (message: object, ...rest: unknown[]) => Promise<unknown>;
+    const settle = () => this.waiter.settle();
+    const wrapped = async (message: object, ...rest: unknown[]): Promise<unknown> => {
+      if (insideHandler.getStore()) return execute(message, ...rest);
+      await settle();
+      return insideHandler.run(true, () => execute(message, ...rest));
+    };
+    Object.defineProperty(bus, 'execute', { value: wrapped, configurable: true, writable: true });
+  }
+}
