@@ -4,7 +4,7 @@ import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { nextId } from '../../../core/database/ids';
-import { assertNoEscalation } from '../domain/escalation.policy';
+import { assertMayGrantResourceAccess, assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import type { FileAccess, SiteAudience } from '../domain/role-access';
 import { roleNameClaims, roleNameConflict } from '../domain/role-name-claim';
@@ -36,6 +36,7 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
 
   async execute(cmd: CreateMemberRoleCommand): Promise<number> {
     assertNoEscalation(cmd.granter, cmd.input.permissions, 'permissions', 'the new role');
+    assertMayGrantResourceAccess(cmd.granter, cmd.input);
     const roleId = await nextId(this.db, 'member_role_id_seq');
     try {
       await this.repo.handle({
