@@ -16,16 +16,17 @@
  *   PUT /w/{wid}/members/{id}    round robin over BENCH_HTTP_MEMBERS (2000) members, vs the bare write
  * then BENCH_HTTP_ROUNDS (1000) write-then-read rounds at one connection (PUT a member's
  * name, GET it): every GET must show its PUT; inconsistencies are counted (must be 0).
- * BENCH_HTTP_CASES=get-workspace,put-member picks cases; BENCH_HTTP_SERVICE_NODE_OPTIONS
- * is passed to the service as NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`,
- * the profile is written when the service exits at the end of the run).
+ * BENCH_HTTP_CASES=get-workspace,put-member picks cases; BENCH_HTTP_SERVICE_NODE_ARGS are
+ * node's arguments for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: the
+ * profile is written when the service exits on SIGTERM at the end of the run).
  * Writes bench-results/http-<timestamp>.json.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { cpus } from 'node:os';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
-import { freePort, runToCompletion, ServiceProcess, spawnService } from '../test/support/processes';
+import { ChildProcess, spawn } from 'node:child_process';
+import { freePort, ROOT, runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { EMPTY, LoadClient, LoadRequest, Measured, merge, percentile } from './http-load';
 import { printTable, writeResults } from './report';
@@ -97,17 +98,42 @@ async function startBareServer(pool: Pool): Promise<{ server: Server; port: numb
   return { server, port: (server.address() as { port: number }).port };
 }
 
-async function startService(env: Record<string, string>): Promise<{ proc: ServiceProcess; port: number }> {
-  const port = await freePort();
-  const proc = spawnService('service', 'src/main.ts', {
-    ...env,
-    ROLE: 'all',
-    PORT: String(port),
-    HOST,
-    ...(process.env.BENCH_HTTP_SERVICE_NODE_OPTIONS
-      ? { NODE_OPTIONS: process.env.BENCH_HTTP_SERVICE_NODE_OPTIONS }
-      : {}),
+interface Service {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** src/main.ts in a child process, with BENCH_HTTP_SERVICE_NODE_ARGS before the script. */
+function spawnMain(env: Record<string, string>): Service {
+  const nodeArgs = process.env.BENCH_HTTP_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let out = '';
+  const collect = (c: Buffer) => (out = (out + c.toString()).slice(-100_000));
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  return {
+    child,
+    output: () => out,
+    async stop() {
+      // SIGTERM, so a --cpu-prof profile is written on the way out.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+      process.off('exit', kill);
+    },
+  };
+}
+
+async function startService(env: Record<string, string>): Promise<{ proc: Service; port: number }> {
+  const port = await freePort();
+  const proc = spawnMain({ ...env, ROLE: 'all', PORT: String(port), HOST });
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (proc.child.exitCode !== null) throw new Error(`service exited:\n${proc.output().slice(-3000)}`);
@@ -143,7 +169,7 @@ export async function run(): Promise<void> {
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_CONCURRENCY: '10000',
   };
-  let service: ServiceProcess | undefined;
+  let service: Service | undefined;
   let bare: Server | undefined;
   const started = Date.now();
   try {
@@ -355,8 +381,7 @@ export async function run(): Promise<void> {
     bareClient.close();
     if (inconsistent > 0) throw new Error(`${inconsistent} of ${ROUNDS} reads did not see their write`);
   } finally {
-    // SIGTERM, so a --cpu-prof profile is written on the way out.
-    await service?.kill('SIGTERM');
+    await service?.stop();
     await new Promise<void>((resolve) => (bare ? bare.close(() => resolve()) : resolve()));
     await pool.end();
     await clearRedisPrefix(prefix);
