@@ -7,6 +7,8 @@ import { CREDENTIAL_RESOLVER } from './auth/principal';
 import { EventSourcedRepository } from './cqrs/event-sourced-repository';
 import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
 import { ETagInterceptor } from './http/preconditions';
+import { AuthCache } from './auth/auth-cache';
+import { CheckpointFeed } from './projections/checkpoint-feed';
 import { ConsistencyWaiter } from './projections/consistency';
 import { SubscriberRegistry } from './projections/subscriber-registry';
 import { SubscribersHost } from './projections/subscribers.host';
@@ -20,10 +22,20 @@ import { SubscribersHost } from './projections/subscribers.host';
     SubscriberRegistry,
     SubscribersHost,
     ConsistencyWaiter,
+    CheckpointFeed,
+    AuthCache,
     { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
     { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
     { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },
   ],
-  exports: [CREDENTIAL_RESOLVER, CqrsModule, EventSourcedRepository, SubscriberRegistry, ConsistencyWaiter],
+  exports: [
+    CREDENTIAL_RESOLVER,
+    CqrsModule,
+    EventSourcedRepository,
+    SubscriberRegistry,
+    ConsistencyWaiter,
+    CheckpointFeed,
+    AuthCache,
+  ],
 })
 export class SpineModule {}
