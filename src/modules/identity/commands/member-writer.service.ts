@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { DomainEvent } from '../../../core/cqrs/decider';
 import { EventSourcedRepository, staleVersion } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
@@ -140,6 +141,41 @@ export class MemberWriter {
     }
     try {
       await this.repo.createStreams(workspaceId, streams);
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError) return undefined;
+      throw err;
+    }
+    return created;
+  }
+
+  /**
+   * Creates one new member with its claims and the given further new streams (its
+   * account, its first token) in one atomic write. Undefined when the store cannot, or
+   * when a value is already claimed or was claimed before (its claim stream exists):
+   * then nothing was written, and the caller takes the step-by-step path.
+   */
+  async createWith(
+    input: Omit<NewMember, 'memberId'>,
+    role: RoleFacts,
+    assigner: Assigner,
+    also: (member: MemberSnapshot) => { streamName: string; events: DomainEvent[] }[],
+  ): Promise<MemberSnapshot | undefined> {
+    if (!this.repo.canCreateStreams) return undefined;
+    checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
+    const member: NewMember = { ...input, memberId: await nextId(this.db, 'member_id_seq') };
+    const streams: { streamName: string; events: DomainEvent[] }[] = claimKeysOf(member).map((key) => ({
+      streamName: key.stream,
+      events: [this.claims.claimed(key, member.memberId)],
+    }));
+    const state = memberDecider.initialState();
+    const events = memberDecider.decide(
+      { type: 'CreateMember', member, role, assigner, now: new Date().toISOString() },
+      state,
+    );
+    const created = events.reduce(memberDecider.evolve, state).member!;
+    streams.push({ streamName: memberStream(member.memberId), events }, ...also(created));
+    try {
+      await this.repo.createStreams(input.workspaceId, streams);
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError) return undefined;
       throw err;
