@@ -34,6 +34,14 @@ export interface UpdateOptions {
   checkRole?: (role: RoleFacts) => void;
   /** Pinned by the client (If-Match): any other revision of the member stream is a 412. */
   expectedRevision?: bigint;
+  /** The member as the caller just loaded it (`loaded`): the first attempt decides on it, no second read. */
+  loaded?: LoadedMember;
+}
+
+/** A member's state with the stream revision it was read at. */
+export interface LoadedMember {
+  state: MemberState;
+  revision: bigint | undefined;
 }
 
 const FIELD_LABEL: Record<UniqueMemberField, string> = {
@@ -71,6 +79,11 @@ export class MemberWriter {
   async get(workspaceId: string, memberId: number): Promise<MemberSnapshot> {
     const { state } = await this.load(workspaceId, memberId);
     return state.member!;
+  }
+
+  /** The member and its stream revision, for a caller that checks it and then updates it. */
+  loaded(workspaceId: string, memberId: number): Promise<LoadedMember> {
+    return this.load(workspaceId, memberId);
   }
 
   /** `memberId`: one taken from member_id_seq beforehand (bulk import); else one is taken here. */
@@ -192,7 +205,8 @@ export class MemberWriter {
     const fresh = new Map<string, ClaimKey>();
     try {
       for (let attempt = 1; ; attempt++) {
-        const { state, revision } = await this.load(workspaceId, memberId);
+        const { state, revision } =
+          attempt === 1 && options.loaded ? options.loaded : await this.load(workspaceId, memberId);
         if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
           throw staleVersion();
         const current = state.member!;
@@ -310,10 +324,7 @@ export class MemberWriter {
   }
 
   /** Loads the member; its role is replaced by where merges moved it, since merges live in role streams. */
-  private async load(
-    workspaceId: string,
-    memberId: number,
-  ): Promise<{ state: MemberState; revision: bigint | undefined }> {
+  private async load(workspaceId: string, memberId: number): Promise<LoadedMember> {
     const { state, revision } = await this.repo.load(memberStream(memberId), memberDecider);
     if (!state.member || state.member.workspaceId !== workspaceId)
       throw new NotFoundError('Member not found');
