@@ -48,6 +48,10 @@ describe('members (e2e)', () => {
     const paged = await list('?page=2&page_size=3');
     expect(paged.body).toMatchObject({ total: 4, page: 2, pageSize: 3 });
     expect(paged.body.items).toHaveLength(1);
+    // A page past the end still counts what the filters match.
+    const beyond = await list('?page=3&page_size=3');
+    expect(beyond.body).toEqual({ items: [], total: 4, page: 3, pageSize: 3 });
+    expect((await list('?externalId=nobody')).body).toMatchObject({ items: [], total: 0 });
 
     const badPhone = await list('?phone=garbage');
     expect(badPhone.status).toBe(400);
