@@ -89,8 +89,22 @@ export function projectionSpec(
         const stored = at.commit === 0n && at.prepare === 0n ? undefined : at;
         if (!samePosition(stored, expected)) return 'stale';
         await applyEvents(p.handler, events, em);
-        await writeCheckpoint(em, checkpointName, 'projection', last, events.length);
-        await em.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, encodeNotice(notice)]);
+        // The checkpoint and its announcement in one statement (delivered at COMMIT).
+        await em.query(
+          `WITH moved AS (
+             UPDATE subscriber_checkpoints SET position_commit = $2, position_prepare = $3,
+                    events_handled = events_handled + $4, updated_at = now()
+              WHERE name = $1 RETURNING name)
+           SELECT pg_notify($5, $6) FROM moved`,
+          [
+            checkpointName,
+            last.commit.toString(),
+            last.prepare.toString(),
+            events.length,
+            CHECKPOINT_CHANNEL,
+            encodeNotice(notice),
+          ],
+        );
         return 'committed';
       });
       if (outcome === 'committed') feed?.publish(notice);
