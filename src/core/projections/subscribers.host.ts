@@ -76,10 +76,15 @@ export function projectionSpec(
       const last = events[events.length - 1].position;
       const notice = { name: checkpointName, position: last, auth: feed?.affectsAuth(events) ?? false };
       const outcome = await db.transaction(async (em): Promise<BatchOutcome> => {
-        // Creates the row on the first batch and locks it, in one round trip.
+        // Creates the row on the first batch and locks it, in one round trip. The batch
+        // commits without waiting for its WAL flush (synchronous_commit off, this transaction
+        // only): it is visible at once as any commit, and a database crash can lose only the
+        // last batches together with their checkpoint, which are then applied again from
+        // the durably appended events. A write's response so waits for one WAL flush (its
+        // append), not for one more per projection.
         const [row] = (await em.query(
           `INSERT INTO subscriber_checkpoints (name, kind, position_commit, position_prepare)
-                VALUES ($1, 'projection', 0, 0)
+           SELECT $1, 'projection', 0, 0 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS local_setting
            ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
            RETURNING position_commit, position_prepare`,
           [checkpointName],
