@@ -12,6 +12,8 @@ import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
 import { EVENT_STORE } from './event-store/event-store.port';
 import { IdempotencyInterceptor } from './http/idempotency';
 import { ETagInterceptor } from './http/preconditions';
+import { AuthCache } from './auth/auth-cache';
+import { CheckpointFeed } from './projections/checkpoint-feed';
 import { ConsistencyWaiter } from './projections/consistency';
 import { SubscriberRegistry } from './projections/subscriber-registry';
 import { SubscribersHost } from './projections/subscribers.host';
@@ -26,6 +28,8 @@ import { SubscribersHost } from './projections/subscribers.host';
     SubscriberRegistry,
     SubscribersHost,
     ConsistencyWaiter,
+    CheckpointFeed,
+    AuthCache,
     // First, so it wraps the others: a replay skips them, a first execution runs them all.
     { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
@@ -39,6 +43,8 @@ import { SubscribersHost } from './projections/subscribers.host';
     EventSourcedRepository,
     SubscriberRegistry,
     ConsistencyWaiter,
+    CheckpointFeed,
+    AuthCache,
   ],
 })
 export class SpineModule {}
