@@ -3,11 +3,13 @@
  * another, so they do not compete for the machine.
  */
 import { run as eventStore } from './event-store.bench';
+import { run as http } from './http.bench';
 import { run as memberImport } from './member-import.bench';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'event-store': eventStore,
   'member-import': memberImport,
+  http,
 };
 
 async function main(): Promise<void> {

@@ -13,6 +13,8 @@ import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
 import { EVENT_STORE } from './event-store/event-store.port';
 import { IdempotencyInterceptor } from './http/idempotency';
 import { ETagInterceptor } from './http/preconditions';
+import { AuthCache } from './auth/auth-cache';
+import { CheckpointFeed } from './projections/checkpoint-feed';
 import { ConsistencyWaiter } from './projections/consistency';
 import { SubscriberRegistry } from './projections/subscriber-registry';
 import { SubscribersHost } from './projections/subscribers.host';
@@ -27,6 +29,8 @@ import { SubscribersHost } from './projections/subscribers.host';
     SubscriberRegistry,
     SubscribersHost,
     ConsistencyWaiter,
+    CheckpointFeed,
+    AuthCache,
     ReadYourWritesBuses,
     // First, so it wraps the others: a replay skips them, a first execution runs them all.
     { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
@@ -41,6 +45,8 @@ import { SubscribersHost } from './projections/subscribers.host';
     EventSourcedRepository,
     SubscriberRegistry,
     ConsistencyWaiter,
+    CheckpointFeed,
+    AuthCache,
   ],
 })
 export class SpineModule {}

@@ -191,11 +191,17 @@ describe('API keys and bearer authentication (e2e)', () => {
       expiresInDays: 1,
     });
     expect((await t.request('GET', `/w/${a.workspaceId}`, { token: key.body.secret })).status).toBe(200);
-    // A day passes: shift the expiry in the read model the resolver reads.
+    // A day passes: shift the expiry in the read model the listing reads, and the clock of
+    // the process, whose credential cache holds the key until its own expiry.
     await t.app
       .get(DataSource)
       .query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [key.body.id]);
-    const res = await t.request('GET', `/w/${a.workspaceId}`, { token: key.body.secret });
+    const realNow = Date.now;
+    const dayLater = realNow() + 24 * 3600 * 1000 + 1000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => dayLater);
+    const res = await t
+      .request('GET', `/w/${a.workspaceId}`, { token: key.body.secret })
+      .finally(() => clock.mockRestore());
     expect401(res);
     expect(res.body.detail).toBe('The credential is invalid, expired or revoked');
     expect((await t.request('GET', `/me/api-keys/${key.body.id}`, { token: a.apiKey })).body.status).toBe(

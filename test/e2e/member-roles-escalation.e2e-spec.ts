@@ -266,4 +266,66 @@ describe('no escalation through merges, defaults, invitations, imports, assignme
     expect(ok.status).toBe(201);
     expect(ok.body.memberRoleId).toBe(reader);
   });
+  it('site and file access are handed out only by sites:admin and files:admin holders', async () => {
+    const { owner, wid, roles, delegate, attacker } = await insider([
+      'member_roles:admin',
+      'members:write',
+      // Every scope of User, so that only the copied access stands in the way of the merge below.
+      'agents:read',
+      'dm:write',
+      'devices:write',
+    ]);
+    const key = attacker.apiKey;
+    const forbidden = async (res: TestResponse, field: string, scope: string) => {
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toMatch(new RegExp(`^${field}: .*${scope}`));
+      expect(await t.eventsOf(res)).toEqual([]);
+    };
+    const ownRole = await t.request('PUT', `/w/${wid}/member-roles/${delegate}`, {
+      token: key,
+      body: { siteAudience: { allSites: true, siteIds: [] } },
+    });
+    await forbidden(ownRole, 'siteAudience', 'sites:admin');
+    const manager = await t.request('PUT', `/w/${wid}/member-roles/${roles.Manager}`, {
+      token: key,
+      body: { fileAccess: { folders: [{ id: 1, level: 'admin' }], files: [] } },
+    });
+    await forbidden(manager, 'fileAccess', 'files:admin');
+    const created = await t.request('POST', `/w/${wid}/member-roles`, {
+      token: key,
+      body: {
+        name: 'Folder admins',
+        permissions: ['members:write'],
+        fileAccess: { folders: [{ id: 1, level: 'admin' }], files: [] },
+      },
+    });
+    await forbidden(created, 'fileAccess', 'files:admin');
+    // Clearing access grants nothing.
+    const cleared = await t.request('PUT', `/w/${wid}/member-roles/${delegate}`, {
+      token: key,
+      body: { siteAudience: { allSites: false, siteIds: [] } },
+    });
+    expect(cleared.status).toBe(200);
+
+    // A merge that copies a duplicate's access onto its target grants it to the target's members.
+    const dup = await t.request('POST', `/w/${wid}/member-roles`, {
+      token: owner.apiKey,
+      body: { name: 'user', permissions: [], siteAudience: { allSites: true, siteIds: [] } },
+    });
+    expect(dup.status).toBe(201);
+    const copy = await t.request('POST', `/w/${wid}/member-roles/${dup.body.id}/merge`, {
+      token: key,
+      body: { targetRoleId: roles.User, resourceAccess: 'copy' },
+    });
+    expect(copy.status).toBe(403);
+    expect(copy.body.detail).toMatch(/^resourceAccess: .*sites:admin/);
+    expect(await t.eventsOf(copy)).toEqual([]);
+
+    // The owner (Manager: sites:admin, files:admin) may.
+    const granted = await t.request('PUT', `/w/${wid}/member-roles/${delegate}`, {
+      token: owner.apiKey,
+      body: { siteAudience: { allSites: true, siteIds: [] } },
+    });
+    expect(granted.status).toBe(200);
+  });
 });

@@ -1,9 +1,11 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import Redis from 'ioredis';
 import { RequireScope } from '../../src/core/auth/auth.decorators';
 import { JsonLogger } from '../../src/core/logging/json-logger';
 import { RateLimiter } from '../../src/core/rate-limit/rate-limiter';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
+import { eventually } from '../support/processes';
 
 /**
  * A route that holds requests until the spec lets them go, so "in flight" is exact.
@@ -118,6 +120,48 @@ describe('rate limits (e2e)', () => {
       expect((await Promise.all(again)).map((r) => r.status)).toEqual(Array(10).fill(200));
     } finally {
       gate.release();
+    }
+  });
+
+  it('a finished request frees its slot for other processes too, without a later request of its own', async () => {
+    const a = await t.bootstrap();
+    const keys = await t.request('GET', '/me/api-keys', { token: a.apiKey });
+    const keyId = keys.body.items[0].id as string;
+    for (let i = 0; i < 10; i++)
+      expect((await t.request('GET', `/w/${a.workspaceId}`, { token: a.apiKey })).status).toBe(200);
+    // Another process admits ten requests that stay in flight: all ten slots are free.
+    const other = new RateLimiter(t.config, new JsonLogger('silent'));
+    try {
+      const held = {
+        header: () => held,
+        raw: { once: () => undefined, writableFinished: false, destroyed: false },
+      };
+      const admitted = async () => {
+        try {
+          await other.admit(`api_key:${keyId}`, held as unknown as FastifyReply);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      // The releases leave this process a few milliseconds after the responses.
+      const redis = new Redis(t.config.redisUrl);
+      try {
+        const inflight = `${t.config.redisPrefix}:ratelimit:{api_key:${keyId}}:inflight`;
+        await eventually(
+          async () => (await redis.zcard(inflight)) === 0,
+          'the slots to be given back',
+          5000,
+          10,
+        );
+      } finally {
+        redis.disconnect();
+      }
+      const results: boolean[] = [];
+      for (let i = 0; i < 11; i++) results.push(await admitted());
+      expect(results).toEqual([...Array(10).fill(true), false]);
+    } finally {
+      await other.onApplicationShutdown();
     }
   });
 

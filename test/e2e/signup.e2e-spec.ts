@@ -85,6 +85,55 @@ describe('create-signup (e2e)', () => {
     });
   });
 
+  it('a new member is written in one atomic append: claims, member, account and token commit together', async () => {
+    const a = await t.bootstrap();
+    const res = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { email: 'atomic@example.com', externalId: 'crm-atomic' } },
+    });
+    expect(res.status).toBe(201);
+    const events = await t.eventsOf(res);
+    expect(events.map((e) => e.type)).toEqual([
+      'MemberValueClaimed',
+      'MemberValueClaimed',
+      'MemberCreated',
+      'AccountRegistered',
+      'MemberTokenIssued',
+    ]);
+    // One transaction: no reader (projection, auditor) can ever see a member without its account.
+    expect(new Set(events.map((e) => e.position.commit)).size).toBe(1);
+  });
+
+  it('a value claimed before (its claim stream exists) takes the step-by-step path, with the same events', async () => {
+    const a = await t.bootstrap();
+    const first = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { email: 'reused@example.com' } },
+    });
+    // Archiving frees the email; its claim stream stays, so an atomic create of it cannot be 'no_stream'.
+    const archived = await t.request('DELETE', `/w/${a.workspaceId}/members/${first.body.member.id}`, {
+      token: a.apiKey,
+    });
+    expect(archived.status).toBeLessThan(300);
+    const again = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { email: 'reused@example.com' } },
+    });
+    expect(again.status).toBe(201);
+    expect(again.body.wasCreated).toBe(true);
+    expect(again.body.member.id).not.toBe(first.body.member.id);
+    await t.expectEvents(again, [
+      {
+        type: 'MemberValueClaimed',
+        stream: /^claim-member-email-/,
+        data: { memberId: again.body.member.id },
+      },
+      { type: 'MemberCreated', data: { memberId: again.body.member.id } },
+      { type: 'AccountRegistered', data: { email: 'reused@example.com' } },
+      { type: 'MemberTokenIssued', data: { memberId: again.body.member.id } },
+    ]);
+  });
+
   it('finds an existing member by externalId, then email, then phone: wasCreated false, no duplicate', async () => {
     const a = await t.bootstrap();
     const first = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {

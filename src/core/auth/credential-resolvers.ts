@@ -1,5 +1,7 @@
 import { Injectable, OnModuleInit, SetMetadata } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { DiscoveryService } from '@nestjs/core';
+import { AuthCache } from './auth-cache';
 import { Credential, CredentialResolver } from './principal';
 
 export const CREDENTIAL_PREFIX = 'auth:credential-prefix';
@@ -11,12 +13,19 @@ export const CREDENTIAL_PREFIX = 'auth:credential-prefix';
 export const ResolvesCredentialsWithPrefix = (prefix: string): ClassDecorator =>
   SetMetadata(CREDENTIAL_PREFIX, prefix);
 
-/** Dispatches a bearer token to the feature that issued it, by its prefix. */
+/**
+ * Dispatches a bearer token to the feature that issued it, by its prefix, and keeps what
+ * it resolved to in the AuthCache (keyed by the token's SHA-256, never the token), until
+ * an event changes it, AUTH_CACHE_TTL_MS, or the credential's expiry.
+ */
 @Injectable()
 export class PrefixCredentialResolver implements CredentialResolver, OnModuleInit {
   private readonly resolvers = new Map<string, CredentialResolver>();
 
-  constructor(private readonly discovery: DiscoveryService) {}
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly cache: AuthCache,
+  ) {}
 
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders()) {
@@ -30,7 +39,13 @@ export class PrefixCredentialResolver implements CredentialResolver, OnModuleIni
 
   async resolve(token: string): Promise<Credential | undefined> {
     for (const [prefix, resolver] of this.resolvers) {
-      if (token.startsWith(prefix)) return resolver.resolve(token);
+      if (!token.startsWith(prefix)) continue;
+      const key = `credential:${createHash('sha256').update(token).digest('base64')}`;
+      return this.cache.get(
+        key,
+        () => resolver.resolve(token),
+        (c) => c.expiresAt ?? Infinity,
+      );
     }
     return undefined;
   }

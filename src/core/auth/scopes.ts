@@ -52,13 +52,23 @@ export const ALL_SCOPES: readonly string[] = SCOPE_NAMESPACES.flatMap((ns) =>
   SCOPE_LEVELS.map((level) => `${ns}:${level}`),
 );
 
-/** The highest level per namespace a scope list grants. */
+/**
+ * Per scope list, the highest level per namespace it grants. Remembered per list object:
+ * the lists a request checks come from the credential cache, so a Manager's 72 scopes
+ * are parsed once per cache entry rather than on every request. Scope lists are never
+ * mutated (readonly throughout).
+ */
+const levelsOf = new WeakMap<readonly string[], Map<string, number>>();
+
 function levels(scopes: readonly string[]): Map<string, number> {
+  const known = levelsOf.get(scopes);
+  if (known) return known;
   const out = new Map<string, number>();
   for (const s of scopes) {
     const p = parseScope(s);
     if (p) out.set(p.namespace, Math.max(out.get(p.namespace) ?? 0, RANK[p.level]));
   }
+  levelsOf.set(scopes, out);
   return out;
 }
 

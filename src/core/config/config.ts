@@ -22,6 +22,8 @@ export interface AppConfig {
   eventStoreConnectionString: string | undefined;
   /** How long a command's response waits for its projections (read-your-writes). */
   readYourWritesTimeoutMs: number;
+  /** How long a resolved credential or membership is reused without an event saying it changed. */
+  authCacheTtlMs: number;
   operatorToken: string | undefined;
   /** Failed operator logins on /admin/queues per client address per minute; then 429. */
   operatorLoginAttemptsPerMinute: number;
@@ -211,6 +213,13 @@ export const CONFIG_VARIABLES = {
     default: '5000',
     describe: 'how long a write waits for its projections, in ms',
     parse: integer(0, 600_000),
+  },
+  authCacheTtlMs: {
+    name: 'AUTH_CACHE_TTL_MS',
+    default: '1000',
+    describe:
+      'how long a resolved credential or membership is reused, in ms, unless an event changes it sooner (0: not cached)',
+    parse: integer(0, 60_000),
   },
   operatorToken: {
     name: 'OPERATOR_TOKEN',

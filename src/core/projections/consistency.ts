@@ -1,10 +1,9 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { AppendResult, Position } from '../event-store/event-store.port';
 import { comparePositions } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
-import { CHECKPOINT_CHANNEL } from './checkpoints';
+import { CheckpointFeed, CheckpointNotice } from './checkpoint-feed';
 import { SubscriberRegistry } from './subscriber-registry';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { requestContext } from '../cqrs/request-context';
@@ -13,21 +12,29 @@ const FALLBACK_POLL_MS = 25;
 
 /**
  * Read-your-writes: after a command appends, wait (bounded) until every projection that
- * handles the appended event types has checkpointed past the append. Woken by the
- * NOTIFY each committed batch sends, with a short poll as a fallback.
+ * handles the appended event types has checkpointed past the append. The checkpoints
+ * are kept in memory from what CheckpointFeed announces (this process's own commits at
+ * once, other processes' through the NOTIFY each committed batch sends, with its
+ * position), so a waiter checks a map instead of querying on every wake-up. The table
+ * is read only for a checkpoint not yet seen, and after a quiet FALLBACK_POLL_MS (a lost
+ * notification). Every position in the map was read from a committed checkpoint, so the
+ * wait is exactly as strict as reading the table.
  */
 @Injectable()
 export class ConsistencyWaiter implements OnModuleDestroy {
-  private listener: Client | undefined;
-  private listening: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
+  private readonly known = new Map<string, Position>();
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly db: DataSource,
     private readonly registry: SubscriberRegistry,
     private readonly logger: JsonLogger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    private readonly feed: CheckpointFeed,
+  ) {
+    this.unsubscribe = feed.subscribe((n) => this.onNotice(n));
+  }
 
   /**
    * Waits for what the current request has appended so far, for a handler that reads
@@ -44,10 +51,14 @@ export class ConsistencyWaiter implements OnModuleDestroy {
     if (!appends.length || timeoutMs <= 0) return true;
     const targets = this.targets(appends);
     if (!targets.size) return true;
-    await this.listen().catch(() => undefined);
+    await this.feed.listen().catch(() => undefined);
     const deadline = Date.now() + timeoutMs;
+    // The table is read for a checkpoint not seen yet, without a live listener, and after
+    // a quiet poll interval; otherwise the map is as fresh as the notices.
+    let readTable = !this.feed.live || [...targets.keys()].some((name) => !this.known.has(name));
     for (;;) {
-      if (await this.caughtUp(targets)) return true;
+      if (this.caughtUpInMemory(targets)) return true;
+      if (readTable && (await this.caughtUpInTable(targets))) return true;
       const left = deadline - Date.now();
       if (left <= 0) {
         this.logger.event('warn', {
@@ -57,8 +68,19 @@ export class ConsistencyWaiter implements OnModuleDestroy {
         });
         return false;
       }
-      await this.nextSignal(Math.min(left, FALLBACK_POLL_MS));
+      readTable = !(await this.nextSignal(Math.min(left, FALLBACK_POLL_MS)));
     }
+  }
+
+  private onNotice(n: CheckpointNotice): void {
+    if (!n.position) {
+      // A rebuild swapped tables in: its checkpoint is whatever the table now says.
+      this.known.delete(n.name);
+    } else {
+      const current = this.known.get(n.name);
+      if (!current || comparePositions(n.position, current) > 0) this.known.set(n.name, n.position);
+    }
+    for (const w of [...this.waiters]) w();
   }
 
   /** Per projection, the position of the last appended event it handles. */
@@ -73,52 +95,43 @@ export class ConsistencyWaiter implements OnModuleDestroy {
     return out;
   }
 
-  private async caughtUp(targets: Map<string, Position>): Promise<boolean> {
-    const rows = (await this.db.query(
-      `SELECT name, position_commit, position_prepare FROM subscriber_checkpoints WHERE name = ANY($1)`,
-      [[...targets.keys()]],
-    )) as { name: string; position_commit: string; position_prepare: string }[];
-    const stored = new Map(
-      rows.map((r) => [r.name, { commit: BigInt(r.position_commit), prepare: BigInt(r.position_prepare) }]),
-    );
+  private caughtUpInMemory(targets: Map<string, Position>): boolean {
     for (const [name, target] of targets) {
-      const at = stored.get(name);
+      const at = this.known.get(name);
       if (!at || comparePositions(at, target) < 0) return false;
     }
     return true;
   }
 
-  private nextSignal(ms: number): Promise<void> {
+  private async caughtUpInTable(targets: Map<string, Position>): Promise<boolean> {
+    const rows = (await this.db.query(
+      `SELECT name, position_commit, position_prepare FROM subscriber_checkpoints WHERE name = ANY($1)`,
+      [[...targets.keys()]],
+    )) as { name: string; position_commit: string; position_prepare: string }[];
+    for (const r of rows) {
+      this.onNotice({
+        name: r.name,
+        position: { commit: BigInt(r.position_commit), prepare: BigInt(r.position_prepare) },
+      });
+    }
+    return this.caughtUpInMemory(targets);
+  }
+
+  /** Resolves true when a checkpoint was announced, false after `ms` without one. */
+  private nextSignal(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (signalled: boolean) => {
         clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
+        this.waiters.delete(wake);
+        resolve(signalled);
       };
-      const timer = setTimeout(done, ms);
-      this.waiters.add(done);
+      const wake = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      this.waiters.add(wake);
     });
   }
 
-  private listen(): Promise<void> {
-    if (this.listener) return Promise.resolve();
-    this.listening ??= (async () => {
-      const url = (this.db.options as { url?: string }).url!;
-      const client = new Client({ connectionString: url, application_name: 'workspace-service:consistency' });
-      client.on('notification', () => [...this.waiters].forEach((w) => w()));
-      client.on('error', () => {
-        if (this.listener === client) this.listener = undefined;
-      });
-      await client.connect();
-      await client.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
-      this.listener = client;
-    })().finally(() => (this.listening = undefined));
-    return this.listening;
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    const c = this.listener;
-    this.listener = undefined;
-    await c?.end().catch(() => undefined);
+  onModuleDestroy(): void {
+    this.unsubscribe();
   }
 }

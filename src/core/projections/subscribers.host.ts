@@ -5,6 +5,7 @@ import { EVENT_STORE, EventStore, Position, StoredEvent } from '../event-store/e
 import { JsonLogger } from '../logging/json-logger';
 import { requestContext, SYSTEM_ACTOR } from '../cqrs/request-context';
 import { CHECKPOINT_CHANNEL, readCheckpoint, samePosition, writeCheckpoint } from './checkpoints';
+import { CheckpointFeed, encodeNotice } from './checkpoint-feed';
 import { LeaderLocks } from './leader-locks';
 import { applyEvents, RegisteredProjection } from './projection';
 import { RegisteredReactor, SubscriberRegistry } from './subscriber-registry';
@@ -26,12 +27,14 @@ export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly db: DataSource,
     private readonly registry: SubscriberRegistry,
     private readonly logger: JsonLogger,
+    private readonly feed: CheckpointFeed,
   ) {}
 
   onApplicationBootstrap(): void {
     if (this.config.role === 'api') return;
     this.locks = new LeaderLocks(this.config.databaseUrl, this.logger);
-    for (const p of this.registry.projections()) this.startLoop(projectionSpec(p, this.db));
+    for (const p of this.registry.projections())
+      this.startLoop(projectionSpec(p, this.db, undefined, this.feed));
     for (const r of this.registry.reactors()) this.startLoop(reactorSpec(r, this.db));
   }
 
@@ -53,36 +56,65 @@ export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy 
   }
 }
 
-/** A projection batch: read-model writes and the checkpoint commit in one transaction. */
+/**
+ * A projection batch: read-model writes and the checkpoint commit in one transaction.
+ * The commit is announced on CHECKPOINT_CHANNEL with the new position (read-your-writes
+ * waiters in every process keep a map of checkpoints from it instead of querying) and,
+ * through `feed`, to this process at once, after COMMIT, never before.
+ */
 export function projectionSpec(
   p: RegisteredProjection,
   db: DataSource,
   checkpointName = p.definition.name,
+  feed?: CheckpointFeed,
 ): SubscriberSpec {
   return {
     name: checkpointName,
     eventTypes: p.definition.eventTypes,
     loadCheckpoint: () => readCheckpoint(db.manager, checkpointName),
-    commitBatch: (events, expected) =>
-      db.transaction(async (em): Promise<BatchOutcome> => {
-        await em.query(
+    async commitBatch(events, expected) {
+      const last = events[events.length - 1].position;
+      const notice = { name: checkpointName, position: last, auth: feed?.affectsAuth(events) ?? false };
+      const outcome = await db.transaction(async (em): Promise<BatchOutcome> => {
+        // Creates the row on the first batch and locks it, in one round trip. The batch
+        // commits without waiting for its WAL flush (synchronous_commit off, this transaction
+        // only): it is visible at once as any commit, and a database crash can lose only the
+        // last batches together with their checkpoint, which are then applied again from
+        // the durably appended events. A write's response so waits for one WAL flush (its
+        // append), not for one more per projection.
+        const [row] = (await em.query(
           `INSERT INTO subscriber_checkpoints (name, kind, position_commit, position_prepare)
-                        VALUES ($1, 'projection', 0, 0) ON CONFLICT (name) DO NOTHING`,
+           SELECT $1, 'projection', 0, 0 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS local_setting
+           ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
+           RETURNING position_commit, position_prepare`,
           [checkpointName],
-        );
-        const stored = await readCheckpoint(em, checkpointName, true);
+        )) as { position_commit: string; position_prepare: string }[];
+        const at = { commit: BigInt(row.position_commit), prepare: BigInt(row.position_prepare) };
+        // (0, 0) marks a row created before its first batch: nothing handled yet.
+        const stored = at.commit === 0n && at.prepare === 0n ? undefined : at;
         if (!samePosition(stored, expected)) return 'stale';
         await applyEvents(p.handler, events, em);
-        await writeCheckpoint(
-          em,
-          checkpointName,
-          'projection',
-          events[events.length - 1].position,
-          events.length,
+        // The checkpoint and its announcement in one statement (delivered at COMMIT).
+        await em.query(
+          `WITH moved AS (
+             UPDATE subscriber_checkpoints SET position_commit = $2, position_prepare = $3,
+                    events_handled = events_handled + $4, updated_at = now()
+              WHERE name = $1 RETURNING name)
+           SELECT pg_notify($5, $6) FROM moved`,
+          [
+            checkpointName,
+            last.commit.toString(),
+            last.prepare.toString(),
+            events.length,
+            CHECKPOINT_CHANNEL,
+            encodeNotice(notice),
+          ],
         );
-        await em.query('SELECT pg_notify($1, $2)', [CHECKPOINT_CHANNEL, checkpointName]);
         return 'committed';
-      }),
+      });
+      if (outcome === 'committed') feed?.publish(notice);
+      return outcome;
+    },
   };
 }
 

@@ -5,7 +5,10 @@
  *         a sliding window, so "100 per minute" holds over any 60 s, not per clock minute.
  * KEYS[2] its requests in flight (sorted set, score = when the entry stops counting):
  *         a process that dies mid-request leaks a slot for the TTL at most.
- * ARGV    limit, windowMs, concurrency, inflightTtlMs, member (unique per request)
+ * ARGV    limit, windowMs, concurrency, inflightTtlMs, member (unique per request), then
+ *         the members of this credential's requests that have finished since the last
+ *         call from this process: released here first, so that a busy credential costs
+ *         one call per request rather than an admission and a release.
  *
  * Returns {admitted 0|1, remaining, resetAtMs, nowMs, reason}. Refused requests are not
  * recorded, so a client that waits is not punished for its refused attempts. Time comes
@@ -18,6 +21,7 @@ local limit = tonumber(ARGV[1])
 local windowMs = tonumber(ARGV[2])
 local concurrency = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
+for i = 6, #ARGV do redis.call('ZREM', KEYS[2], ARGV[i]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - windowMs)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local used = redis.call('ZCARD', KEYS[1])

@@ -18,6 +18,12 @@ const WINDOW_MS = 60_000;
 /** An in-flight entry stops counting after this long even if its release was lost (crashed process). */
 const INFLIGHT_TTL_MS = 120_000;
 const FAILURE_LOG_INTERVAL_MS = 30_000;
+/**
+ * A finished request's slot is given back with the credential's next admission from this
+ * process (same script call), or after this long when none comes: other processes may
+ * count it as in flight for at most this much longer.
+ */
+const RELEASE_DELAY_MS = 5;
 
 /** Who a limit applies to: the credential, or the client address where there is none. */
 export const credentialSubject = (c: Credential): string => `${c.kind}:${c.credentialId}`;
@@ -48,6 +54,7 @@ type RedisWithAdmit = Redis & {
     concurrency: number,
     ttl: number,
     member: string,
+    ...finished: string[]
   ): Promise<AdmitResult>;
 };
 
@@ -65,6 +72,9 @@ export class RateLimiter implements OnApplicationShutdown {
   private connecting: Promise<void> | undefined;
   private closed = false;
   private lastFailureLoggedAt = 0;
+  /** In-flight key → members of finished requests not yet removed from it. */
+  private readonly finished = new Map<string, string[]>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -97,6 +107,7 @@ export class RateLimiter implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
     await this.connecting;
+    await this.flushReleases();
     const redis = this.redis;
     this.redis = undefined;
     if (redis) await redis.quit().catch(() => redis.disconnect());
@@ -119,6 +130,8 @@ export class RateLimiter implements OnApplicationShutdown {
     const base = `${redisPrefix}:ratelimit:{${subject}}`;
     const inflightKey = `${base}:inflight`;
     const member = randomUUID();
+    const finished = this.finished.get(inflightKey) ?? [];
+    this.finished.delete(inflightKey);
     let result: AdmitResult;
     try {
       result = await redis.wsAdmit(
@@ -129,8 +142,10 @@ export class RateLimiter implements OnApplicationShutdown {
         concurrency,
         INFLIGHT_TTL_MS,
         member,
+        ...finished,
       );
     } catch (err) {
+      this.release(inflightKey, ...finished);
       this.logFailure(err);
       return;
     }
@@ -152,12 +167,31 @@ export class RateLimiter implements OnApplicationShutdown {
         retryAfter,
       );
     }
-    const release = () => {
-      this.redis?.zrem(inflightKey, member).catch((err: unknown) => this.logFailure(err));
-    };
+    const release = () => this.release(inflightKey, member);
     const raw = reply.raw;
     if (raw.writableFinished || raw.destroyed) release();
     else raw.once('close', release);
+  }
+
+  private release(inflightKey: string, ...members: string[]): void {
+    if (!members.length) return;
+    const list = this.finished.get(inflightKey);
+    if (list) list.push(...members);
+    else this.finished.set(inflightKey, members);
+    this.flushTimer ??= setTimeout(() => void this.flushReleases(), RELEASE_DELAY_MS);
+  }
+
+  /** Removes what no admission has taken along: one ZREM per credential. */
+  private async flushReleases(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const all = [...this.finished];
+    this.finished.clear();
+    const redis = this.redis;
+    if (!redis) return;
+    await Promise.all(
+      all.map(([key, members]) => redis.zrem(key, ...members).catch((err: unknown) => this.logFailure(err))),
+    );
   }
 
   /**

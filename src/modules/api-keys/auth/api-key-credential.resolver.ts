@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { ResolvesCredentialsWithPrefix } from '../../../core/auth/credential-resolvers';
 import { Credential, CredentialResolver } from '../../../core/auth/principal';
 import { JsonLogger } from '../../../core/logging/json-logger';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { prefixOf, secretMatches } from '../../identity/domain/api-key-secret';
 
 /** A key's last use is written at most this often per process: cheap, and precise enough for "last used". */
@@ -10,8 +11,9 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 const MAX_TRACKED_KEYS = 10_000;
 
 /**
- * Resolves API keys by their public prefix, then checks the hash, expiry and revocation
- * on every request (so revocation and expiry apply at once). Workspace scopes are not
+ * Resolves API keys by their public prefix, then checks the hash, expiry and revocation.
+ * The result is cached in core's AuthCache until the key expires or an ApiKeyRevoked is
+ * projected (in any process), so revocation and expiry still apply at once. Workspace scopes are not
  * decided here: the guard intersects the key's scopes with the role's, per request.
  */
 @Injectable()
@@ -22,7 +24,11 @@ export class ApiKeyCredentialResolver implements CredentialResolver {
   constructor(
     private readonly db: DataSource,
     private readonly logger: JsonLogger,
-  ) {}
+    feed: CheckpointFeed,
+  ) {
+    // Resolved keys are cached (core AuthCache): a revocation must empty the cache.
+    feed.invalidateAuthOn((e) => e.type === 'ApiKeyRevoked');
+  }
 
   async resolve(token: string): Promise<Credential | undefined> {
     const prefix = prefixOf(token);
@@ -42,7 +48,13 @@ export class ApiKeyCredentialResolver implements CredentialResolver {
     if (!key || key.revoked_at || key.expires_at.getTime() <= Date.now()) return undefined;
     if (!secretMatches(token, key.secret_hash)) return undefined;
     this.recordUse(key.id);
-    return { kind: 'api_key', credentialId: key.id, accountUuid: key.account_uuid, scopes: key.scopes };
+    return {
+      kind: 'api_key',
+      credentialId: key.id,
+      accountUuid: key.account_uuid,
+      scopes: key.scopes,
+      expiresAt: key.expires_at.getTime(),
+    };
   }
 
   /** Fire and forget: a failed write costs a stale "last used", never the request. */

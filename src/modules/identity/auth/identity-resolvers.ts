@@ -1,20 +1,59 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuthCache } from '../../../core/auth/auth-cache';
 import { Credential, Membership, MembershipResolver } from '../../../core/auth/principal';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 
-/** The caller's active membership and its role's scopes, read per request (a role change applies at once). */
+/** Events after which a membership or its role's scopes may differ. */
+function changesMembership(e: StoredEvent): boolean {
+  switch (e.type) {
+    case 'MemberArchived':
+    case 'MemberRoleUpdated':
+    case 'MemberRoleDeleted':
+    case 'MemberRolesMerged':
+      return true;
+    case 'MemberUpdated':
+      return (e.data as { changes?: { memberRoleId?: unknown } }).changes?.memberRoleId !== undefined;
+    default:
+      return false;
+  }
+}
+
+/**
+ * The caller's active membership and its role's scopes, cached in core's AuthCache
+ * until an event above is projected (in any process) or AUTH_CACHE_TTL_MS passes, so a
+ * role change applies on the next request.
+ */
 @Injectable()
 export class IdentityMembershipResolver implements MembershipResolver {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly cache: AuthCache,
+    feed: CheckpointFeed,
+  ) {
+    feed.invalidateAuthOn(changesMembership);
+  }
 
-  async find(workspaceId: string, credential: Credential): Promise<Membership | undefined> {
+  find(workspaceId: string, credential: Credential): Promise<Membership | undefined> {
+    const memberId = credential.memberId ?? null;
+    return this.cache.get(`membership:${workspaceId}:${credential.accountUuid}:${memberId ?? ''}`, () =>
+      this.load(workspaceId, credential.accountUuid, memberId),
+    );
+  }
+
+  private async load(
+    workspaceId: string,
+    accountUuid: string,
+    memberId: number | null,
+  ): Promise<Membership | undefined> {
     const rows = (await this.db.query(
       `SELECT m.id, m.member_role_id, m.kind, coalesce(r.permissions, '{}') AS permissions
          FROM members m LEFT JOIN member_roles r ON r.id = m.member_role_id AND r.workspace_id = m.workspace_id
         WHERE m.workspace_id = $1 AND m.account_uuid = $2 AND m.status = 'active'
           AND ($3::int IS NULL OR m.id = $3)
         ORDER BY m.id LIMIT 1`,
-      [workspaceId, credential.accountUuid, credential.memberId ?? null],
+      [workspaceId, accountUuid, memberId],
     )) as { id: number; member_role_id: number; kind: 'person' | 'agent'; permissions: string[] }[];
     const m = rows[0];
     if (!m) return undefined;

@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ResolvesCredentialsWithPrefix } from '../../../core/auth/credential-resolvers';
 import { Credential, CredentialResolver } from '../../../core/auth/principal';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { MEMBER_TOKEN_PREFIX, memberTokenMatches, memberTokenPrefixOf } from '../domain/member-token';
+
+const TOKEN_ENDING_EVENTS = new Set(['MemberTokenRevoked', 'MemberTokensRevoked', 'MemberArchived']);
 
 interface TokenRow {
   id: string;
@@ -27,7 +30,13 @@ interface TokenRow {
 @Injectable()
 @ResolvesCredentialsWithPrefix(MEMBER_TOKEN_PREFIX)
 export class MemberTokenCredentialResolver implements CredentialResolver {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    feed: CheckpointFeed,
+  ) {
+    // Resolved tokens are cached (core AuthCache): these events end them.
+    feed.invalidateAuthOn((e) => TOKEN_ENDING_EVENTS.has(e.type));
+  }
 
   async resolve(token: string): Promise<Credential | undefined> {
     const prefix = memberTokenPrefixOf(token);
@@ -52,6 +61,7 @@ export class MemberTokenCredentialResolver implements CredentialResolver {
       scopes: [],
       workspaceId: t.workspace_id,
       memberId: t.member_id,
+      expiresAt: t.expires_at.getTime(),
     };
   }
 }

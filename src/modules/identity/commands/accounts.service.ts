@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { DomainEvent } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError } from '../../../core/http/domain-errors';
@@ -40,6 +41,23 @@ export class AccountService {
       if (!(err instanceof WrongExpectedRevisionError) && !(err instanceof ConflictError)) throw err;
       return view(accountUuid, await this.get(accountUuid));
     }
+  }
+
+  /** A new account's stream, for a caller that creates it together with other new streams. */
+  registration(
+    accountUuid: string,
+    profile: AccountProfile,
+  ): { streamName: string; events: DomainEvent[]; account: AccountView } {
+    const state = accountDecider.initialState();
+    const events = accountDecider.decide(
+      { type: 'RegisterAccount', accountUuid, ...profile, now: new Date().toISOString() },
+      state,
+    );
+    return {
+      streamName: accountStream(accountUuid),
+      events,
+      account: view(accountUuid, events.reduce(accountDecider.evolve, state)),
+    };
   }
 
   async update(accountUuid: string, changes: Partial<AccountProfile>): Promise<AccountView> {

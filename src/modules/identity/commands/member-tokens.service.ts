@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import type { DomainEvent } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { memberTokenDecider, newMemberTokenSecret } from '../domain/member-token';
 import { memberTokenStream } from '../domain/member.events';
@@ -15,25 +16,41 @@ export class MemberTokenService {
 
   /** Returns the token; it is shown this once, only its hash is kept. */
   async issue(workspaceId: string, memberId: number, accountUuid: string): Promise<string> {
-    const { prefix, token, hash } = newMemberTokenSecret();
-    const tokenId = uuidv7();
+    const { token, command } = this.issueCommand(workspaceId, memberId, accountUuid);
     await this.repo.handle({
-      streamName: memberTokenStream(tokenId),
+      streamName: memberTokenStream(command.tokenId),
       workspaceId,
       decider: memberTokenDecider,
-      command: {
-        type: 'IssueMemberToken',
-        tokenId,
-        workspaceId,
-        memberId,
-        accountUuid,
-        prefix,
-        secretHash: hash,
-        ttlDays: this.config.memberTokenTtlDays,
-        now: new Date().toISOString(),
-      },
+      command,
     });
     return token;
+  }
+
+  /** A new token's stream, for a caller that creates it together with other new streams. */
+  newToken(
+    workspaceId: string,
+    memberId: number,
+    accountUuid: string,
+  ): { token: string; streamName: string; events: DomainEvent[] } {
+    const { token, command } = this.issueCommand(workspaceId, memberId, accountUuid);
+    const events = memberTokenDecider.decide(command, memberTokenDecider.initialState());
+    return { token, streamName: memberTokenStream(command.tokenId), events };
+  }
+
+  private issueCommand(workspaceId: string, memberId: number, accountUuid: string) {
+    const { prefix, token, hash } = newMemberTokenSecret();
+    const command = {
+      type: 'IssueMemberToken' as const,
+      tokenId: uuidv7(),
+      workspaceId,
+      memberId,
+      accountUuid,
+      prefix,
+      secretHash: hash,
+      ttlDays: this.config.memberTokenTtlDays,
+      now: new Date().toISOString(),
+    };
+    return { token, command };
   }
 
   async revoke(workspaceId: string, tokenId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { DomainEvent } from '../../../core/cqrs/decider';
 import { EventSourcedRepository, staleVersion } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
@@ -33,6 +34,14 @@ export interface UpdateOptions {
   checkRole?: (role: RoleFacts) => void;
   /** Pinned by the client (If-Match): any other revision of the member stream is a 412. */
   expectedRevision?: bigint;
+  /** The member as the caller just loaded it (`loaded`): the first attempt decides on it, no second read. */
+  loaded?: LoadedMember;
+}
+
+/** A member's state with the stream revision it was read at. */
+export interface LoadedMember {
+  state: MemberState;
+  revision: bigint | undefined;
 }
 
 const FIELD_LABEL: Record<UniqueMemberField, string> = {
@@ -70,6 +79,11 @@ export class MemberWriter {
   async get(workspaceId: string, memberId: number): Promise<MemberSnapshot> {
     const { state } = await this.load(workspaceId, memberId);
     return state.member!;
+  }
+
+  /** The member and its stream revision, for a caller that checks it and then updates it. */
+  loaded(workspaceId: string, memberId: number): Promise<LoadedMember> {
+    return this.load(workspaceId, memberId);
   }
 
   /** `memberId`: one taken from member_id_seq beforehand (bulk import); else one is taken here. */
@@ -147,6 +161,41 @@ export class MemberWriter {
     return created;
   }
 
+  /**
+   * Creates one new member with its claims and the given further new streams (its
+   * account, its first token) in one atomic write. Undefined when the store cannot, or
+   * when a value is already claimed or was claimed before (its claim stream exists):
+   * then nothing was written, and the caller takes the step-by-step path.
+   */
+  async createWith(
+    input: Omit<NewMember, 'memberId'>,
+    role: RoleFacts,
+    assigner: Assigner,
+    also: (member: MemberSnapshot) => { streamName: string; events: DomainEvent[] }[],
+  ): Promise<MemberSnapshot | undefined> {
+    if (!this.repo.canCreateStreams) return undefined;
+    checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
+    const member: NewMember = { ...input, memberId: await nextId(this.db, 'member_id_seq') };
+    const streams: { streamName: string; events: DomainEvent[] }[] = claimKeysOf(member).map((key) => ({
+      streamName: key.stream,
+      events: [this.claims.claimed(key, member.memberId)],
+    }));
+    const state = memberDecider.initialState();
+    const events = memberDecider.decide(
+      { type: 'CreateMember', member, role, assigner, now: new Date().toISOString() },
+      state,
+    );
+    const created = events.reduce(memberDecider.evolve, state).member!;
+    streams.push({ streamName: memberStream(member.memberId), events }, ...also(created));
+    try {
+      await this.repo.createStreams(input.workspaceId, streams);
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError) return undefined;
+      throw err;
+    }
+    return created;
+  }
+
   async update(
     workspaceId: string,
     memberId: number,
@@ -156,7 +205,8 @@ export class MemberWriter {
     const fresh = new Map<string, ClaimKey>();
     try {
       for (let attempt = 1; ; attempt++) {
-        const { state, revision } = await this.load(workspaceId, memberId);
+        const { state, revision } =
+          attempt === 1 && options.loaded ? options.loaded : await this.load(workspaceId, memberId);
         if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
           throw staleVersion();
         const current = state.member!;
@@ -274,10 +324,7 @@ export class MemberWriter {
   }
 
   /** Loads the member; its role is replaced by where merges moved it, since merges live in role streams. */
-  private async load(
-    workspaceId: string,
-    memberId: number,
-  ): Promise<{ state: MemberState; revision: bigint | undefined }> {
+  private async load(workspaceId: string, memberId: number): Promise<LoadedMember> {
     const { state, revision } = await this.repo.load(memberStream(memberId), memberDecider);
     if (!state.member || state.member.workspaceId !== workspaceId)
       throw new NotFoundError('Member not found');

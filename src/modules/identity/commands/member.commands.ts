@@ -4,7 +4,7 @@ import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors'
 import type { MemberSnapshot } from '../domain/member.events';
 import { assertNoEscalation } from '../../roles/domain/escalation.policy';
 import { Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
-import { MemberWriter } from './member-writer.service';
+import { LoadedMember, MemberWriter } from './member-writer.service';
 
 /** Fields only holders of members:write may change, even on their own record. */
 const OPERATOR_FIELDS = ['memberRoleId', 'externalId'] as const;
@@ -44,15 +44,16 @@ export class RevokeMemberTokensCommand {
 async function authorise(
   members: MemberWriter,
   cmd: { workspaceId: string; memberId: number; caller: Caller },
-): Promise<{ current: MemberSnapshot; canWrite: boolean }> {
+): Promise<{ current: MemberSnapshot; canWrite: boolean; loaded: LoadedMember }> {
   const canWrite = grants(cmd.caller.scopes, 'members:write');
   const self = cmd.caller.memberId === cmd.memberId;
   // Existence first: a member of another workspace is 404 whatever the caller's scopes.
-  const current = await members.get(cmd.workspaceId, cmd.memberId);
+  const loaded = await members.loaded(cmd.workspaceId, cmd.memberId);
+  const current = loaded.state.member!;
   if (!self && isAnonymous(current) && !grants(cmd.caller.scopes, 'members:admin'))
     throw new NotFoundError('Member not found');
   if (!canWrite && !self) throw new ForbiddenError('This credential lacks the scope members:write');
-  return { current, canWrite };
+  return { current, canWrite, loaded };
 }
 
 @CommandHandler(UpdateMemberCommand)
@@ -60,7 +61,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
   constructor(private readonly members: MemberWriter) {}
 
   async execute(cmd: UpdateMemberCommand): Promise<MemberSnapshot> {
-    const { current, canWrite } = await authorise(this.members, cmd);
+    const { current, canWrite, loaded } = await authorise(this.members, cmd);
     const changes = normaliseChanges(cmd.input);
     if (!canWrite) {
       for (const field of OPERATOR_FIELDS) {
@@ -73,6 +74,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
       assigner: 'operator',
       checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),
       expectedRevision: cmd.expectedRevision,
+      loaded,
     });
   }
 }

@@ -22,6 +22,23 @@ const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
   notifyVoice: 'notify_voice',
 };
 
+/** Column types, for a run of MemberUpdated written in one UPDATE ... FROM jsonb_to_recordset. */
+const MEMBER_TYPES: Record<keyof MemberChanges, string> = {
+  name: 'text',
+  email: 'text',
+  phone: 'text',
+  externalId: 'text',
+  memberRoleId: 'integer',
+  notifySms: 'boolean',
+  notifyEmail: 'boolean',
+  notifyVoice: 'boolean',
+};
+
+function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
+  const d = e.data as { changes: MemberChanges };
+  return (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]).sort();
+}
+
 /**
  * Accounts and members. MemberUpdated writes only the changed columns, so a role
  * merge projected in between is never overwritten by an older snapshot.
@@ -43,19 +60,42 @@ const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
   tables: ['accounts', 'members'],
 })
 export class MembersProjection implements ProjectionHandler {
-  /** Runs of MemberCreated (bulk import) go in one multi-row insert; the rest one by one, in order. */
+  /**
+   * Runs of MemberCreated (bulk import) go in one multi-row insert, and runs of
+   * MemberUpdated of distinct members changing the same fields (concurrent edits) in one
+   * UPDATE; the rest one by one, in order.
+   */
   async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    let run: StoredEvent[] = [];
+    let created: StoredEvent[] = [];
+    let updated: StoredEvent[] = [];
+    let updatedKey = '';
+    const updatedIds = new Set<number>();
+    const flush = async () => {
+      if (created.length) await this.created(created, em);
+      if (updated.length) await this.updated(updated, em);
+      created = [];
+      updated = [];
+      updatedIds.clear();
+    };
     for (const e of events) {
       if (e.type === 'MemberCreated') {
-        run.push(e);
+        if (updated.length) await flush();
+        created.push(e);
         continue;
       }
-      if (run.length) await this.created(run, em);
-      run = [];
+      if (e.type === 'MemberUpdated') {
+        const key = changedFields(e).join(',');
+        const id = (e.data as { memberId: number }).memberId;
+        if (created.length || (updated.length && (key !== updatedKey || updatedIds.has(id)))) await flush();
+        updated.push(e);
+        updatedKey = key;
+        updatedIds.add(id);
+        continue;
+      }
+      await flush();
       await this.handle(e, em);
     }
-    if (run.length) await this.created(run, em);
+    await flush();
   }
 
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
@@ -135,6 +175,33 @@ export class MembersProjection implements ProjectionHandler {
         ]);
         return;
     }
+  }
+
+  /** MemberUpdated events of distinct members, all changing the same fields, as `handle` writes them. */
+  private async updated(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    if (events.length === 1) return this.handle(events[0], em);
+    const fields = changedFields(events[0]);
+    const rows = events.map((e) => {
+      const d = e.data as { memberId: number; updatedAt: string; changes: MemberChanges };
+      const row: Record<string, unknown> = {
+        memberId: d.memberId,
+        updatedAt: d.updatedAt,
+        streamRevision: e.revision.toString(),
+      };
+      fields.forEach((f, i) => (row[`v${i}`] = d.changes[f]));
+      return row;
+    });
+    const set = fields
+      .map((f, i) => `${MEMBER_COLUMNS[f]} = r.v${i}`)
+      .concat('updated_at = r."updatedAt"', 'version = m.version + 1', 'stream_revision = r."streamRevision"')
+      .join(', ');
+    const columns = ['"memberId" integer', '"updatedAt" timestamptz', '"streamRevision" bigint']
+      .concat(fields.map((f, i) => `v${i} ${MEMBER_TYPES[f]}`))
+      .join(', ');
+    await em.query(
+      `UPDATE members m SET ${set} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) WHERE m.id = r."memberId"`,
+      [JSON.stringify(rows)],
+    );
   }
 
   private async created(events: readonly StoredEvent[], em: EntityManager): Promise<void> {

@@ -120,15 +120,16 @@ export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
       ),
     );
     const condition = where.join(' AND ');
-    const [{ total }] = (await this.db.query(
-      `SELECT count(*)::int AS total FROM members m WHERE ${condition}`,
-      params,
-    )) as { total: number }[];
+    // The count and the page in one statement: one round trip, and one snapshot, so the
+    // total always agrees with the items. A page past the end is the count's row alone.
     const rows = (await this.db.query(
-      `${MEMBER_SELECT} WHERE ${condition} ORDER BY m.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      `SELECT t.total, p.* FROM (SELECT count(*)::int AS total FROM members m WHERE ${condition}) t
+         LEFT JOIN LATERAL (${MEMBER_SELECT} WHERE ${condition} ORDER BY m.id
+                            LIMIT $${params.length + 1} OFFSET $${params.length + 2}) p ON true`,
       [...params, page.pageSize, page.offset],
-    )) as MemberRow[];
-    return paginated(rows.map(toMemberResponse), total, page);
+    )) as (MemberRow & { total: number })[];
+    const items = rows.filter((r) => r.id !== null).map(toMemberResponse);
+    return paginated(items, rows[0].total, page);
   }
 }
 

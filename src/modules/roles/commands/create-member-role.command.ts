@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
-import { assertNoEscalation } from '../domain/escalation.policy';
+import { assertMayGrantResourceAccess, assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import type { FileAccess, SiteAudience } from '../domain/role-access';
 import { roleNameClaims, roleNameConflict } from '../domain/role-name-claim';
@@ -34,6 +34,7 @@ export class CreateMemberRoleHandler implements ICommandHandler<CreateMemberRole
 
   async execute(cmd: CreateMemberRoleCommand): Promise<number> {
     assertNoEscalation(cmd.granter, cmd.input.permissions, 'permissions', 'the new role');
+    assertMayGrantResourceAccess(cmd.granter, cmd.input);
     const roleId = await nextId(this.db, 'member_role_id_seq');
     try {
       await this.repo.handle({

@@ -1,6 +1,6 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { assertNoEscalation } from '../domain/escalation.policy';
+import { assertMayGrantResourceAccess, assertNoEscalation } from '../domain/escalation.policy';
 import { MemberRolesMerged, memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import { roleNameClaims } from '../domain/role-name-claim';
 import { RoleReferences } from '../queries/role-references';
@@ -36,17 +36,21 @@ export class MergeMemberRolesHandler implements ICommandHandler<
   ) {}
 
   async execute(cmd: MergeMemberRolesCommand): Promise<MemberRolesMerged['data']> {
-    const [target, holders, invitationIds, defaultRoleId, targetStream] = await Promise.all([
+    const [target, holders, invitationIds, defaultRoleId, targetStream, sourceStream] = await Promise.all([
       this.refs.role(cmd.workspaceId, cmd.targetRoleId),
       this.refs.holders(cmd.workspaceId, cmd.sourceRoleId),
       this.refs.unclaimedInvitationIds(cmd.workspaceId, cmd.sourceRoleId),
       this.refs.workspaceDefaultRoleId(cmd.workspaceId),
       this.repo.load(memberRoleStream(cmd.targetRoleId), memberRoleDecider),
+      this.repo.load(memberRoleStream(cmd.sourceRoleId), memberRoleDecider),
     ]);
     // A target absent from this workspace is the decider's 400; it grants nothing here.
     const targetRole = targetStream.state;
     if (targetRole.status === 'active' && targetRole.workspaceId === cmd.workspaceId)
       assertNoEscalation(cmd.granter, targetRole.permissions, 'targetRoleId', `role ${targetRole.name}`);
+    // Copying the duplicate's access onto the target grants it to the target's members.
+    if (cmd.resourceAccess === 'copy' && sourceStream.state.workspaceId === cmd.workspaceId)
+      assertMayGrantResourceAccess(cmd.granter, sourceStream.state, 'resourceAccess');
     const { events } = await this.repo.handle({
       streamName: memberRoleStream(cmd.sourceRoleId),
       workspaceId: cmd.workspaceId,

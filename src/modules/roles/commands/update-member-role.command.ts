@@ -1,7 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { assertNoEscalation } from '../domain/escalation.policy';
+import { assertMayGrantResourceAccess, assertNoEscalation } from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import { roleNameClaims, roleNameConflict } from '../domain/role-name-claim';
 import type { MemberRoleInput } from './create-member-role.command';
@@ -28,6 +28,7 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
     // a role what it could not have put there (SPEC "Roles"; issue 7).
     if (cmd.changes.permissions)
       assertNoEscalation(cmd.granter, cmd.changes.permissions, 'permissions', 'the role');
+    assertMayGrantResourceAccess(cmd.granter, cmd.changes);
     try {
       await this.repo.handle({
         streamName: memberRoleStream(cmd.roleId),

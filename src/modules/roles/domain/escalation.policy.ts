@@ -1,5 +1,6 @@
 import { grants, isValidScope } from '../../../core/auth/scopes';
 import { ForbiddenError } from '../../../core/http/domain-errors';
+import type { FileAccess, SiteAudience } from './role-access';
 
 const MAX_NAMED = 5;
 
@@ -35,4 +36,28 @@ export function assertNoEscalation(
   throw new ForbiddenError(
     `${field}: ${what} grants ${named}, which this credential does not hold; nobody can grant more than they hold`,
   );
+}
+
+/**
+ * A role's reach beyond its scopes (Site audience, grants on Files and Folders) is handed
+ * out only by those who administer it: writing a non-empty site audience into a role (on
+ * create, update, or a merge that copies a duplicate's access) needs sites:admin, file
+ * and folder grants files:admin. Otherwise a role editor could give its own role every
+ * site and admin on every folder. Clearing access is not a grant and needs neither.
+ */
+export function assertMayGrantResourceAccess(
+  held: readonly string[],
+  access: { siteAudience?: SiteAudience; fileAccess?: FileAccess },
+  field?: string,
+): void {
+  const sites = access.siteAudience;
+  if (sites && (sites.allSites || sites.siteIds.length) && !grants(held, 'sites:admin'))
+    throw new ForbiddenError(
+      `${field ?? 'siteAudience'}: granting a role site access needs sites:admin, which this credential does not hold`,
+    );
+  const files = access.fileAccess;
+  if (files && (files.folders.length || files.files.length) && !grants(held, 'files:admin'))
+    throw new ForbiddenError(
+      `${field ?? 'fileAccess'}: granting a role file or folder access needs files:admin, which this credential does not hold`,
+    );
 }

@@ -1,0 +1,390 @@
+/**
+ * The service's HTTP request path against two baselines, side by side in one run:
+ * - "bare write": a `node:http` server in this process whose every request does one
+ *   INSERT through a pg pool (max 10, as the service's pools) into the same database;
+ * - "public GET": the service's own `GET /api/v2/resources/registry` (no credential,
+ *   no database), i.e. what Nest + Fastify + our hooks cost with nothing else.
+ * The service runs as a child process (src/main.ts through @swc-node/register, as the
+ * e2e process specs run it: the code under test, never a stale dist/) with ROLE=all,
+ * LOG_LEVEL=silent and rate limits far above the load, on a fresh database and Redis
+ * prefix. Cases, each at BENCH_HTTP_CONNECTIONS (16) for BENCH_HTTP_SECONDS (5) and
+ * alternated with its baseline in slices (baseline, case, case, baseline) so that
+ * whatever else the machine does weighs on both alike:
+ *   GET /w/{wid}                 with an API key, vs the public GET
+ *   GET /w/{wid}/members         50 items, vs the public GET
+ *   POST /w/{wid}/create-signup  a new email each, vs the bare write
+ *   PUT /w/{wid}/members/{id}    round robin over BENCH_HTTP_MEMBERS (2000) members, vs the bare write
+ * then BENCH_HTTP_ROUNDS (1000) write-then-read rounds at one connection (PUT a member's
+ * name, GET it): every GET must show its PUT; inconsistencies are counted (must be 0).
+ * BENCH_HTTP_CASES=get-workspace,put-member picks cases; BENCH_HTTP_SERVICE_NODE_ARGS are
+ * node's arguments for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: the
+ * profile is written when the service exits on SIGTERM at the end of the run).
+ * Writes bench-results/http-<timestamp>.json.
+ */
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { cpus } from 'node:os';
+import { Pool } from 'pg';
+import { createTestDatabase } from '../test/support/database';
+import { ChildProcess, spawn } from 'node:child_process';
+import { freePort, ROOT, runToCompletion } from '../test/support/processes';
+import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
+import { EMPTY, LoadClient, LoadRequest, Measured, merge, percentile } from './http-load';
+import { printTable, writeResults } from './report';
+
+const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
+const MEMBERS = Number(process.env.BENCH_HTTP_MEMBERS ?? 2000);
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 1000);
+const WARMUP_SECONDS = 0.5;
+const HOST = '127.0.0.1';
+
+interface CaseResult {
+  case: string;
+  requests: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  baseline: string | null;
+  ratio: number | null;
+  target: number | null;
+  unexpected: Record<string, number>;
+}
+
+function summarise(name: string, m: Measured, baseline?: CaseResult, target?: number): CaseResult {
+  const sorted = [...m.latenciesMs].sort((x, y) => x - y);
+  const requestsPerSecond = m.requests / m.seconds;
+  return {
+    case: name,
+    requests: m.requests,
+    requestsPerSecond,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    baseline: baseline?.case ?? null,
+    ratio: baseline ? requestsPerSecond / baseline.requestsPerSecond : null,
+    target: target ?? null,
+    unexpected: m.unexpected,
+  };
+}
+
+/** The bare baseline: read the body, one INSERT, answer 201 with a small JSON. */
+async function startBareServer(pool: Pool): Promise<{ server: Server; port: number }> {
+  await pool.query(
+    `CREATE TABLE bench_http_baseline (id bigserial PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+  );
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      pool
+        .query({
+          name: 'bench_http_baseline_insert',
+          text: 'INSERT INTO bench_http_baseline (body) VALUES ($1) RETURNING id',
+          values: [Buffer.concat(chunks).toString() || '{}'],
+        })
+        .then(
+          ({ rows }) => {
+            res.writeHead(201, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ id: String((rows[0] as { id: string }).id) }));
+          },
+          (err: Error) => {
+            res.writeHead(500, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ detail: err.message }));
+          },
+        );
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+  return { server, port: (server.address() as { port: number }).port };
+}
+
+interface Service {
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** src/main.ts in a child process, with BENCH_HTTP_SERVICE_NODE_ARGS before the script. */
+function spawnMain(env: Record<string, string>): Service {
+  const nodeArgs = process.env.BENCH_HTTP_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const collect = (c: Buffer) => (out = (out + c.toString()).slice(-100_000));
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  return {
+    child,
+    output: () => out,
+    async stop() {
+      // SIGTERM, so a --cpu-prof profile is written on the way out.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+      process.off('exit', kill);
+    },
+  };
+}
+
+async function startService(env: Record<string, string>): Promise<{ proc: Service; port: number }> {
+  const port = await freePort();
+  const proc = spawnMain({ ...env, ROLE: 'all', PORT: String(port), HOST });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (proc.child.exitCode !== null) throw new Error(`service exited:\n${proc.output().slice(-3000)}`);
+    const up = await fetch(`http://${HOST}:${port}/api/v2/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (up) return { proc, port };
+    if (Date.now() > deadline) throw new Error(`service did not start:\n${proc.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+type Case = {
+  key: string;
+  name: string;
+  baseline: 'bare' | 'public';
+  target: number;
+  expect: number;
+  next: (i: number) => LoadRequest;
+};
+
+export async function run(): Promise<void> {
+  const db = await createTestDatabase();
+  const prefix = testRedisPrefix();
+  const pool = new Pool({ connectionString: db.url, max: 10, application_name: 'bench-bare' });
+  const env = {
+    DATABASE_URL: db.url,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_CONCURRENCY: '10000',
+  };
+  let service: Service | undefined;
+  let bare: Server | undefined;
+  const started = Date.now();
+  try {
+    const bareServer = await startBareServer(pool);
+    bare = bareServer.server;
+    const svc = await startService(env);
+    service = svc.proc;
+    const out = await runToCompletion(
+      'src/cli.ts',
+      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
+      { ...env, LOG_LEVEL: 'warn' },
+      120_000,
+    );
+    const { apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
+      apiKey: string;
+      workspaceId: string;
+    };
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const api = new LoadClient(HOST, svc.port, CONNECTIONS);
+    const bareClient = new LoadClient(HOST, bareServer.port, CONNECTIONS);
+
+    // Members to list and to update: one import of MEMBERS contacts.
+    const tag = Date.now().toString(36);
+    const imported = await api.send({
+      method: 'POST',
+      path: `/api/v2/w/${workspaceId}/members/import`,
+      headers: auth,
+      body: JSON.stringify({
+        members: Array.from({ length: MEMBERS }, (_, i) => ({ email: `m${i}-${tag}@example.com` })),
+      }),
+    });
+    if (imported.status !== 200) throw new Error(`import: HTTP ${imported.status} ${imported.body}`);
+    const { rows } = await pool.query<{ id: number }>(
+      `SELECT id FROM members WHERE workspace_id = $1 AND account_uuid IS NULL ORDER BY id`,
+      [workspaceId],
+    );
+    const memberIds = rows.map((r) => r.id);
+    if (memberIds.length !== MEMBERS)
+      throw new Error(`expected ${MEMBERS} members, found ${memberIds.length}`);
+    const list = await api.send({ method: 'GET', path: `/api/v2/w/${workspaceId}/members`, headers: auth });
+    const listed = (JSON.parse(list.body) as { items: unknown[] }).items.length;
+    if (listed !== 50) throw new Error(`the member list returned ${listed} items, not 50`);
+
+    const settings = await pool.query<{ name: string; setting: string }>(
+      `SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'shared_buffers')`,
+    );
+    const environment = {
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      postgres: Object.fromEntries(settings.rows.map((r) => [r.name, r.setting])),
+    };
+    console.log(
+      `database ${db.name}; ${CONNECTIONS} connections x ${SECONDS} s per case; ${JSON.stringify(environment)}`,
+    );
+
+    let writes = 0;
+    const cases: Case[] = [
+      {
+        key: 'get-workspace',
+        name: 'GET /w/{wid} (API key)',
+        baseline: 'public',
+        target: 0.6,
+        expect: 200,
+        next: () => ({ method: 'GET', path: `/api/v2/w/${workspaceId}`, headers: auth }),
+      },
+      {
+        key: 'list-members',
+        name: 'GET /w/{wid}/members (50 items)',
+        baseline: 'public',
+        target: 0.4,
+        expect: 200,
+        next: () => ({ method: 'GET', path: `/api/v2/w/${workspaceId}/members`, headers: auth }),
+      },
+      {
+        key: 'create-signup',
+        name: 'POST /w/{wid}/create-signup (new email)',
+        baseline: 'bare',
+        target: 0.2,
+        expect: 201,
+        next: () => ({
+          method: 'POST',
+          path: `/api/v2/w/${workspaceId}/create-signup`,
+          headers: auth,
+          body: JSON.stringify({ member: { email: `s${writes++}-${tag}@example.com`, name: 'Bench' } }),
+        }),
+      },
+      {
+        key: 'put-member',
+        name: 'PUT /w/{wid}/members/{id}',
+        baseline: 'bare',
+        target: 0.3,
+        expect: 200,
+        next: () => {
+          const n = writes++;
+          return {
+            method: 'PUT',
+            path: `/api/v2/w/${workspaceId}/members/${memberIds[n % memberIds.length]}`,
+            headers: auth,
+            body: JSON.stringify({ name: `Name ${n}` }),
+          };
+        },
+      },
+    ];
+    const wanted = process.env.BENCH_HTTP_CASES?.split(',').map((s) => s.trim());
+    const selected = wanted ? cases.filter((c) => wanted.includes(c.key)) : cases;
+    if (!selected.length) throw new Error(`BENCH_HTTP_CASES: none of ${cases.map((c) => c.key).join(', ')}`);
+
+    const baselines = {
+      public: {
+        name: 'baseline: public GET /resources/registry',
+        client: api,
+        expect: 200,
+        next: (): LoadRequest => ({ method: 'GET', path: '/api/v2/resources/registry' }),
+      },
+      bare: {
+        name: 'baseline: bare node:http + 1 INSERT',
+        client: bareClient,
+        expect: 201,
+        next: (i: number): LoadRequest => ({
+          method: 'POST',
+          path: '/',
+          body: JSON.stringify({ member: { email: `b${i}@example.com`, name: 'Bench' } }),
+        }),
+      },
+    };
+
+    const results: CaseResult[] = [];
+    for (const c of selected) {
+      const b = baselines[c.baseline];
+      await b.client.run(CONNECTIONS, WARMUP_SECONDS, b.expect, b.next);
+      await api.run(CONNECTIONS, WARMUP_SECONDS, c.expect, c.next);
+      let base = EMPTY;
+      let measured = EMPTY;
+      const slice = SECONDS / 2;
+      base = merge(base, await b.client.run(CONNECTIONS, slice, b.expect, b.next));
+      measured = merge(measured, await api.run(CONNECTIONS, slice, c.expect, c.next));
+      measured = merge(measured, await api.run(CONNECTIONS, slice, c.expect, c.next));
+      base = merge(base, await b.client.run(CONNECTIONS, slice, b.expect, b.next));
+      const baseResult = summarise(`  ${b.name}`, base);
+      results.push(summarise(c.name, measured, baseResult, c.target), baseResult);
+      console.log(`${c.name}: ${Math.round(results[results.length - 2].requestsPerSecond)} req/s`);
+    }
+
+    // Read your writes: PUT then GET of the same member, one pair at a time.
+    let inconsistent = 0;
+    const pairs: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const id = memberIds[i % memberIds.length];
+      const name = `Round ${i} ${tag}`;
+      const t = performance.now();
+      const put = await api.send({
+        method: 'PUT',
+        path: `/api/v2/w/${workspaceId}/members/${id}`,
+        headers: auth,
+        body: JSON.stringify({ name }),
+      });
+      const get = await api.send({
+        method: 'GET',
+        path: `/api/v2/w/${workspaceId}/members/${id}`,
+        headers: auth,
+      });
+      pairs.push(performance.now() - t);
+      if (
+        put.status !== 200 ||
+        get.status !== 200 ||
+        (JSON.parse(get.body) as { name?: string }).name !== name
+      )
+        inconsistent++;
+    }
+    pairs.sort((x, y) => x - y);
+    const consistency = {
+      rounds: ROUNDS,
+      inconsistent,
+      pairP50Ms: percentile(pairs, 50),
+      pairP99Ms: percentile(pairs, 99),
+    };
+
+    const fmt = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(2));
+    printTable(
+      ['case', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'target', 'unexpected'],
+      results.map((r) => [
+        r.case,
+        Math.round(r.requestsPerSecond).toLocaleString('en-US'),
+        fmt(r.p50Ms),
+        fmt(r.p99Ms),
+        r.ratio === null ? '' : `${r.ratio.toFixed(2)}x`,
+        r.target === null ? '' : `>= ${r.target}x ${r.ratio! >= r.target ? 'ok' : 'MISSED'}`,
+        Object.entries(r.unexpected)
+          .map(([s, n]) => `${n}x${s}`)
+          .join(' '),
+      ]),
+    );
+    console.log(
+      `read-your-writes: ${ROUNDS} PUT-then-GET rounds, ${inconsistent} inconsistent; pair p50 ${fmt(
+        consistency.pairP50Ms,
+      )} ms, p99 ${fmt(consistency.pairP99Ms)} ms`,
+    );
+    console.log(`${((Date.now() - started) / 1000).toFixed(1)} s`);
+    writeResults('http', {
+      environment,
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      members: MEMBERS,
+      results,
+      consistency,
+    });
+    api.close();
+    bareClient.close();
+    if (inconsistent > 0) throw new Error(`${inconsistent} of ${ROUNDS} reads did not see their write`);
+  } finally {
+    await service?.stop();
+    await new Promise<void>((resolve) => (bare ? bare.close(() => resolve()) : resolve()));
+    await pool.end();
+    await clearRedisPrefix(prefix);
+    await db.drop();
+  }
+}
