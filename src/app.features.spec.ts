@@ -231,15 +231,6 @@ describe('features meet through their public surface', () => {
     return found;
   }
 
-  // Files another branch is editing right now; they move onto the public surfaces when it
-  // is merged, and this list goes with them.
-  const PENDING_MERGE = [
-    'modules/api-keys/auth/api-key-credential.resolver.ts imports ../../identity/domain/api-key-secret',
-    'modules/identity/commands/member.commands.ts imports ../../roles/domain/escalation.policy',
-    'modules/identity/domain/api-key-secret.ts imports ../../api-keys/domain/api-key-secret',
-    "modules/identity/auth/identity-resolvers.ts names roles's table member_roles",
-  ];
-
   const moduleFiles = () =>
     readdirSync(MODULES, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
@@ -249,7 +240,7 @@ describe('features meet through their public surface', () => {
     const files = moduleFiles();
     expect(files.length).toBeGreaterThan(50);
     const offenders = files.flatMap((f) => importOffenders(f, readFileSync(f, 'utf8')));
-    expect(offenders.filter((o) => !PENDING_MERGE.includes(o))).toEqual([]);
+    expect(offenders).toEqual([]);
   });
 
   it("has no module whose SQL names another feature's table", () => {
@@ -259,7 +250,7 @@ describe('features meet through their public surface', () => {
     const offenders = moduleFiles()
       .filter((f) => !f.endsWith('.spec.ts'))
       .flatMap((f) => sqlOffenders(f, readFileSync(f, 'utf8'), owners));
-    expect(offenders.filter((o) => !PENDING_MERGE.includes(o))).toEqual([]);
+    expect(offenders).toEqual([]);
   });
 
   it('loads every module file first, on its own (no cycle through index.ts reads a class before it is defined)', () => {

@@ -8,6 +8,7 @@ export type { BuiltInRoleIds } from './commands/create-built-in-roles.command';
 export {
   GetBuiltInRoleIdQuery,
   GetRoleNamesQuery,
+  GetRoleScopesQuery,
   ResolveDefaultMemberRoleQuery,
 } from './queries/role-facts.queries';
 export { BUILT_IN_ROLES } from './domain/built-in-roles';

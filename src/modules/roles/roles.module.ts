@@ -14,6 +14,7 @@ import { GetMemberRoleHandler, ListMemberRolesHandler } from './queries/member-r
 import {
   GetBuiltInRoleIdHandler,
   GetRoleNamesHandler,
+  GetRoleScopesHandler,
   ResolveDefaultMemberRoleHandler,
 } from './queries/role-facts.handlers';
 import { RoleReferences } from './queries/role-references';
@@ -44,6 +45,7 @@ import { MemberRoleAccess1764000004000 } from './roles.migration';
     GetMemberRoleHandler,
     GetBuiltInRoleIdHandler,
     GetRoleNamesHandler,
+    GetRoleScopesHandler,
     ResolveDefaultMemberRoleHandler,
   ],
 })

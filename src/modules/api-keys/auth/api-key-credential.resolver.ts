@@ -4,7 +4,7 @@ import { ResolvesCredentialsWithPrefix } from '../../../core/auth/credential-res
 import { Credential, CredentialResolver } from '../../../core/auth/principal';
 import { JsonLogger } from '../../../core/logging/json-logger';
 import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
-import { prefixOf, secretMatches } from '../../identity/domain/api-key-secret';
+import { prefixOf, secretMatches } from '../domain/api-key-secret';
 
 /** A key's last use is written at most this often per process: cheap, and precise enough for "last used". */
 export const LAST_USED_RESOLUTION_MS = 60_000;

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { AuthCache } from '../../../core/auth/auth-cache';
 import { Credential, Membership, MembershipResolver } from '../../../core/auth/principal';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
+import { GetRoleScopesQuery } from '../../roles';
 
 /** Events after which a membership or its role's scopes may differ. */
 function changesMembership(e: StoredEvent): boolean {
@@ -30,6 +32,7 @@ export class IdentityMembershipResolver implements MembershipResolver {
   constructor(
     private readonly db: DataSource,
     private readonly cache: AuthCache,
+    private readonly queries: QueryBus,
     feed: CheckpointFeed,
   ) {
     feed.invalidateAuthOn(changesMembership);
@@ -48,15 +51,19 @@ export class IdentityMembershipResolver implements MembershipResolver {
     memberId: number | null,
   ): Promise<Membership | undefined> {
     const rows = (await this.db.query(
-      `SELECT m.id, m.member_role_id, m.kind, coalesce(r.permissions, '{}') AS permissions
-         FROM members m LEFT JOIN member_roles r ON r.id = m.member_role_id AND r.workspace_id = m.workspace_id
+      `SELECT m.id, m.member_role_id, m.kind
+         FROM members m
         WHERE m.workspace_id = $1 AND m.account_uuid = $2 AND m.status = 'active'
           AND ($3::int IS NULL OR m.id = $3)
         ORDER BY m.id LIMIT 1`,
       [workspaceId, accountUuid, memberId],
-    )) as { id: number; member_role_id: number; kind: 'person' | 'agent'; permissions: string[] }[];
+    )) as { id: number; member_role_id: number; kind: 'person' | 'agent' }[];
     const m = rows[0];
     if (!m) return undefined;
-    return { workspaceId, memberId: m.id, roleId: m.member_role_id, roleScopes: m.permissions, kind: m.kind };
+    // The role's scopes are roles' to answer (its table); a cache miss costs one more query.
+    const roleScopes = await this.queries.execute<GetRoleScopesQuery, string[]>(
+      new GetRoleScopesQuery(workspaceId, m.member_role_id),
+    );
+    return { workspaceId, memberId: m.id, roleId: m.member_role_id, roleScopes, kind: m.kind };
   }
 }

@@ -15,7 +15,7 @@ import type {
   MemberSnapshot,
   UniqueMemberField,
 } from '../domain/member.events';
-import { Assigner, checkRoleAssignment, RoleFacts } from '../domain/role-rules';
+import { Assigner, checkRoleAssignment, RoleFacts } from '../../roles';
 import { ClaimService } from './claims.service';
 import { RoleLookup } from './role-lookup.service';
 

@@ -1,13 +1,9 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { grants } from '../../../core/auth/scopes';
-import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
+import { assertNoEscalation } from '../../roles';
+import { assertSelfChangeAllowed, authoriseMemberChange } from '../domain/member-access.policy';
 import type { MemberSnapshot } from '../domain/member.events';
-import { assertNoEscalation } from '../../roles/domain/escalation.policy';
 import { Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
 import { LoadedMember, MemberWriter } from './member-writer.service';
-
-/** Fields only holders of members:write may change, even on their own record. */
-const OPERATOR_FIELDS = ['memberRoleId', 'externalId'] as const;
 
 export class UpdateMemberCommand {
   constructor(
@@ -37,22 +33,16 @@ export class RevokeMemberTokensCommand {
 }
 
 /**
- * Self-access (SPEC "Scopes", Members: own profile): a member may change its own
- * contact details and notification flags without members:write; an anonymous member
- * is invisible (404) to anyone without members:admin but itself.
+ * Loads the member (existence first: a member of another workspace is 404 whatever the
+ * caller's scopes), then applies the self-access policy (domain/member-access.policy.ts).
  */
 async function authorise(
   members: MemberWriter,
   cmd: { workspaceId: string; memberId: number; caller: Caller },
 ): Promise<{ current: MemberSnapshot; canWrite: boolean; loaded: LoadedMember }> {
-  const canWrite = grants(cmd.caller.scopes, 'members:write');
-  const self = cmd.caller.memberId === cmd.memberId;
-  // Existence first: a member of another workspace is 404 whatever the caller's scopes.
   const loaded = await members.loaded(cmd.workspaceId, cmd.memberId);
   const current = loaded.state.member!;
-  if (!self && isAnonymous(current) && !grants(cmd.caller.scopes, 'members:admin'))
-    throw new NotFoundError('Member not found');
-  if (!canWrite && !self) throw new ForbiddenError('This credential lacks the scope members:write');
+  const { canWrite } = authoriseMemberChange(cmd.caller, cmd.memberId, { anonymous: isAnonymous(current) });
   return { current, canWrite, loaded };
 }
 
@@ -63,13 +53,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
   async execute(cmd: UpdateMemberCommand): Promise<MemberSnapshot> {
     const { current, canWrite, loaded } = await authorise(this.members, cmd);
     const changes = normaliseChanges(cmd.input);
-    if (!canWrite) {
-      for (const field of OPERATOR_FIELDS) {
-        if (changes[field] !== undefined && changes[field] !== current[field]) {
-          throw new ForbiddenError(`${field}: changing it requires the scope members:write`);
-        }
-      }
-    }
+    assertSelfChangeAllowed(canWrite, changes, current);
     return this.members.update(cmd.workspaceId, cmd.memberId, changes, {
       assigner: 'operator',
       checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),

@@ -1,5 +1,5 @@
 import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
-import { assertScopeOrSelf, authoriseMemberChange } from './member-access.policy';
+import { assertScopeOrSelf, assertSelfChangeAllowed, authoriseMemberChange } from './member-access.policy';
 
 describe('member access policy', () => {
   const reader = { scopes: ['members:read'], memberId: 7 };
@@ -31,5 +31,20 @@ describe('member access policy', () => {
       new NotFoundError('Member not found'),
     );
     expect(authoriseMemberChange(admin, 9, { anonymous: true })).toEqual({ canWrite: true });
+  });
+
+  it('assertSelfChangeAllowed: self-access cannot change its role or external id; members:write can', () => {
+    const current = { memberRoleId: 3, externalId: 'x-1' };
+    expect(() =>
+      assertSelfChangeAllowed(false, { memberRoleId: 3, externalId: 'x-1' }, current),
+    ).not.toThrow();
+    expect(() => assertSelfChangeAllowed(false, {}, current)).not.toThrow();
+    expect(() => assertSelfChangeAllowed(false, { memberRoleId: 4 }, current)).toThrow(
+      new ForbiddenError('memberRoleId: changing it requires the scope members:write'),
+    );
+    expect(() => assertSelfChangeAllowed(false, { externalId: null }, current)).toThrow(
+      new ForbiddenError('externalId: changing it requires the scope members:write'),
+    );
+    expect(() => assertSelfChangeAllowed(true, { memberRoleId: 4, externalId: null }, current)).not.toThrow();
   });
 });

@@ -36,3 +36,22 @@ export function authoriseMemberChange(
   if (!canWrite && !self) throw new ForbiddenError('This credential lacks the scope members:write');
   return { canWrite };
 }
+
+/** Fields only holders of members:write may change, even on their own record. */
+const OPERATOR_FIELDS = ['memberRoleId', 'externalId'] as const;
+type OperatorField = (typeof OPERATOR_FIELDS)[number];
+
+/**
+ * Self-access changes contact details and notification flags only: without members:write,
+ * a change of the role or the external id (to another value than it has) is a 403.
+ */
+export function assertSelfChangeAllowed(
+  canWrite: boolean,
+  changes: Partial<Record<OperatorField, unknown>>,
+  current: Record<OperatorField, unknown>,
+): void {
+  if (canWrite) return;
+  for (const field of OPERATOR_FIELDS)
+    if (changes[field] !== undefined && changes[field] !== current[field])
+      throw new ForbiddenError(`${field}: changing it requires the scope members:write`);
+}

@@ -6,6 +6,7 @@ import { RoleReferences } from './role-references';
 import {
   GetBuiltInRoleIdQuery,
   GetRoleNamesQuery,
+  GetRoleScopesQuery,
   ResolveDefaultMemberRoleQuery,
 } from './role-facts.queries';
 
@@ -40,5 +41,18 @@ export class ResolveDefaultMemberRoleHandler implements IQueryHandler<
 
   execute(q: ResolveDefaultMemberRoleQuery): Promise<number | null> {
     return this.check.resolve(q.workspaceId, q.requested, q.field, q.granter);
+  }
+}
+
+@QueryHandler(GetRoleScopesQuery)
+export class GetRoleScopesHandler implements IQueryHandler<GetRoleScopesQuery, string[]> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetRoleScopesQuery): Promise<string[]> {
+    const rows = (await this.db.query(
+      `SELECT permissions FROM member_roles WHERE id = $1 AND workspace_id = $2`,
+      [q.roleId, q.workspaceId],
+    )) as { permissions: string[] }[];
+    return rows[0]?.permissions ?? [];
   }
 }

@@ -15,6 +15,17 @@ export class GetBuiltInRoleIdQuery {
   ) {}
 }
 
+/**
+ * The scopes a role of a workspace grants (none for a role that is gone or of another
+ * workspace): what a membership holding it may do, for identity's membership resolver.
+ */
+export class GetRoleScopesQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly roleId: number,
+  ) {}
+}
+
 /** Role names by id (a deleted role is absent), for features that show what a member holds. */
 export class GetRoleNamesQuery {
   constructor(readonly roleIds: readonly number[]) {}
