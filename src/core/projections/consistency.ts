@@ -37,8 +37,9 @@ export class ConsistencyWaiter implements OnModuleDestroy {
   }
 
   /**
-   * Waits for what the current request has appended so far, for a handler that reads
-   * its own write back before answering (e.g. PUT returning the updated resource).
+   * Waits for what the current request has appended so far and forgets it (the response
+   * then waits only for later appends). Called by core/cqrs/read-your-writes.ts before a
+   * query or command the request dispatches; features never call it themselves.
    */
   async settle(): Promise<void> {
     const ctx = requestContext.current();
