@@ -175,6 +175,65 @@ describe('accepting invitations (e2e)', () => {
   });
   afterAll(() => t.close());
 
+  it('the invited account declines: 204, InvitationDeclined, no longer acceptable; narrow keys and other accounts cannot', async () => {
+    const a = await t.bootstrap();
+    const inviteeEmail = `decliner-${Date.now()}@example.com`;
+    const invitee = await t.bootstrap(undefined, inviteeEmail);
+    const stranger = await t.bootstrap();
+    const roles = await builtInRoles(t, a.workspaceId, a.apiKey);
+    const sent = await t.request('POST', `/w/${a.workspaceId}/invitations`, {
+      token: a.apiKey,
+      body: { email: inviteeEmail, memberRoleId: roles.User },
+    });
+    const path = `/me/invitations/${sent.body.id}/decline`;
+    const narrow = await keyWithScopes(t, invitee.apiKey, ['members:read']);
+    for (const [method, p] of [
+      ['POST', path],
+      ['GET', '/me/invitations'],
+    ]) {
+      const res = await t.request(method, p, { token: narrow });
+      expect({ status: res.status, detail: res.body.detail }).toEqual({
+        status: 403,
+        detail: 'This credential lacks the scope account:admin',
+      });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    const notYours = await t.request('POST', path, { token: stranger.apiKey });
+    expect(notYours.status).toBe(404);
+    expect(await t.eventsOf(notYours)).toEqual([]);
+
+    const declined = await t.request('POST', path, { token: invitee.apiKey });
+    expect(declined.status).toBe(204);
+    await t.expectEvents(declined, [
+      {
+        type: 'InvitationDeclined',
+        stream: `invitation-${sent.body.id}`,
+        data: { invitationId: sent.body.id, workspaceId: a.workspaceId, accountUuid: invitee.accountUuid },
+      },
+    ]);
+    const seen = await t.request('GET', `/w/${a.workspaceId}/invitations/${sent.body.id}`, {
+      token: a.apiKey,
+    });
+    expect(seen.body.status).toBe('declined');
+    const filtered = await t.request('GET', `/w/${a.workspaceId}/invitations?status=declined`, {
+      token: a.apiKey,
+    });
+    expect(filtered.body.items.map((i: { id: string }) => i.id)).toEqual([sent.body.id]);
+    expect((await t.request('GET', '/me/invitations', { token: invitee.apiKey })).body.total).toBe(0);
+
+    const again = await t.request('POST', path, { token: invitee.apiKey });
+    expect(again.status).toBe(204);
+    expect(await t.eventsOf(again)).toEqual([]);
+    const accept = await t.request('POST', `/me/invitations/${sent.body.id}/accept`, {
+      token: invitee.apiKey,
+    });
+    expect({ status: accept.status, detail: accept.body.detail }).toEqual({
+      status: 409,
+      detail: 'Invitation was declined',
+    });
+    expect(await t.eventsOf(accept)).toEqual([]);
+  });
+
   it('GET /me/invitations is the standard paginated list: {items, total, page, pageSize}', async () => {
     const invitee = await t.bootstrap('Home', 'paged-invitee@example.com');
     const ids: string[] = [];

@@ -107,7 +107,7 @@ describe('every route declares its access (e2e)', () => {
     expect(routes.filter((r) => r.isPublic && r.route.includes(':wid')).map((r) => r.route)).toEqual([]);
   });
 
-  it('account-wide operations (API keys, accepting invitations) need account:admin, and only they', () => {
+  it('account-wide operations (API keys, listing, accepting and declining invitations) need account:admin, and only they', () => {
     expect(
       routes
         .filter((r) => r.accountScope)
@@ -117,8 +117,10 @@ describe('every route declares its access (e2e)', () => {
       'DELETE /me/api-keys/:keyId account:admin',
       'GET /me/api-keys account:admin',
       'GET /me/api-keys/:keyId account:admin',
+      'GET /me/invitations account:admin',
       'POST /me/api-keys account:admin',
       'POST /me/invitations/:invitationId/accept account:admin',
+      'POST /me/invitations/:invitationId/decline account:admin',
     ]);
     expect(routes.filter((r) => r.accountScope && !isAccountScope(r.accountScope))).toEqual([]);
   });

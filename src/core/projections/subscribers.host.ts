@@ -9,7 +9,7 @@ import { CheckpointFeed, encodeNotice } from './checkpoint-feed';
 import { LeaderLocks } from './leader-locks';
 import { applyEvents, RegisteredProjection } from './projection';
 import { RegisteredReactor, SubscriberRegistry } from './subscriber-registry';
-import { BatchOutcome, SubscriberLoop, SubscriberSpec } from './subscriber-loop';
+import { BatchOutcome, beforeCheckpointWrite, SubscriberLoop, SubscriberSpec } from './subscriber-loop';
 
 /**
  * Runs every projection and reactor in processes whose ROLE is `all` or `worker`.
@@ -94,6 +94,8 @@ export function projectionSpec(
         const stored = at.commit === 0n && at.prepare === 0n ? undefined : at;
         if (!samePosition(stored, expected)) return 'stale';
         await applyEvents(p.handler, events, em);
+        // The crash window the checkpoint tests aim at (a no-op outside them).
+        beforeCheckpointWrite(checkpointName);
         // The checkpoint and its announcement in one statement (delivered at COMMIT).
         await em.query(
           `WITH moved AS (

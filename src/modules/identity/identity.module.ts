@@ -6,6 +6,7 @@ import { IdentityMembershipResolver } from './auth/identity-resolvers';
 import { MemberTokenCredentialResolver } from './auth/member-token.resolver';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { AcceptInvitationHandler } from './commands/accept-invitation.command';
+import { DeclineInvitationHandler } from './commands/decline-invitation.command';
 import { AccountService } from './commands/accounts.service';
 import { ClaimService } from './commands/claims.service';
 import { CreateSignupHandler } from './commands/create-signup.command';
@@ -92,6 +93,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         CreateInvitationHandler,
         RevokeInvitationHandler,
         AcceptInvitationHandler,
+        DeclineInvitationHandler,
         UpdateMeHandler,
         RevokeOwnMemberTokenHandler,
         ListMembersHandler,

@@ -135,6 +135,41 @@ describe('invitation decider', () => {
       .thenThrows(ConflictError, /expired/);
   });
 
+  it('is declined by the account it was sent to, once; then it cannot be accepted', () => {
+    const decline = {
+      type: 'DeclineInvitation' as const,
+      invitationId: id,
+      accountEmail: 'ann@example.com',
+      accountUuid: acc,
+      now: t0,
+    };
+    const declined: InvitationEvent = {
+      type: 'InvitationDeclined',
+      data: { invitationId: id, workspaceId: wid, accountUuid: acc, declinedAt: t0 },
+    };
+    spec.given([created]).when(decline).then([declined]);
+    spec.given([created, declined]).when(decline).then([]);
+    spec
+      .given([created])
+      .when({ ...decline, accountEmail: null })
+      .thenThrows(NotFoundError);
+    spec
+      .given([created, expired])
+      .when(decline)
+      .thenThrows(ConflictError, /expired/);
+    spec
+      .given([created, declined])
+      .when({
+        type: 'AcceptInvitation',
+        invitationId: id,
+        accountEmail: 'ann@example.com',
+        accountUuid: acc,
+        memberId: 3,
+        now: t0,
+      })
+      .thenThrows(ConflictError, /declined/);
+  });
+
   it('takes its lifetime from the command, fractions of a day included', () => {
     spec
       .given([])

@@ -35,6 +35,13 @@ export type InvitationCommand =
       accountUuid: string;
       memberId: number;
       now: string;
+    }
+  | {
+      type: 'DeclineInvitation';
+      invitationId: string;
+      accountEmail: string | null;
+      accountUuid: string;
+      now: string;
     };
 
 function inWorkspace(state: InvitationState, workspaceId: string): void {
@@ -71,6 +78,8 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
         return { ...state, status: 'revoked' };
       case 'InvitationAccepted':
         return { ...state, status: 'accepted' };
+      case 'InvitationDeclined':
+        return { ...state, status: 'declined' };
       case 'InvitationExpired':
         return { ...state, status: 'expired' };
     }
@@ -101,8 +110,9 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
       }
       case 'RevokeInvitation':
         inWorkspace(state, command.workspaceId);
-        // Revoked or lapsed: it can no longer be accepted, which is all a revocation asks.
-        if (state.status === 'revoked' || state.status === 'expired') return [];
+        // Revoked, declined or lapsed: it can no longer be accepted, which is all a revocation asks.
+        if (state.status === 'revoked' || state.status === 'expired' || state.status === 'declined')
+          return [];
         if (state.status === 'accepted')
           throw new ConflictError('Invitation was already accepted; archive the member instead');
         return [
@@ -120,6 +130,7 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
         if (!state.exists || state.email !== command.accountEmail)
           throw new NotFoundError('Invitation not found');
         if (state.status === 'accepted') throw new ConflictError('Invitation was already accepted');
+        if (state.status === 'declined') throw new ConflictError('Invitation was declined');
         if (state.status === 'revoked') throw new ConflictError('Invitation was revoked');
         // By its timestamp, whether or not the expiry worker has recorded the lapse yet.
         if (state.status === 'expired' || Date.parse(state.expiresAt!) <= Date.parse(command.now))
@@ -133,6 +144,28 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
               memberId: command.memberId,
               accountUuid: command.accountUuid,
               acceptedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'DeclineInvitation': {
+        // The same ownership rule as accepting: someone else's invitation reads as absent.
+        if (!state.exists || state.email !== command.accountEmail)
+          throw new NotFoundError('Invitation not found');
+        if (state.status === 'declined') return [];
+        if (state.status === 'accepted')
+          throw new ConflictError('Invitation was already accepted; leave the workspace instead');
+        if (state.status === 'revoked') throw new ConflictError('Invitation was revoked');
+        if (state.status === 'expired' || Date.parse(state.expiresAt!) <= Date.parse(command.now))
+          throw new ConflictError('Invitation has expired');
+        return [
+          {
+            type: 'InvitationDeclined',
+            data: {
+              invitationId: command.invitationId,
+              workspaceId: state.workspaceId!,
+              accountUuid: command.accountUuid,
+              declinedAt: command.now,
             },
           },
         ];

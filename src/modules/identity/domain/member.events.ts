@@ -144,7 +144,7 @@ export interface MemberValueReleased {
 
 export type ClaimEvent = MemberValueClaimed | MemberValueReleased;
 
-export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+export type InvitationStatus = 'pending' | 'accepted' | 'declined' | 'revoked' | 'expired';
 
 export interface InvitationCreated {
   type: 'InvitationCreated';
@@ -175,13 +175,20 @@ export interface InvitationAccepted {
   };
 }
 
+/** The invited account said no: the invitation can no longer be accepted. */
+export interface InvitationDeclined {
+  type: 'InvitationDeclined';
+  data: { invitationId: string; workspaceId: string; accountUuid: string; declinedAt: string };
+}
+
 /** Appended by the expiry worker once a pending invitation's expiresAt has passed. */
 export interface InvitationExpired {
   type: 'InvitationExpired';
   data: { invitationId: string; workspaceId: string; expiredAt: string };
 }
 
-export type InvitationEvent = InvitationCreated | InvitationRevoked | InvitationAccepted | InvitationExpired;
+export type InvitationEvent =
+  InvitationCreated | InvitationRevoked | InvitationAccepted | InvitationDeclined | InvitationExpired;
 
 export const memberTokenStream = (id: string): string => `membertoken-${id}`;
 export const invitationStream = (id: string): string => `invitation-${id}`;

@@ -5,8 +5,9 @@ import { RequireAccountScope, SelfAccess } from '../../../core/auth/auth.decorat
 import { ACCOUNT_ADMIN } from '../../../core/auth/scopes';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
-import { paginated, PageQueryDto, toPageRequest } from '../../../core/http/pagination';
+import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { AcceptInvitationCommand } from '../commands/accept-invitation.command';
+import { DeclineInvitationCommand } from '../commands/decline-invitation.command';
 import { RevokeOwnMemberTokenCommand, UpdateMeCommand } from '../commands/me.commands';
 import type { MemberSnapshot } from '../domain/member.events';
 import { ListMyInvitationsQuery } from '../queries/invitation.queries';
@@ -39,14 +40,12 @@ export class MeController {
     return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p)));
   }
 
-  /** Pending invitations sent to the account's email. */
+  /** Pending invitations sent to the account's email (account-level data, like its keys). */
   @Get('invitations')
-  @SelfAccess()
+  @RequireAccountScope(ACCOUNT_ADMIN)
   @ApiOkResponse({ type: MyInvitationsResponse })
   invitations(@CurrentPrincipal() p: Principal, @Query() q: PageQueryDto): Promise<MyInvitationsResponse> {
-    const page = toPageRequest(q);
-    if (p.credential.kind === 'member_token') return Promise.resolve(paginated([], 0, page));
-    return this.queries.execute(new ListMyInvitationsQuery(p.accountUuid, page));
+    return this.queries.execute(new ListMyInvitationsQuery(p.accountUuid, toPageRequest(q)));
   }
 
   /** Joins the invitation's workspace with this account; answers with the new membership. */
@@ -63,6 +62,15 @@ export class MeController {
     );
     const me = await this.queries.execute<GetMeQuery, MeResponse>(new GetMeQuery(p.accountUuid));
     return me.memberships.find((m) => m.member.id === member.id)!;
+  }
+
+  /** Says no to an invitation: it can no longer be accepted. */
+  @Post('invitations/:invitationId/decline')
+  @RequireAccountScope(ACCOUNT_ADMIN)
+  @HttpCode(204)
+  @ApiNoContentResponse()
+  async decline(@CurrentPrincipal() p: Principal, @Param('invitationId') rawId: string): Promise<void> {
+    await this.commands.execute(new DeclineInvitationCommand(p.credential, invitationIdOf(rawId)));
   }
 
   /** Signs a member token out: it stops working at once. */

@@ -13,6 +13,7 @@ import type { InvitationEvent } from '../domain/member.events';
     'InvitationCreated',
     'InvitationRevoked',
     'InvitationAccepted',
+    'InvitationDeclined',
     'InvitationExpired',
     'MemberRolesMerged',
   ],
@@ -53,6 +54,12 @@ export class InvitationsProjection implements ProjectionHandler {
         );
         return;
       }
+      case 'InvitationDeclined':
+        await em.query(`UPDATE invitations SET status = 'declined', updated_at = $2 WHERE id = $1`, [
+          event.data.invitationId,
+          event.data.declinedAt,
+        ]);
+        return;
       case 'InvitationExpired':
         await em.query(
           `UPDATE invitations SET status = 'expired', expired_at = $2, updated_at = $2 WHERE id = $1 AND status = 'pending'`,

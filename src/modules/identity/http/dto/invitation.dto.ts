@@ -4,7 +4,14 @@ import { PageQueryDto, PaginatedResponse } from '../../../../core/http/paginatio
 import { MAX_ID } from '../../../../core/http/validation';
 import type { InvitationEntity } from '../../projections/member.entities';
 
-export const INVITATION_STATUS_FILTERS = ['pending', 'accepted', 'revoked', 'expired', 'all'] as const;
+export const INVITATION_STATUS_FILTERS = [
+  'pending',
+  'accepted',
+  'declined',
+  'revoked',
+  'expired',
+  'all',
+] as const;
 
 export class CreateInvitationDto {
   @ApiProperty() @IsString() @MaxLength(254) email: string;
@@ -31,7 +38,7 @@ export class InvitationResponse {
   @ApiProperty({ format: 'uuid' }) workspaceId: string;
   @ApiProperty() email: string;
   @ApiProperty() memberRoleId: number;
-  @ApiProperty({ enum: ['pending', 'accepted', 'revoked', 'expired'] }) status: string;
+  @ApiProperty({ enum: ['pending', 'accepted', 'declined', 'revoked', 'expired'] }) status: string;
   @ApiProperty({ nullable: true }) invitedByMemberId: number | null;
   @ApiProperty({ nullable: true, description: 'the member the invitation became' }) memberId: number | null;
   @ApiProperty() createdAt: string;
