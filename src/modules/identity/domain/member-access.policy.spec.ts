@@ -1,5 +1,10 @@
 import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
-import { assertScopeOrSelf, assertSelfChangeAllowed, authoriseMemberChange } from './member-access.policy';
+import {
+  assertScopeOrSelf,
+  assertSelfChangeAllowed,
+  authoriseMemberChange,
+  memberVisibility,
+} from './member-access.policy';
 
 describe('member access policy', () => {
   const reader = { scopes: ['members:read'], memberId: 7 };
@@ -46,5 +51,14 @@ describe('member access policy', () => {
       new ForbiddenError('externalId: changing it requires the scope members:write'),
     );
     expect(() => assertSelfChangeAllowed(true, { memberRoleId: 4, externalId: null }, current)).not.toThrow();
+  });
+
+  it('memberVisibility: anonymous members with members:admin only; always itself', () => {
+    expect(memberVisibility(admin)).toEqual({ anonymous: true, selfId: 7 });
+    expect(memberVisibility(writer)).toEqual({ anonymous: false, selfId: 7 });
+    expect(memberVisibility({ scopes: [], memberId: undefined })).toEqual({
+      anonymous: false,
+      selfId: undefined,
+    });
   });
 });

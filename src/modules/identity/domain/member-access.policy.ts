@@ -8,6 +8,14 @@ export interface Caller {
 }
 
 /**
+ * Which members a caller sees: anonymous members (no name, email or phone) only with
+ * members:admin; its own member always. Queries filter by it, so a hidden member is a 404.
+ */
+export function memberVisibility(caller: Caller): { anonymous: boolean; selfId?: number } {
+  return { anonymous: grants(caller.scopes, 'members:admin'), selfId: caller.memberId };
+}
+
+/**
  * Self-access (SPEC "Scopes", Members: own profile). The guard lets a route marked
  * @SelfAccess through on any credential with a membership; whether the caller may act on
  * this member is decided here, by the handler, once the member is known to exist: the

@@ -1,16 +1,16 @@
-import { grants } from '../../../core/auth/scopes';
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import type { Caller } from '../commands/member-input';
+import { memberVisibility } from '../domain/member-access.policy';
 import type { MemberVisibility } from '../queries/member.queries';
 
 export function callerOf(p: Principal): Caller {
   return { scopes: p.effectiveScopes, memberId: p.membership?.memberId };
 }
 
-/** Anonymous members are visible with members:admin; a member always sees itself. */
+/** What the caller sees of members: the domain's rule (member-access.policy.ts). */
 export function visibilityOf(p: Principal): MemberVisibility {
-  return { anonymous: grants(p.effectiveScopes, 'members:admin'), selfId: p.membership?.memberId };
+  return memberVisibility(callerOf(p));
 }
 
 /** Path ids that are not positive integers name no member: 404, as for an unknown id. */
