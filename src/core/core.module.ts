@@ -50,6 +50,7 @@ export class CoreModule {
             await ensureDatabase(config.databaseUrl);
             const ds = createDataSource({
               url: config.databaseUrl,
+              poolSize: config.databasePoolSize,
               entities: options.entities,
               migrations: options.migrations,
             });

@@ -76,6 +76,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     // Read-your-writes is a soft limit (a write answers without its projections after
     // this long); under load the 5 s default can pass, and a read after it be stale.
     READ_YOUR_WRITES_TIMEOUT_MS: '30000',
+    // Two jest workers, some files with extra app processes, all on one PostgreSQL whose
+    // max_connections is 100: small pools keep the suite far from it.
+    DATABASE_POOL_SIZE: '5',
     ...options.env,
   });
   const app = await createHttpApp(config, new JsonLogger(config.logLevel), options.extraModules);

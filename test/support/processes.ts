@@ -33,7 +33,8 @@ export function spawnService(
 ): ServiceProcess {
   const child = spawn(process.execPath, ['-r', '@swc-node/register', script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    // Small pools, as in startTestApp: several service processes share one PostgreSQL.
+    env: { DATABASE_POOL_SIZE: '5', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -11,6 +11,8 @@ export interface AppConfig {
   port: number;
   host: string;
   databaseUrl: string;
+  /** Connections per PostgreSQL pool (read models and the event store each have one). */
+  databasePoolSize: number;
   redisUrl: string;
   /** Prefix of every Redis key (BullMQ queues, rate limits); tests give each file its own. */
   redisPrefix: string;
@@ -163,6 +165,12 @@ export const CONFIG_VARIABLES = {
     default: 'postgres://postgres@127.0.0.1:5432/workspace',
     describe: 'PostgreSQL URL; the database is created at start when missing',
     parse: url(['postgres', 'postgresql']),
+  },
+  databasePoolSize: {
+    name: 'DATABASE_POOL_SIZE',
+    default: '10',
+    describe: 'connections per PostgreSQL pool (read models and the PostgreSQL event store each have one)',
+    parse: integer(1, 200),
   },
   redisUrl: {
     name: 'REDIS_URL',

@@ -12,5 +12,5 @@ export async function createEventStore(config: AppConfig): Promise<EventStore> {
     return new EventStoreDbEventStore({ connectionString: config.eventStoreConnectionString! });
   }
   const { PostgresEventStore } = await import('./postgres/postgres-event-store');
-  return new PostgresEventStore({ connectionString: config.databaseUrl, poolSize: 10 });
+  return new PostgresEventStore({ connectionString: config.databaseUrl, poolSize: config.databasePoolSize });
 }
