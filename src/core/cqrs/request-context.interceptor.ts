@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { mergeMap, Observable } from 'rxjs';
+import { catchError, mergeMap, Observable } from 'rxjs';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import type { Actor } from '../event-store/event-store.port';
 import { ConsistencyWaiter } from '../projections/consistency';
@@ -16,7 +16,7 @@ export interface RequestWithActor extends FastifyRequest {
 /**
  * Runs the handler inside the request context (request id = correlation id, actor),
  * and holds the response until the projections have caught up with what the handler
- * appended (read-your-writes, DESIGN.md).
+ * appended (read-your-writes, DESIGN.md), on success and on failure alike.
  */
 @Injectable()
 export class RequestContextInterceptor implements NestInterceptor {
@@ -34,6 +34,15 @@ export class RequestContextInterceptor implements NestInterceptor {
         next
           .handle()
           .pipe(
+            // A refusal can follow writes (a compensation, a partial step): its response
+            // waits for them too, so the client's next read sees what the failure left.
+            catchError(async (err: unknown) => {
+              if (ctx.appended.length)
+                await this.waiter
+                  .waitFor(ctx.appended, this.config.readYourWritesTimeoutMs)
+                  .catch(() => undefined); // the refusal is the answer, not a slow projection
+              throw err;
+            }),
             mergeMap(async (result: unknown) => {
               await this.waiter.waitFor(ctx.appended, this.config.readYourWritesTimeoutMs);
               return result;

@@ -1,6 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { Credential } from '../../../core/auth/principal';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, ForbiddenError } from '../../../core/http/domain-errors';
 import { claimKey } from '../domain/claim';
 import { invitationDecider } from '../domain/invitation';
@@ -45,7 +46,7 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
     }
     const account = await this.accounts.get(credential.accountUuid);
     const { state, revision } = await this.repo.load(invitationStream(invitationId), invitationDecider);
-    const accept = (memberId: number) =>
+    const accept = (memberId: number, current = state) =>
       invitationDecider.decide(
         {
           type: 'AcceptInvitation',
@@ -56,13 +57,30 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
           memberId,
           now: new Date().toISOString(),
         },
-        state,
+        current,
       );
     accept(0); // refuses (404/409) before any member is written
     const workspaceId = state.workspaceId!;
     const role = await this.roleFor(workspaceId, state.memberRoleId!);
-    const member = await this.join(workspaceId, account.email!, account.name, credential.accountUuid, role);
-    await this.repo.append(invitationStream(invitationId), workspaceId, accept(member.id), revision!);
+    const { member, created } = await this.join(
+      workspaceId,
+      account.email!,
+      account.name,
+      credential.accountUuid,
+      role,
+    );
+    try {
+      await this.repo.append(invitationStream(invitationId), workspaceId, accept(member.id), revision!);
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError)) throw err;
+      // The invitation moved while the member was written (declined, revoked, expired or
+      // accepted by a concurrent call): the member this call created must not outlive the
+      // refusal, or a declined or revoked invitation would still let its account in.
+      if (created) await this.members.archive(workspaceId, member.id);
+      const moved = await this.repo.load(invitationStream(invitationId), invitationDecider);
+      accept(member.id, moved.state); // throws why it can no longer be accepted
+      throw err;
+    }
     return member;
   }
 
@@ -80,7 +98,7 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
     name: string | null,
     accountUuid: string,
     role: RoleFacts,
-  ): Promise<MemberSnapshot> {
+  ): Promise<{ member: MemberSnapshot; created: boolean }> {
     // No escalation check here: the operator who invited was checked for this role; accepting uses that grant.
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const holder = await this.claims.holder(claimKey(workspaceId, 'email', email));
@@ -92,12 +110,13 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
         if (existing.kind !== 'person')
           throw new ConflictError('email: belongs to an agent member of this workspace');
         await this.members.linkAccount(workspaceId, holder, accountUuid);
-        return this.members.update(
+        const member = await this.members.update(
           workspaceId,
           holder,
           { memberRoleId: role.roleId },
           { assigner: 'operator' },
         );
+        return { member, created: false };
       }
       const outcome = await this.members.create(
         {
@@ -116,7 +135,7 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
         role,
         'operator',
       );
-      if (outcome.kind === 'created') return outcome.member;
+      if (outcome.kind === 'created') return { member: outcome.member, created: true };
     }
     throw new ConflictError('The invitation kept losing races with concurrent changes; retry');
   }
