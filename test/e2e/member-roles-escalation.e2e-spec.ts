@@ -217,7 +217,13 @@ describe('no escalation through merges, defaults, invitations, imports, assignme
     expect(okInvite.status).toBe(201);
     const okImport = await importMembers(t, wid, key, [{ email: 'row2@example.com', memberRoleId: reader }]);
     expect(okImport.body).toMatchObject({ importedCount: 1, errors: null });
-    const okAssign = await t.request('PUT', `/w/${wid}/members/${someone.member.id}`, {
+    // (someone holds User, whose scopes the caller lacks: taking them away is refused too.)
+    const notThem = await t.request('PUT', `/w/${wid}/members/${someone.member.id}`, {
+      token: key,
+      body: { memberRoleId: reader },
+    });
+    expect(notThem.status).toBe(403);
+    const okAssign = await t.request('PUT', `/w/${wid}/members/${memberId}`, {
       token: key,
       body: { memberRoleId: reader },
     });
@@ -327,5 +333,57 @@ describe('no escalation through merges, defaults, invitations, imports, assignme
       body: { siteAudience: { allSites: true, siteIds: [] } },
     });
     expect(granted.status).toBe(200);
+  });
+  it('nobody takes access away from those who hold more: demoting, archiving, narrowing or merging away', async () => {
+    const { owner, wid, roles, attacker } = await insider([
+      'members:admin',
+      'member_roles:admin',
+      'workspace:read',
+    ]);
+    const key = attacker.apiKey;
+    const takeAway = async (res: TestResponse, field: string) => {
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toMatch(
+        new RegExp(
+          `^${field}: .* which this credential does not hold; nobody can change the access of those who hold more`,
+        ),
+      );
+      expect(await t.eventsOf(res)).toEqual([]);
+    };
+    // The workspace owner (Manager) demoted to External, or archived: refused.
+    await takeAway(
+      await t.request('PUT', `/w/${wid}/members/${owner.memberId}`, {
+        token: key,
+        body: { memberRoleId: roles.External },
+      }),
+      'memberRoleId',
+    );
+    await takeAway(
+      await t.request('DELETE', `/w/${wid}/members/${owner.memberId}`, { token: key }),
+      'memberId',
+    );
+    expect((await t.request('GET', `/w/${wid}`, { token: owner.apiKey })).status).toBe(200);
+    // A role granting more than the caller holds cannot be narrowed or merged away.
+    const admins = await customRole(t, wid, owner.apiKey, 'Admins', ['workspace:admin', 'members:admin']);
+    await takeAway(
+      await t.request('PUT', `/w/${wid}/member-roles/${admins}`, { token: key, body: { permissions: [] } }),
+      'roleId',
+    );
+    const dup = await customRole(t, wid, owner.apiKey, 'admin', ['workspace:admin']);
+    await takeAway(
+      await t.request('POST', `/w/${wid}/member-roles/${dup}/merge`, {
+        token: key,
+        body: { targetRoleId: roles.External, resourceAccess: 'discard' },
+      }),
+      'roleId',
+    );
+    // Within what it holds, the same caller may: a member on a role it fully holds moves to External.
+    const clerk = await customRole(t, wid, owner.apiKey, 'Clerks', ['members:admin']);
+    const { memberId: clerkMember } = await addMember(t, { workspaceId: wid, roleId: clerk });
+    const moved = await t.request('PUT', `/w/${wid}/members/${clerkMember}`, {
+      token: key,
+      body: { memberRoleId: roles.External },
+    });
+    expect(moved.status).toBe(200);
   });
 });

@@ -400,6 +400,18 @@ describe('members (e2e)', () => {
     });
     expect(up.status).toBe(403);
     expect(up.body.detail).toMatch(/^memberRoleId: the role grants .*which this credential does not hold/);
+    // Ann holds User now, whose scopes the writer lacks: it cannot take them away either.
+    const down = await t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, {
+      token: writer,
+      body: { memberRoleId: analyst },
+    });
+    expect(down.status).toBe(403);
+    expect(down.body.detail).toMatch(/^memberRoleId: the member's current role, User, grants /);
+    const readers = await customRole(t, a.workspaceId, a.apiKey, 'Readers', ['chats:read']);
+    await t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, {
+      token: a.apiKey,
+      body: { memberRoleId: readers },
+    });
     const ok = await t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, {
       token: writer,
       body: { memberRoleId: analyst },

@@ -16,6 +16,6 @@ export type { BuiltInRole, BuiltInRoleKey } from './domain/built-in-roles';
 export { memberRoleStream } from './domain/member-role.events';
 export type { MemberRoleCreated, MemberRolesMerged } from './domain/member-role.events';
 export { checkPermissions } from './domain/member-role';
-export { assertNoEscalation, scopesNotHeld } from './domain/escalation.policy';
+export { assertMayTakeAway, assertNoEscalation, scopesNotHeld } from './domain/escalation.policy';
 export { checkRoleAssignment } from './domain/role-assignment.policy';
 export type { Assigner, HolderKind, RoleFacts } from './domain/role-assignment.policy';

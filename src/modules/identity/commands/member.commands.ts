@@ -1,9 +1,10 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { assertNoEscalation } from '../../roles';
+import { assertMayTakeAway, assertNoEscalation } from '../../roles';
 import { assertSelfChangeAllowed, authoriseMemberChange } from '../domain/member-access.policy';
 import type { MemberSnapshot } from '../domain/member.events';
 import { Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
 import { LoadedMember, MemberWriter } from './member-writer.service';
+import { RoleLookup } from './role-lookup.service';
 
 export class UpdateMemberCommand {
   constructor(
@@ -20,6 +21,7 @@ export class ArchiveMemberCommand {
   constructor(
     readonly workspaceId: string,
     readonly memberId: number,
+    readonly caller: Caller,
     readonly expectedRevision?: bigint,
   ) {}
 }
@@ -48,12 +50,27 @@ async function authorise(
 
 @CommandHandler(UpdateMemberCommand)
 export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand, MemberSnapshot> {
-  constructor(private readonly members: MemberWriter) {}
+  constructor(
+    private readonly members: MemberWriter,
+    private readonly roles: RoleLookup,
+  ) {}
 
   async execute(cmd: UpdateMemberCommand): Promise<MemberSnapshot> {
     const { current, canWrite, loaded } = await authorise(this.members, cmd);
     const changes = normaliseChanges(cmd.input);
     assertSelfChangeAllowed(canWrite, changes, current);
+    if (changes.memberRoleId !== undefined && changes.memberRoleId !== current.memberRoleId) {
+      // What the member would get first, then what it would lose (the writer checks the first again).
+      const next = await this.roles.facts(changes.memberRoleId);
+      if (next.exists) assertNoEscalation(cmd.caller.scopes, next.permissions, 'memberRoleId');
+      const now = await this.roles.facts(current.memberRoleId);
+      assertMayTakeAway(
+        cmd.caller.scopes,
+        now.permissions,
+        'memberRoleId',
+        `the member's current role, ${now.name},`,
+      );
+    }
     return this.members.update(cmd.workspaceId, cmd.memberId, changes, {
       assigner: 'operator',
       checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),
@@ -65,9 +82,15 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
 
 @CommandHandler(ArchiveMemberCommand)
 export class ArchiveMemberHandler implements ICommandHandler<ArchiveMemberCommand, MemberSnapshot> {
-  constructor(private readonly members: MemberWriter) {}
+  constructor(
+    private readonly members: MemberWriter,
+    private readonly roles: RoleLookup,
+  ) {}
 
-  execute(cmd: ArchiveMemberCommand): Promise<MemberSnapshot> {
+  async execute(cmd: ArchiveMemberCommand): Promise<MemberSnapshot> {
+    const { current } = await authorise(this.members, cmd);
+    const now = await this.roles.facts(current.memberRoleId);
+    assertMayTakeAway(cmd.caller.scopes, now.permissions, 'memberId', `the member's role, ${now.name},`);
     return this.members.archive(cmd.workspaceId, cmd.memberId, cmd.expectedRevision);
   }
 }

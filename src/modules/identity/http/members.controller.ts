@@ -154,7 +154,9 @@ export class MembersController {
     const workspaceId = wid.toLowerCase();
     const memberId = memberIdOf(rawId);
     const expectedRevision = await this.pinnedRevision(workspaceId, memberId, ifMatch, p, 'members:admin');
-    await this.commands.execute(new ArchiveMemberCommand(workspaceId, memberId, expectedRevision));
+    await this.commands.execute(
+      new ArchiveMemberCommand(workspaceId, memberId, callerOf(p), expectedRevision),
+    );
     return this.queries.execute(new GetMemberQuery(workspaceId, memberId, visibilityOf(p)));
   }
 

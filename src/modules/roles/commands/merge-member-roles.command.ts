@@ -1,6 +1,10 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { assertMayGrantResourceAccess, assertNoEscalation } from '../domain/escalation.policy';
+import {
+  assertMayGrantResourceAccess,
+  assertMayTakeAway,
+  assertNoEscalation,
+} from '../domain/escalation.policy';
 import { MemberRolesMerged, memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import { roleNameClaims } from '../domain/role-name-claim';
 import { RoleReferences } from '../queries/role-references';
@@ -48,6 +52,10 @@ export class MergeMemberRolesHandler implements ICommandHandler<
     const targetRole = targetStream.state;
     if (targetRole.status === 'active' && targetRole.workspaceId === cmd.workspaceId)
       assertNoEscalation(cmd.granter, targetRole.permissions, 'targetRoleId', `role ${targetRole.name}`);
+    // Its members leave the duplicate: the caller must hold what the duplicate grants them now.
+    const source = sourceStream.state;
+    if (source.status === 'active' && source.workspaceId === cmd.workspaceId)
+      assertMayTakeAway(cmd.granter, source.permissions, 'roleId', `role ${source.name}`);
     // Copying the duplicate's access onto the target grants it to the target's members.
     if (cmd.resourceAccess === 'copy' && sourceStream.state.workspaceId === cmd.workspaceId)
       assertMayGrantResourceAccess(cmd.granter, sourceStream.state, 'resourceAccess');

@@ -1,7 +1,11 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { assertMayGrantResourceAccess, assertNoEscalation } from '../domain/escalation.policy';
+import {
+  assertMayGrantResourceAccess,
+  assertMayTakeAway,
+  assertNoEscalation,
+} from '../domain/escalation.policy';
 import { memberRoleDecider, memberRoleStream } from '../domain/member-role';
 import { roleNameClaims, roleNameConflict } from '../domain/role-name-claim';
 import type { MemberRoleInput } from './create-member-role.command';
@@ -29,6 +33,10 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
     if (cmd.changes.permissions)
       assertNoEscalation(cmd.granter, cmd.changes.permissions, 'permissions', 'the role');
     assertMayGrantResourceAccess(cmd.granter, cmd.changes);
+    // ...nor change a role that grants more than it holds (narrowing it demotes its holders).
+    const { state } = await this.repo.load(memberRoleStream(cmd.roleId), memberRoleDecider);
+    if (state.status === 'active' && state.workspaceId === cmd.workspaceId)
+      assertMayTakeAway(cmd.granter, state.permissions, 'roleId', `role ${state.name}`);
     try {
       await this.repo.handle({
         streamName: memberRoleStream(cmd.roleId),

@@ -28,14 +28,36 @@ export function assertNoEscalation(
 ): void {
   const missing = scopesNotHeld(held, granted);
   if (!missing.length) return;
-  // A Manager-sized role would name 70 scopes: the first few say enough.
-  const named =
-    missing.length > MAX_NAMED
-      ? `${missing.slice(0, MAX_NAMED).join(', ')} and ${missing.length - MAX_NAMED} more`
-      : missing.join(', ');
   throw new ForbiddenError(
-    `${field}: ${what} grants ${named}, which this credential does not hold; nobody can grant more than they hold`,
+    `${field}: ${what} grants ${named(missing)}, which this credential does not hold; nobody can grant more than they hold`,
   );
+}
+
+/**
+ * The other direction: nobody takes access away from those who hold more than they do.
+ * Changing a member's role or archiving the member needs every scope of the role the member
+ * holds now; changing a role (its scopes, name or access) or merging it away needs every
+ * scope the role grants now. Otherwise a members:write holder could demote the workspace's
+ * Managers to External and lock everyone out.
+ */
+export function assertMayTakeAway(
+  held: readonly string[],
+  current: readonly string[],
+  field: string,
+  what: string,
+): void {
+  const missing = scopesNotHeld(held, current);
+  if (!missing.length) return;
+  throw new ForbiddenError(
+    `${field}: ${what} grants ${named(missing)}, which this credential does not hold; nobody can change the access of those who hold more than they do`,
+  );
+}
+
+/** A Manager-sized role would name 70 scopes: the first few say enough. */
+function named(missing: readonly string[]): string {
+  return missing.length > MAX_NAMED
+    ? `${missing.slice(0, MAX_NAMED).join(', ')} and ${missing.length - MAX_NAMED} more`
+    : missing.join(', ');
 }
 
 /**
