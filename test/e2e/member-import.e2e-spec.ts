@@ -117,6 +117,38 @@ describe('member import (e2e)', () => {
     expect((await t.request('GET', '/me', { token: s.token })).status).toBe(200);
   });
 
+  it('applies rows that meet one member in request order, each reporting what it changed', async () => {
+    const a = await t.bootstrap();
+    const first = await importMembers(t, a.workspaceId, a.apiKey, [
+      { email: 'o@example.com', externalId: 'o-1', phone: '+14155550123', name: 'O' },
+    ]);
+    const id = first.body.results[0].memberId;
+    const res = await importMembers(
+      t,
+      a.workspaceId,
+      a.apiKey,
+      [
+        { externalId: 'o-1', name: 'First' },
+        { email: 'o@example.com', name: 'Second' },
+        { phone: '+1 415 555 0123', name: 'Second' },
+      ],
+      true,
+    );
+    // Row 2 only finds nothing to change once row 1 has run: the rows did not race.
+    expect(res.body.results).toEqual([
+      { index: 0, status: 'updated', memberId: id, externalId: 'o-1' },
+      { index: 1, status: 'updated', memberId: id, externalId: 'o-1' },
+      { index: 2, status: 'unchanged', memberId: id, externalId: 'o-1' },
+    ]);
+    const updates = (await t.eventsOf(res)).filter((e) => e.type === 'MemberUpdated');
+    expect(updates.map((e) => (e.data as { changes: { name?: string } }).changes.name)).toEqual([
+      'First',
+      'Second',
+    ]);
+    const member = await t.request('GET', `/w/${a.workspaceId}/members/${id}`, { token: a.apiKey });
+    expect(member.body.name).toBe('Second');
+  });
+
   it('takes up to 10,000 rows; more is 400', async () => {
     const a = await t.bootstrap();
     const tooMany = await importMembers(

@@ -38,6 +38,12 @@ export interface UpdateOptions {
   loaded?: LoadedMember;
 }
 
+/** What an update did: the member as it now stands, and whether this call appended anything. */
+export interface UpdateOutcome {
+  member: MemberSnapshot;
+  appended: boolean;
+}
+
 /** A member's state with the stream revision it was read at. */
 export interface LoadedMember {
   state: MemberState;
@@ -202,6 +208,20 @@ export class MemberWriter {
     changes: MemberChanges,
     options: UpdateOptions,
   ): Promise<MemberSnapshot> {
+    return (await this.updateOutcome(workspaceId, memberId, changes, options)).member;
+  }
+
+  /**
+   * Like `update`, and says whether this call appended events: a caller reporting per
+   * change (import rows) must not infer it from timestamps, which a concurrent write to
+   * the same member also moves.
+   */
+  async updateOutcome(
+    workspaceId: string,
+    memberId: number,
+    changes: MemberChanges,
+    options: UpdateOptions,
+  ): Promise<UpdateOutcome> {
     const fresh = new Map<string, ClaimKey>();
     try {
       for (let attempt = 1; ; attempt++) {
@@ -229,7 +249,7 @@ export class MemberWriter {
           },
           state,
         );
-        if (!events.length) return current;
+        if (!events.length) return { member: current, appended: false };
         const next = events.reduce(memberDecider.evolve, state).member!;
         for (const key of minus(claimKeysOf(next), claimKeysOf(current))) {
           const r = await this.claims.acquire(key, memberId);
@@ -246,7 +266,7 @@ export class MemberWriter {
         }
         fresh.clear();
         await this.claims.releaseAll(minus(claimKeysOf(current), claimKeysOf(next)), memberId);
-        return next;
+        return { member: next, appended: true };
       }
     } finally {
       // Values taken for a change that never landed go back.
