@@ -21,36 +21,48 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describeClaimsConformance('postgres (claims table in the append transaction)', async () => {
-  const store = new PostgresEventStore({ connectionString: db.url, poolSize: 4 });
-  const pool = new Pool({ connectionString: db.url, max: 10 });
-  return {
-    claims: new PostgresClaims(store, pool),
-    store,
-    teardown: async () => {
-      await store.close();
-      await pool.end();
-    },
-  };
-});
+describeClaimsConformance(
+  'postgres (claims table in the append transaction)',
+  async () => {
+    const store = new PostgresEventStore({ connectionString: db.url, poolSize: 4 });
+    const pool = new Pool({ connectionString: db.url, max: 10 });
+    return {
+      claims: new PostgresClaims(store, pool),
+      store,
+      teardown: async () => {
+        await store.close();
+        await pool.end();
+      },
+    };
+  },
+  { atomicMany: true },
+);
 
-describeClaimsConformance('eventstoredb stand-in (claim streams)', async () => {
-  const standIn = await startEventStoreDbStandIn();
-  const store = new EventStoreDbEventStore({ connectionString: standIn.connectionString });
-  return {
-    claims: new StreamClaims(store, { graceMs: 60_000 }),
-    store,
-    teardown: async () => {
-      await store.close();
-      await standIn.stop();
-    },
-  };
-});
+describeClaimsConformance(
+  'eventstoredb stand-in (claim streams)',
+  async () => {
+    const standIn = await startEventStoreDbStandIn();
+    const store = new EventStoreDbEventStore({ connectionString: standIn.connectionString });
+    return {
+      claims: new StreamClaims(store, { graceMs: 60_000 }),
+      store,
+      teardown: async () => {
+        await store.close();
+        await standIn.stop();
+      },
+    };
+  },
+  { atomicMany: false },
+);
 
-describeClaimsConformance('in memory', async () => {
-  const store = new InMemoryEventStore();
-  return { claims: new InMemoryClaims(store), store, teardown: () => store.close() };
-});
+describeClaimsConformance(
+  'in memory',
+  async () => {
+    const store = new InMemoryEventStore();
+    return { claims: new InMemoryClaims(store), store, teardown: () => store.close() };
+  },
+  { atomicMany: true },
+);
 
 describe('StreamClaims on the EventStoreDB stand-in: crashes between the claim and the append', () => {
   let standIn: EventStoreDbStandIn;

@@ -57,4 +57,28 @@ describe('EventSourcedRepository with claims', () => {
     await rename('thing-1', 'gamma');
     expect((await store.readStream('thing-1')).map((e) => e.type)).toEqual(['Named', CLAIM_FENCED, 'Named']);
   });
+
+  it('appends several streams with their claims in one write, stamped with the workspace', async () => {
+    expect(repo.canAppendClaimedMany).toBe(true);
+    expect(new EventSourcedRepository(store).canAppendClaimedMany).toBe(false);
+    await rename('thing-1', 'alpha');
+    await repo.appendClaimedMany(ws, [
+      {
+        streamName: 'thing-1',
+        events: [{ type: 'Named', data: { name: 'beta' } }],
+        expectedRevision: 0n,
+        plan: claimsOf([{ type: 'Named', data: { name: 'beta' } }], { name: 'alpha', changes: 1 }),
+      },
+      {
+        streamName: 'thing-2',
+        events: [{ type: 'Named', data: { name: 'alpha' } }],
+        expectedRevision: 'no_stream',
+        plan: { take: [{ scope: ws, kind: NAME, value: 'alpha' }] },
+      },
+    ]);
+    expect(await claims.ownerOf(ws, NAME, 'alpha')).toBe('thing-2');
+    expect(await claims.ownerOf(ws, NAME, 'beta')).toBe('thing-1');
+    const [second] = await store.readStream('thing-2');
+    expect(second.metadata.workspaceId).toBe(ws);
+  });
 });

@@ -129,6 +129,40 @@ export class EventSourcedRepository {
     return result;
   }
 
+  /** Whether several owners' claimed appends can land in one atomic write (not EventStoreDB). */
+  get canAppendClaimedMany(): boolean {
+    return typeof this.claimStore?.appendMany === 'function';
+  }
+
+  /**
+   * Several streams' domain events with the claims each takes and releases, all or nothing
+   * (Claims.appendMany): the streams of one signup, or a batch of imported members. Only
+   * where `canAppendClaimedMany`.
+   */
+  async appendClaimedMany(
+    workspaceId: string,
+    appends: readonly {
+      streamName: string;
+      events: readonly DomainEvent[];
+      expectedRevision: ExpectedRevision;
+      plan?: ClaimPlan;
+    }[],
+  ): Promise<AppendResult[]> {
+    if (!this.claimStore?.appendMany)
+      throw new Error(`The ${this.store.kind} event store cannot append several streams atomically`);
+    const results = await this.claimStore.appendMany(
+      appends.map((a) => ({
+        stream: a.streamName,
+        events: a.events.map((e) => toNewEvent(e, workspaceId)),
+        expectedRevision: a.expectedRevision,
+        take: a.plan?.take,
+        release: a.plan?.release,
+      })),
+    );
+    requestContext.current()?.appended.push(...results);
+    return results;
+  }
+
   /** Whether the store can create several streams in one atomic write (not EventStoreDB). */
   get canCreateStreams(): boolean {
     return typeof this.store.createStreams === 'function';

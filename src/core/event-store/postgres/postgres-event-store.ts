@@ -122,6 +122,29 @@ export class PostgresEventStore implements EventStore {
 
   async createStreams(streams: readonly NewStream[]): Promise<AppendResult[]> {
     this.assertOpen();
+    const results = await this.createStreamsWith(this.pool, streams, false);
+    if (results.length) {
+      this.listener.fire();
+      this.notifier.request();
+    }
+    return results;
+  }
+
+  /**
+   * `createStreams` on a client the caller holds inside its own transaction, for writes
+   * that must commit with the new streams (uniqueness claims of a bulk import). Like
+   * appendInTransaction: under a savepoint, notifying when the caller commits.
+   */
+  createStreamsInTransaction(client: ClientBase, streams: readonly NewStream[]): Promise<AppendResult[]> {
+    this.assertOpen();
+    return this.createStreamsWith(client, streams, true);
+  }
+
+  private async createStreamsWith(
+    client: Pool | ClientBase,
+    streams: readonly NewStream[],
+    inTransaction: boolean,
+  ): Promise<AppendResult[]> {
     if (streams.length === 0) return [];
     const names = new Set<string>();
     const prepared = streams.map(({ streamName, events }) => {
@@ -144,12 +167,15 @@ export class PostgresEventStore implements EventStore {
           `{"id":${JSON.stringify(d.id)},"stream":${JSON.stringify(d.stream)},"revision":${d.revision},"type":${JSON.stringify(d.type)},"data":${d.data},"metadata":${d.metadata}}`,
       );
     let rows: (AppendRow & { stream_name: string })[];
+    const query: QueryConfig = {
+      name: 'event_store_create_streams',
+      text: CREATE_STREAMS_SQL,
+      values: [`[${docs.join(',')}]`],
+    };
     try {
-      ({ rows } = await this.pool.query<AppendRow & { stream_name: string }>({
-        name: 'event_store_create_streams',
-        text: CREATE_STREAMS_SQL,
-        values: [`[${docs.join(',')}]`],
-      }));
+      rows = inTransaction
+        ? await this.queryInSavepoint<AppendRow & { stream_name: string }>(client, query)
+        : (await client.query<AppendRow & { stream_name: string }>(query)).rows;
     } catch (error) {
       if (!(error instanceof DatabaseError) || error.code !== '23505') throw error;
       if (error.constraint === 'events_event_id_key') {
@@ -162,11 +188,11 @@ export class PostgresEventStore implements EventStore {
       throw new WrongExpectedRevisionError(
         existing,
         'no_stream',
-        await this.currentRevision(this.pool, existing),
+        await this.currentRevision(client, existing),
       );
     }
-    this.listener.fire();
-    this.notifier.request();
+    // The wake-up goes out when the caller commits, as with appendInTransaction.
+    if (inTransaction) await client.query(NOTIFY_SQL);
     const at = new Map(rows.map((r) => [`${r.stream_name}\u0000${r.stream_revision}`, r]));
     return prepared.map((docsOfStream, s) => {
       const stored = docsOfStream.map((d, i): StoredEvent => {
@@ -427,10 +453,13 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  private async queryInSavepoint(client: Pool | ClientBase, query: QueryConfig): Promise<AppendRow[]> {
+  private async queryInSavepoint<Row extends AppendRow = AppendRow>(
+    client: Pool | ClientBase,
+    query: QueryConfig,
+  ): Promise<Row[]> {
     await client.query(`SAVEPOINT ${SAVEPOINT}`);
     try {
-      const { rows } = await client.query<AppendRow>(query);
+      const { rows } = await client.query<Row>(query);
       await client.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
       return rows;
     } catch (error) {
