@@ -30,6 +30,28 @@ export interface ClaimKind {
    * from a live one; on PostgreSQL the claims table is exact.
    */
   holds(ownerEvents: readonly DomainEvent[], value: string, scope: string): boolean;
+  /**
+   * Claim streams a feature wrote before this mechanism, kept in place on EventStoreDB
+   * (history is never rewritten): the kind names the value's existing stream and speaks
+   * its event types, so old claims stay binding and new ones land beside them.
+   */
+  readonly streamFormat?: ClaimStreamFormat;
+}
+
+/** A change of a claim stream: the owner took the value, or gave it up. */
+export interface ClaimChange {
+  taken: boolean;
+  owner: string;
+  /** ISO time of the change. */
+  at: string;
+}
+
+export interface ClaimStreamFormat {
+  streamName(ref: ClaimRef): string;
+  /** A stored event of that stream as a change; undefined for an event that is none. */
+  read(event: DomainEvent): ClaimChange | undefined;
+  /** The event recording a change. */
+  write(ref: ClaimRef, change: ClaimChange): DomainEvent;
 }
 
 const KIND_NAME = /^[a-z][a-z0-9_]{0,39}$/;
