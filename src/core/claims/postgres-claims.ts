@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import { DatabaseError, Pool, PoolClient } from 'pg';
 import type { AppendResult } from '../event-store/event-store.port';
 import type { PostgresEventStore } from '../event-store/postgres/postgres-event-store';
 import {
@@ -21,6 +21,10 @@ const TAKE_SQL = `
    WHERE claims.owner = EXCLUDED.owner
   RETURNING owner`;
 const RELEASE_SQL = `DELETE FROM claims WHERE scope = $1 AND kind = $2 AND value_hash = $3 AND owner = $4`;
+// New owners' claims, in the statement that creates their streams: a held value fails it.
+const INSERT_MANY_SQL = `
+  INSERT INTO claims (scope, kind, value_hash, owner)
+  SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])`;
 // Many takes in one statement (a batch of new owners): the rows returned are the keys taken.
 const TAKE_MANY_SQL = `
   INSERT INTO claims (scope, kind, value_hash, owner)
@@ -63,6 +67,7 @@ export class PostgresClaims implements Claims {
         expectedRevision: request.expectedRevision,
       });
       await client.query('COMMIT');
+      this.store.committed();
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -78,6 +83,26 @@ export class PostgresClaims implements Claims {
    */
   async appendMany(requests: readonly ClaimedAppend[]): Promise<AppendResult[]> {
     const plans = planMany(requests);
+    // New owners only (a signup, an import batch): nothing to release, and a value held by
+    // anyone is a conflict, so the claims are a plain insert in the streams' own statement.
+    // Any conflict fails that statement whole; the transaction below then says which.
+    if (requests.every((r) => r.expectedRevision === 'no_stream') && plans.every((p) => !p.release.length)) {
+      // In one key order for every writer, so two batches never wait on each other in a cycle.
+      const rows = plans
+        .flatMap((plan, i) => plan.take.map((ref) => [...params(ref), requests[i].stream]))
+        .sort((a, b) => (a.slice(0, 3).join('\u0000') < b.slice(0, 3).join('\u0000') ? -1 : 1));
+      try {
+        return await this.store.createStreams(
+          requests.map((r) => ({ streamName: r.stream, events: r.events })),
+          rows.length
+            ? { sql: INSERT_MANY_SQL, values: [0, 1, 2, 3].map((c) => rows.map((r) => r[c])) }
+            : undefined,
+        );
+      } catch (error) {
+        if (!(error instanceof DatabaseError && error.code === '23505' && error.table === 'claims'))
+          throw error;
+      }
+    }
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -103,6 +128,7 @@ export class PostgresClaims implements Claims {
           );
       }
       await client.query('COMMIT');
+      this.store.committed();
       return results;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

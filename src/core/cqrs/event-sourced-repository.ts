@@ -19,7 +19,13 @@ export interface HandleOptions<State, Command, Event extends DomainEvent> {
   streamName: string;
   workspaceId: string;
   decider: Decider<State, Command, Event>;
-  command: Command;
+  /**
+   * The command, or how to make it from the state just loaded, on every attempt: for a
+   * command needing facts found from that state (a member's role as merges moved it).
+   */
+  command: Command | { from: (state: State) => Command | Promise<Command> };
+  /** The state as the caller just loaded it: the first attempt decides on it, without a second read. */
+  loaded?: { state: State; revision: bigint | undefined };
   /** Pinned by the client (If-Match): a newer stream is then a 412 instead of a retry. */
   expectedRevision?: bigint;
   maxRetries?: number;
@@ -66,10 +72,14 @@ export class EventSourcedRepository {
   ): Promise<HandleResult<State, Event>> {
     const retries = options.expectedRevision !== undefined ? 0 : (options.maxRetries ?? 3);
     for (let attempt = 0; ; attempt++) {
-      const { state, revision } = await this.load(options.streamName, options.decider);
+      const { state, revision } =
+        attempt === 0 && options.loaded
+          ? options.loaded
+          : await this.load(options.streamName, options.decider);
       if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
         throw staleVersion();
-      const events = options.decider.decide(options.command, state);
+      const command = isCommandFrom(options.command) ? await options.command.from(state) : options.command;
+      const events = options.decider.decide(command, state);
       if (events.length === 0) return { state, events };
       try {
         const plan = options.claims?.(events, state);
@@ -187,6 +197,12 @@ export class EventSourcedRepository {
     requestContext.current()?.appended.push(...results);
     return results;
   }
+}
+
+function isCommandFrom<State, Command>(
+  command: Command | { from: (state: State) => Command | Promise<Command> },
+): command is { from: (state: State) => Command | Promise<Command> } {
+  return typeof (command as { from?: unknown } | null)?.from === 'function';
 }
 
 /** A write pinned by the client (If-Match) met a newer version of its stream. */

@@ -120,9 +120,17 @@ export class PostgresEventStore implements EventStore {
     return result;
   }
 
-  async createStreams(streams: readonly NewStream[]): Promise<AppendResult[]> {
+  /**
+   * `also`: one more data-modifying statement run as a CTE of the same statement (its
+   * parameters from $2), so that it lands with the streams or neither does, in one round
+   * trip: new owners' uniqueness claims (core/claims). Its own errors are thrown as they are.
+   */
+  async createStreams(
+    streams: readonly NewStream[],
+    also?: { sql: string; values: unknown[] },
+  ): Promise<AppendResult[]> {
     this.assertOpen();
-    const results = await this.createStreamsWith(this.pool, streams, false);
+    const results = await this.createStreamsWith(this.pool, streams, false, also);
     if (results.length) {
       this.listener.fire();
       this.notifier.request();
@@ -131,9 +139,21 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
+   * Wakes subscribers after a caller's transaction with appended events committed: local
+   * ones at once, other processes through the throttled notification, as after an
+   * autocommitted append (a pg_notify inside the transaction would serialise its commit
+   * on the cluster-wide notify lock, and local waiters would wait for its round trip).
+   */
+  committed(): void {
+    this.listener.fire();
+    this.notifier.request();
+  }
+
+  /**
    * `createStreams` on a client the caller holds inside its own transaction, for writes
-   * that must commit with the new streams (uniqueness claims of a bulk import). Like
-   * appendInTransaction: under a savepoint, notifying when the caller commits.
+   * that must commit with the new streams (uniqueness claims of a signup or an import
+   * batch). Under a savepoint, like appendInTransaction; it does not notify: the caller
+   * calls `committed()` once its transaction has committed.
    */
   createStreamsInTransaction(client: ClientBase, streams: readonly NewStream[]): Promise<AppendResult[]> {
     this.assertOpen();
@@ -144,6 +164,7 @@ export class PostgresEventStore implements EventStore {
     client: Pool | ClientBase,
     streams: readonly NewStream[],
     inTransaction: boolean,
+    also?: { sql: string; values: unknown[] },
   ): Promise<AppendResult[]> {
     if (streams.length === 0) return [];
     const names = new Set<string>();
@@ -167,17 +188,19 @@ export class PostgresEventStore implements EventStore {
           `{"id":${JSON.stringify(d.id)},"stream":${JSON.stringify(d.stream)},"revision":${d.revision},"type":${JSON.stringify(d.type)},"data":${d.data},"metadata":${d.metadata}}`,
       );
     let rows: (AppendRow & { stream_name: string })[];
-    const query: QueryConfig = {
-      name: 'event_store_create_streams',
-      text: CREATE_STREAMS_SQL,
-      values: [`[${docs.join(',')}]`],
-    };
+    const query: QueryConfig = also
+      ? {
+          text: `WITH also AS (${also.sql}) ${CREATE_STREAMS_SQL}`,
+          values: [`[${docs.join(',')}]`, ...also.values],
+        }
+      : { name: 'event_store_create_streams', text: CREATE_STREAMS_SQL, values: [`[${docs.join(',')}]`] };
     try {
       rows = inTransaction
         ? await this.queryInSavepoint<AppendRow & { stream_name: string }>(client, query)
         : (await client.query<AppendRow & { stream_name: string }>(query)).rows;
     } catch (error) {
-      if (!(error instanceof DatabaseError) || error.code !== '23505') throw error;
+      if (!(error instanceof DatabaseError) || error.code !== '23505' || error.table !== 'events')
+        throw error;
       if (error.constraint === 'events_event_id_key') {
         throw new Error(`An event with this id is already stored (${error.detail ?? 'duplicate event id'})`, {
           cause: error,
@@ -191,8 +214,6 @@ export class PostgresEventStore implements EventStore {
         await this.currentRevision(client, existing),
       );
     }
-    // The wake-up goes out when the caller commits, as with appendInTransaction.
-    if (inTransaction) await client.query(NOTIFY_SQL);
     const at = new Map(rows.map((r) => [`${r.stream_name}\u0000${r.stream_revision}`, r]));
     return prepared.map((docsOfStream, s) => {
       const stored = docsOfStream.map((d, i): StoredEvent => {

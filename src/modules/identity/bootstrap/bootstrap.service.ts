@@ -7,9 +7,8 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
 import { streamOf, workspaceDecider } from '../../workspaces/domain/workspace';
-import { ClaimService } from '../commands/claims.service';
 import { newApiKeySecret } from '../domain/api-key-secret';
-import { claimKey } from '../domain/claim';
+import { memberClaim } from '../domain/member-claims';
 import { BUILT_IN_ROLES } from '../domain/built-in-roles';
 import {
   AccountRegistered,
@@ -46,7 +45,6 @@ export class BootstrapService {
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
-    private readonly claims: ClaimService,
   ) {}
 
   async bootstrap(input: { workspaceName: string; email: string }): Promise<BootstrapResult> {
@@ -104,10 +102,6 @@ export class BootstrapService {
     }
 
     const memberId = await nextId(this.db, 'member_id_seq');
-    // The first member holds its email like any member does, so a later signup with it finds this member.
-    const claimed = await this.claims.acquire(claimKey(workspaceId, 'email', email), memberId);
-    if (!claimed.acquired)
-      throw new Error(`The new workspace's email claim is already held by member ${claimed.holder}`);
     const member: MemberCreated = {
       type: 'MemberCreated',
       data: {
@@ -126,7 +120,10 @@ export class BootstrapService {
         createdAt: now,
       },
     };
-    await this.repo.append(memberStream(memberId), workspaceId, [member], 'no_stream');
+    // The first member holds its email like any member does, so a later signup with it finds this member.
+    await this.repo.appendClaimed(memberStream(memberId), workspaceId, [member], 'no_stream', {
+      take: [memberClaim(workspaceId, 'email', email)],
+    });
 
     const { prefix, secret, hash } = newApiKeySecret();
     const keyId = uuidv7();

@@ -2,13 +2,11 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { nextId, nextIds } from '../../../core/database/ids';
 import { DomainError, ValidationError } from '../../../core/http/domain-errors';
-import { claimKey } from '../domain/claim';
 import type { MemberKind } from '../domain/identity.events';
 import type { MemberChanges, UniqueMemberField } from '../domain/member.events';
 import type { NewMember } from '../domain/member';
 import { checkRoleAssignment, RoleFacts } from '../domain/role-rules';
 import { assertNoEscalation } from '../../roles/domain/escalation.policy';
-import { ClaimService } from './claims.service';
 import { Caller, MemberChangesInput, normaliseChanges } from './member-input';
 import { MemberWriter } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
@@ -99,7 +97,6 @@ export function parseRow(raw: unknown, index: number): ParsedRow {
 export class ImportMembersHandler implements ICommandHandler<ImportMembersCommand, ImportResult> {
   constructor(
     private readonly members: MemberWriter,
-    private readonly claims: ClaimService,
     private readonly roles: RoleLookup,
     private readonly db: DataSource,
   ) {}
@@ -327,7 +324,7 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
     for (const field of LOOKUP_ORDER) {
       const v = c[field];
       if (!v) continue;
-      const memberId = await this.claims.holder(claimKey(workspaceId, field, v));
+      const memberId = await this.members.holderOf(workspaceId, field, v);
       if (memberId !== undefined) return { memberId, field };
     }
     return undefined;
