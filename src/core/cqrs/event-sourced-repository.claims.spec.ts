@@ -81,4 +81,28 @@ describe('EventSourcedRepository with claims', () => {
     const [second] = await store.readStream('thing-2');
     expect(second.metadata.workspaceId).toBe(ws);
   });
+
+  it('makes the command from the state of each attempt, and decides first on the state the caller loaded', async () => {
+    await rename('thing-1', 'alpha');
+    const seen: (string | null)[] = [];
+    const loaded = await repo.load('thing-1', decider);
+    // A write lands between the caller's read and its append: the retry sees it and decides again.
+    await rename('thing-1', 'beta');
+    const result = await repo.handle({
+      streamName: 'thing-1',
+      workspaceId: ws,
+      decider,
+      loaded,
+      command: {
+        from: (state: State) => {
+          seen.push(state.name);
+          return { name: `${state.name}-2` };
+        },
+      },
+      claims: claimsOf,
+    });
+    expect(seen).toEqual(['alpha', 'beta']);
+    expect(result.state.name).toBe('beta-2');
+    expect(await claims.ownerOf(ws, NAME, 'beta-2')).toBe('thing-1');
+  });
 });
