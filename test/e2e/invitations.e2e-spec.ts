@@ -289,7 +289,6 @@ describe('accepting invitations (e2e)', () => {
       role: { id: analyst, name: 'Analyst' },
     });
     await t.expectEvents(res, [
-      { type: 'MemberValueClaimed', data: { field: 'email' } },
       {
         type: 'MemberCreated',
         data: { workspaceId: a.workspaceId, accountUuid: b.accountUuid, memberRoleId: analyst },

@@ -1,30 +1,41 @@
+import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { DEFAULT_CLAIM_GRACE_MS } from '../../src/core/claims/stream-claims';
 import { nextId } from '../../src/core/database/ids';
 import { WrongExpectedRevisionError } from '../../src/core/event-store/event-store.port';
-import { CLAIM_GRACE_MS } from '../../src/modules/identity/commands/claims.service';
-import { claimKey } from '../../src/modules/identity/domain/claim';
+import { MemberClaims1764000006400 } from '../../src/modules/identity/member-claims.migration';
 import { startTestApp, TestApp } from '../support/app';
+import { EventStoreDbStandIn, startEventStoreDbStandIn } from '../support/esdb-standin';
 import { signup } from '../support/identity-fixtures';
 import { appendAndSettle } from '../support/member-fixtures';
 
-/** Uniqueness claims left behind by crashes: never a blocked value, never two holders. */
-describe('member uniqueness claims after crashes (e2e)', () => {
+/**
+ * The stream identity wrote a member value's claim to before core claims, which the
+ * member claim kinds keep using on EventStoreDB: claims taken before the move stay binding.
+ */
+const legacyStream = (wid: string, field: 'email' | 'phone', value: string) =>
+  `claim-member-${field}-${wid}-${createHash('sha256').update(value).digest('hex')}`;
+
+/** Uniqueness claims left behind by crashes (EventStoreDB): never a blocked value, never two holders. */
+describe('member uniqueness claims after crashes, on EventStoreDB (e2e)', () => {
+  let esdb: EventStoreDbStandIn;
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    esdb = await startEventStoreDbStandIn();
+    t = await startTestApp({
+      env: { EVENT_STORE: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: esdb.connectionString },
+    });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await esdb.stop();
+  });
 
-  const claim = (
-    wid: string,
-    field: 'email' | 'phone' | 'externalId',
-    value: string,
-    memberId: number,
-    claimedAt: Date,
-  ) =>
+  /** A claim as the old mechanism wrote it, left by a writer that then crashed. */
+  const claim = (wid: string, field: 'email' | 'phone', value: string, memberId: number, claimedAt: Date) =>
     appendAndSettle(t, wid, [
       [
-        claimKey(wid, field, value).stream,
+        legacyStream(wid, field, value),
         [
           {
             type: 'MemberValueClaimed',
@@ -46,12 +57,14 @@ describe('member uniqueness claims after crashes (e2e)', () => {
     expect(res.body.wasCreated).toBe(true);
     expect(res.body.member.id).not.toBe(ghost);
     const events = await t.eventsOf(res);
+    // The claim stays in its old stream and format: auditors read the same events as before.
     expect(events.slice(0, 3).map((e) => [e.type, e.streamName])).toEqual([
-      ['MemberWriteFenced', `member-${ghost}`],
-      ['MemberValueClaimed', claimKey(a.workspaceId, 'email', 'ghost@example.com').stream],
+      ['ClaimFenced', `member-${ghost}`],
+      ['MemberValueClaimed', legacyStream(a.workspaceId, 'email', 'ghost@example.com')],
       ['MemberCreated', `member-${res.body.member.id}`],
     ]);
-    expect(events[0].data).toMatchObject({ memberId: ghost, reason: 'orphan_claim' });
+    expect(events[0].data).toMatchObject({ kind: 'member_email', by: `member-${res.body.member.id}` });
+    expect(events[1].data).toMatchObject({ field: 'email', memberId: res.body.member.id });
     // The crashed writer can never land its member now.
     const metadata = { ...events[0].metadata };
     const late = await t.store
@@ -73,7 +86,7 @@ describe('member uniqueness claims after crashes (e2e)', () => {
     });
     expect(res.status).toBe(201);
     // Waited out the rest of the grace, counted from the claim (however long the fixture took).
-    expect(Date.now()).toBeGreaterThanOrEqual(claimedAt.getTime() + CLAIM_GRACE_MS);
+    expect(Date.now()).toBeGreaterThanOrEqual(claimedAt.getTime() + DEFAULT_CLAIM_GRACE_MS);
   });
 
   it('a stale claim (its member moved to another value without releasing) is fenced and taken over', async () => {
@@ -93,18 +106,21 @@ describe('member uniqueness claims after crashes (e2e)', () => {
     expect(res.body.wasCreated).toBe(true);
     const events = await t.eventsOf(res);
     expect(events[0]).toMatchObject({
-      type: 'MemberWriteFenced',
+      type: 'ClaimFenced',
       streamName: `member-${ann.member.id}`,
-      data: { reason: 'stale_claim' },
+      data: { kind: 'member_email' },
     });
     // Ann is unaffected and keeps her new address.
     const annNow = await t.request('GET', `/w/${a.workspaceId}/members/${ann.member.id}`, {
       token: a.apiKey,
     });
     expect(annNow.body).toMatchObject({ email: 'ann2@example.com', status: 'active' });
+    // The fence moved her stream on, and the read model with it: her current ETag still applies.
+    const etag = annNow.headers.get('etag')!;
     const again = await t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, {
       token: a.apiKey,
       body: { name: 'Ann' },
+      headers: { 'if-match': etag },
     });
     expect(again.status).toBe(200);
   });
@@ -112,10 +128,9 @@ describe('member uniqueness claims after crashes (e2e)', () => {
   it('a released claim whose member still carries the value stays live', async () => {
     const a = await t.bootstrap();
     const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'keep@example.com' });
-    const key = claimKey(a.workspaceId, 'email', 'keep@example.com');
     await appendAndSettle(t, a.workspaceId, [
       [
-        key.stream,
+        legacyStream(a.workspaceId, 'email', 'keep@example.com'),
         [
           {
             type: 'MemberValueReleased',
@@ -134,5 +149,56 @@ describe('member uniqueness claims after crashes (e2e)', () => {
       body: { member: { email: 'keep@example.com' } },
     });
     expect(res.body).toMatchObject({ wasCreated: false, member: { id: ann.member.id } });
+  });
+});
+
+/** On PostgreSQL a member value's claim is a row of `claims`, written in the member's transaction. */
+describe('member uniqueness claims on PostgreSQL (e2e)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const claimRows = (wid: string) =>
+    t.app
+      .get(DataSource)
+      .query(`SELECT kind, owner FROM claims WHERE scope = $1 AND kind LIKE 'member_%' ORDER BY kind`, [wid]);
+
+  it('a signup takes its values as rows, with no claim event; the migration claims existing members once', async () => {
+    const a = await t.bootstrap();
+    const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'ann@example.com', phone: '+14155550111' });
+    expect(await claimRows(a.workspaceId)).toEqual([
+      { kind: 'member_email', owner: `member-${a.memberId}` },
+      { kind: 'member_email', owner: `member-${ann.member.id}` },
+      { kind: 'member_phone', owner: `member-${ann.member.id}` },
+    ]);
+    // Members from before the move had no rows: the migration gives them theirs, idempotently.
+    const db = t.app.get(DataSource);
+    await db.query(`DELETE FROM claims WHERE scope = $1`, [a.workspaceId]);
+    const migration = new MemberClaims1764000006400();
+    const runner = db.createQueryRunner();
+    try {
+      await migration.up(runner);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    expect(await claimRows(a.workspaceId)).toHaveLength(3);
+    const again = await signup(t, a.workspaceId, a.apiKey, { phone: '+1 415 555 0111' });
+    expect(again).toMatchObject({ wasCreated: false, member: { id: ann.member.id } });
+  });
+
+  it('an archived member gives its values up in the same write', async () => {
+    const a = await t.bootstrap();
+    const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'gone@example.com' });
+    const del = await t.request('DELETE', `/w/${a.workspaceId}/members/${ann.member.id}`, {
+      token: a.apiKey,
+    });
+    expect(del.status).toBeLessThan(300);
+    expect((await t.eventsOf(del)).map((e) => e.type)).toEqual(['MemberArchived']);
+    expect(await claimRows(a.workspaceId)).toEqual([{ kind: 'member_email', owner: `member-${a.memberId}` }]);
+    const next = await signup(t, a.workspaceId, a.apiKey, { email: 'gone@example.com' });
+    expect(next.wasCreated).toBe(true);
   });
 });

@@ -6,8 +6,8 @@ import { WrongExpectedRevisionError } from '../event-store/event-store.port';
 import { EventStoreDbEventStore } from '../event-store/eventstoredb/eventstoredb-event-store';
 import { InMemoryEventStore } from '../event-store/memory/in-memory-event-store';
 import { PostgresEventStore } from '../event-store/postgres/postgres-event-store';
-import { meta, uniq } from '../event-store/testing/event-store.test-helpers';
-import { CLAIM_FENCED, ClaimTakenError } from './claims';
+import { event, meta, uniq } from '../event-store/testing/event-store.test-helpers';
+import { CLAIM_FENCED, ClaimKind, ClaimTakenError, defineClaimKind } from './claims';
 import { InMemoryClaims } from './memory-claims';
 import { PostgresClaims } from './postgres-claims';
 import { claimStreamName, claimTaken, StreamClaims } from './stream-claims';
@@ -21,36 +21,48 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describeClaimsConformance('postgres (claims table in the append transaction)', async () => {
-  const store = new PostgresEventStore({ connectionString: db.url, poolSize: 4 });
-  const pool = new Pool({ connectionString: db.url, max: 10 });
-  return {
-    claims: new PostgresClaims(store, pool),
-    store,
-    teardown: async () => {
-      await store.close();
-      await pool.end();
-    },
-  };
-});
+describeClaimsConformance(
+  'postgres (claims table in the append transaction)',
+  async () => {
+    const store = new PostgresEventStore({ connectionString: db.url, poolSize: 4 });
+    const pool = new Pool({ connectionString: db.url, max: 10 });
+    return {
+      claims: new PostgresClaims(store, pool),
+      store,
+      teardown: async () => {
+        await store.close();
+        await pool.end();
+      },
+    };
+  },
+  { atomicMany: true },
+);
 
-describeClaimsConformance('eventstoredb stand-in (claim streams)', async () => {
-  const standIn = await startEventStoreDbStandIn();
-  const store = new EventStoreDbEventStore({ connectionString: standIn.connectionString });
-  return {
-    claims: new StreamClaims(store, { graceMs: 60_000 }),
-    store,
-    teardown: async () => {
-      await store.close();
-      await standIn.stop();
-    },
-  };
-});
+describeClaimsConformance(
+  'eventstoredb stand-in (claim streams)',
+  async () => {
+    const standIn = await startEventStoreDbStandIn();
+    const store = new EventStoreDbEventStore({ connectionString: standIn.connectionString });
+    return {
+      claims: new StreamClaims(store, { graceMs: 60_000 }),
+      store,
+      teardown: async () => {
+        await store.close();
+        await standIn.stop();
+      },
+    };
+  },
+  { atomicMany: false },
+);
 
-describeClaimsConformance('in memory', async () => {
-  const store = new InMemoryEventStore();
-  return { claims: new InMemoryClaims(store), store, teardown: () => store.close() };
-});
+describeClaimsConformance(
+  'in memory',
+  async () => {
+    const store = new InMemoryEventStore();
+    return { claims: new InMemoryClaims(store), store, teardown: () => store.close() };
+  },
+  { atomicMany: true },
+);
 
 describe('StreamClaims on the EventStoreDB stand-in: crashes between the claim and the append', () => {
   let standIn: EventStoreDbStandIn;
@@ -128,5 +140,75 @@ describe('StreamClaims on the EventStoreDB stand-in: crashes between the claim a
     });
     expect(await claims.ownerOf(ws, NAME_CLAIM, 'old')).toBe(`${ws}-b`);
     expect((await store.readStream(`${ws}-a`)).map((e) => e.type)).toEqual(['Named', 'Named']);
+  });
+});
+
+describe('StreamClaims with a kind that keeps its earlier claim streams', () => {
+  let standIn: EventStoreDbStandIn;
+  let store: EventStoreDbEventStore;
+  beforeAll(async () => {
+    standIn = await startEventStoreDbStandIn();
+    store = new EventStoreDbEventStore({ connectionString: standIn.connectionString });
+  });
+  afterAll(async () => {
+    await store.close();
+    await standIn.stop();
+  });
+
+  type Old = { holder: string; when: string };
+  /** The format a feature wrote before core claims: its own stream name and event types. */
+  const OLD_KIND: ClaimKind = defineClaimKind({
+    name: 'test_old',
+    holds: (events, value) => NAME_CLAIM.holds(events, value, ''),
+    streamFormat: {
+      streamName: (ref) => `old-claim-${ref.scope}-${ref.value}`,
+      read: (e) => {
+        const { holder, when } = e.data as Old;
+        if (e.type === 'OldClaimed') return { taken: true, owner: holder, at: when };
+        if (e.type === 'OldReleased') return { taken: false, owner: holder, at: when };
+        return undefined;
+      },
+      write: (_ref, change) => ({
+        type: change.taken ? 'OldClaimed' : 'OldReleased',
+        data: { holder: change.owner, when: change.at },
+      }),
+    },
+  });
+
+  it('honours a claim written in the old format, and writes new changes in it', async () => {
+    const claims = new StreamClaims(store, { graceMs: 60_000 });
+    const ws = uniq();
+    const ref = { scope: ws, kind: OLD_KIND, value: 'kept' };
+    const oldStream = `old-claim-${ws}-kept`;
+    // Written before the move: the owner carries the value, the claim is its old event.
+    await store.append(`${ws}-a`, [named('kept')]);
+    await store.append(oldStream, [
+      event('OldClaimed', { holder: `${ws}-a`, when: new Date().toISOString() }),
+    ]);
+    expect(await claims.ownerOf(ws, OLD_KIND, 'kept')).toBe(`${ws}-a`);
+    await expect(
+      claims.append({
+        stream: `${ws}-b`,
+        events: [named('kept')],
+        expectedRevision: 'no_stream',
+        take: [ref],
+      }),
+    ).rejects.toMatchObject({ owner: `${ws}-a` });
+    await claims.append({ stream: `${ws}-a`, events: [named(null)], expectedRevision: 0n, release: [ref] });
+    await claims.append({
+      stream: `${ws}-b`,
+      events: [named('kept')],
+      expectedRevision: 'no_stream',
+      take: [ref],
+    });
+    expect(await claims.ownerOf(ws, OLD_KIND, 'kept')).toBe(`${ws}-b`);
+    expect((await store.readStream(oldStream)).map((e) => [e.type, (e.data as Old).holder])).toEqual([
+      ['OldClaimed', `${ws}-a`],
+      ['OldReleased', `${ws}-a`],
+      ['OldClaimed', `${ws}-b`],
+    ]);
+    expect(await store.readStream(claimStreamName({ scope: ws, kind: NAME_CLAIM, value: 'kept' }))).toEqual(
+      [],
+    );
   });
 });

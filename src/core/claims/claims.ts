@@ -30,6 +30,28 @@ export interface ClaimKind {
    * from a live one; on PostgreSQL the claims table is exact.
    */
   holds(ownerEvents: readonly DomainEvent[], value: string, scope: string): boolean;
+  /**
+   * Claim streams a feature wrote before this mechanism, kept in place on EventStoreDB
+   * (history is never rewritten): the kind names the value's existing stream and speaks
+   * its event types, so old claims stay binding and new ones land beside them.
+   */
+  readonly streamFormat?: ClaimStreamFormat;
+}
+
+/** A change of a claim stream: the owner took the value, or gave it up. */
+export interface ClaimChange {
+  taken: boolean;
+  owner: string;
+  /** ISO time of the change. */
+  at: string;
+}
+
+export interface ClaimStreamFormat {
+  streamName(ref: ClaimRef): string;
+  /** A stored event of that stream as a change; undefined for an event that is none. */
+  read(event: DomainEvent): ClaimChange | undefined;
+  /** The event recording a change. */
+  write(ref: ClaimRef, change: ClaimChange): DomainEvent;
 }
 
 const KIND_NAME = /^[a-z][a-z0-9_]{0,39}$/;
@@ -70,6 +92,14 @@ export interface Claims {
    * value, WrongExpectedRevisionError (likewise) when the stream moved.
    */
   append(request: ClaimedAppend): Promise<AppendResult>;
+  /**
+   * Several owners' appends with their claims, all or nothing: a signup's member, account
+   * and token, an import batch of new members. Results in the order of `requests`; each
+   * claim is owned by the stream of its request. Only stores with multi-stream
+   * transactions offer it (PostgreSQL, memory); on EventStoreDB it is undefined, and the
+   * caller appends owner by owner.
+   */
+  appendMany?(requests: readonly ClaimedAppend[]): Promise<AppendResult[]>;
   /** The owner stream holding the value, if any. */
   ownerOf(scope: string, kind: ClaimKind, value: string): Promise<string | undefined>;
 }
@@ -111,6 +141,27 @@ export function hashClaimValue(value: string): string {
 export function sortClaims(refs: readonly ClaimRef[] = []): ClaimRef[] {
   const key = (r: ClaimRef) => `${r.kind.name}\u0000${r.scope}\u0000${r.value}`;
   return [...refs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/**
+ * Checks a multi-owner write (Claims.appendMany): owners distinct, no value given to two
+ * of them. Returns per request the releases that are not taken back in the same write.
+ */
+export function planMany(requests: readonly ClaimedAppend[]): { take: ClaimRef[]; release: ClaimRef[] }[] {
+  const owners = new Set<string>();
+  const takenBy = new Map<string, string>();
+  return requests.map((r) => {
+    if (owners.has(r.stream)) throw new Error(`appendMany: ${r.stream} is given twice`);
+    owners.add(r.stream);
+    const take = sortClaims(r.take);
+    for (const ref of take) {
+      const key = `${ref.kind.name}\u0000${ref.scope}\u0000${ref.value}`;
+      const other = takenBy.get(key);
+      if (other !== undefined) throw new ClaimTakenError(ref.scope, ref.kind.name, ref.value, other);
+      takenBy.set(key, r.stream);
+    }
+    return { take, release: sortClaims(r.release).filter((x) => !take.some((t) => sameClaim(x, t))) };
+  });
 }
 
 export function sameClaim(a: ClaimRef, b: ClaimRef): boolean {

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import { DatabaseError, Pool, PoolClient } from 'pg';
 import type { AppendResult } from '../event-store/event-store.port';
 import type { PostgresEventStore } from '../event-store/postgres/postgres-event-store';
 import {
@@ -8,6 +8,7 @@ import {
   Claims,
   ClaimTakenError,
   hashClaimValue,
+  planMany,
   sameClaim,
   sortClaims,
 } from './claims';
@@ -20,6 +21,17 @@ const TAKE_SQL = `
    WHERE claims.owner = EXCLUDED.owner
   RETURNING owner`;
 const RELEASE_SQL = `DELETE FROM claims WHERE scope = $1 AND kind = $2 AND value_hash = $3 AND owner = $4`;
+// New owners' claims, in the statement that creates their streams: a held value fails it.
+const INSERT_MANY_SQL = `
+  INSERT INTO claims (scope, kind, value_hash, owner)
+  SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])`;
+// Many takes in one statement (a batch of new owners): the rows returned are the keys taken.
+const TAKE_MANY_SQL = `
+  INSERT INTO claims (scope, kind, value_hash, owner)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+  ON CONFLICT (scope, kind, value_hash) DO UPDATE SET owner = claims.owner
+   WHERE claims.owner = EXCLUDED.owner
+  RETURNING scope, kind, value_hash`;
 const OWNER_SQL = `SELECT owner FROM claims WHERE scope = $1 AND kind = $2 AND value_hash = $3`;
 
 const params = (ref: ClaimRef) => [ref.scope, ref.kind.name, hashClaimValue(ref.value)];
@@ -55,7 +67,69 @@ export class PostgresClaims implements Claims {
         expectedRevision: request.expectedRevision,
       });
       await client.query('COMMIT');
+      this.store.committed();
       return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * All requests in one transaction: releases, then every take in one statement, then the
+   * appends (one statement when every stream is new, as in an import batch).
+   */
+  async appendMany(requests: readonly ClaimedAppend[]): Promise<AppendResult[]> {
+    const plans = planMany(requests);
+    // New owners only (a signup, an import batch): nothing to release, and a value held by
+    // anyone is a conflict, so the claims are a plain insert in the streams' own statement.
+    // Any conflict fails that statement whole; the transaction below then says which.
+    if (requests.every((r) => r.expectedRevision === 'no_stream') && plans.every((p) => !p.release.length)) {
+      // In one key order for every writer, so two batches never wait on each other in a cycle.
+      const rows = plans
+        .flatMap((plan, i) => plan.take.map((ref) => [...params(ref), requests[i].stream]))
+        .sort((a, b) => (a.slice(0, 3).join('\u0000') < b.slice(0, 3).join('\u0000') ? -1 : 1));
+      try {
+        return await this.store.createStreams(
+          requests.map((r) => ({ streamName: r.stream, events: r.events })),
+          rows.length
+            ? { sql: INSERT_MANY_SQL, values: [0, 1, 2, 3].map((c) => rows.map((r) => r[c])) }
+            : undefined,
+        );
+      } catch (error) {
+        if (!(error instanceof DatabaseError && error.code === '23505' && error.table === 'claims'))
+          throw error;
+      }
+    }
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const [i, plan] of plans.entries())
+        for (const ref of plan.release) await client.query(RELEASE_SQL, [...params(ref), requests[i].stream]);
+      await this.takeMany(
+        client,
+        plans.flatMap((plan, i) => plan.take.map((ref) => ({ ref, owner: requests[i].stream }))),
+      );
+      let results: AppendResult[];
+      if (requests.every((r) => r.expectedRevision === 'no_stream')) {
+        results = await this.store.createStreamsInTransaction(
+          client,
+          requests.map((r) => ({ streamName: r.stream, events: r.events })),
+        );
+      } else {
+        results = [];
+        for (const r of requests)
+          results.push(
+            await this.store.appendInTransaction(client, r.stream, r.events, {
+              expectedRevision: r.expectedRevision,
+            }),
+          );
+      }
+      await client.query('COMMIT');
+      this.store.committed();
+      return results;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
@@ -67,6 +141,22 @@ export class PostgresClaims implements Claims {
   async ownerOf(scope: string, kind: ClaimKind, value: string): Promise<string | undefined> {
     const { rows } = await this.pool.query<{ owner: string }>(OWNER_SQL, params({ scope, kind, value }));
     return rows[0]?.owner;
+  }
+
+  private async takeMany(client: PoolClient, takes: { ref: ClaimRef; owner: string }[]): Promise<void> {
+    if (!takes.length) return;
+    // One key order for every writer, so two batches never wait on each other in a cycle.
+    const rows = takes
+      .map(({ ref, owner }) => ({ ref, owner, key: params(ref) }))
+      .sort((a, b) => (a.key.join('\u0000') < b.key.join('\u0000') ? -1 : 1));
+    const { rows: taken } = await client.query<{ scope: string; kind: string; value_hash: string }>(
+      TAKE_MANY_SQL,
+      [0, 1, 2].map((c) => rows.map((r) => r.key[c])).concat([rows.map((r) => r.owner)]),
+    );
+    if (taken.length === rows.length) return;
+    const got = new Set(taken.map((t) => [t.scope, t.kind, t.value_hash].join('\u0000')));
+    // The ones not taken are held by someone else (or were freed meanwhile): say by whom.
+    for (const r of rows) if (!got.has(r.key.join('\u0000'))) await this.take(client, r.ref, r.owner);
   }
 
   private async take(client: PoolClient, ref: ClaimRef, owner: string): Promise<void> {

@@ -10,6 +10,7 @@ import {
 } from '../event-store/event-store.port';
 import {
   CLAIM_FENCED,
+  ClaimChange,
   ClaimedAppend,
   ClaimKind,
   ClaimRef,
@@ -54,7 +55,16 @@ export const DEFAULT_CLAIM_GRACE_MS = 5_000;
 
 /** The claim stream of a value; its name carries a hash, never the value. */
 export function claimStreamName(ref: Pick<ClaimRef, 'scope' | 'kind' | 'value'>): string {
+  if (ref.kind.streamFormat) return ref.kind.streamFormat.streamName(ref);
   return `claim-${ref.kind.name}-${hashClaimValue(`${ref.scope}\u0000${ref.value}`)}`;
+}
+
+/** A claim stream's event as a change, in the kind's own format if it has one. */
+function readChange(ref: ClaimRef, event: DomainEvent): ClaimChange | undefined {
+  if (ref.kind.streamFormat) return ref.kind.streamFormat.read(event);
+  if (event.type !== CLAIM_TAKEN && event.type !== CLAIM_RELEASED) return undefined;
+  const { owner, at } = event.data as ClaimStreamEvent['data'];
+  return { taken: event.type === CLAIM_TAKEN, owner, at };
 }
 
 /** The event that takes a claim (exported so a test can leave one behind as a crashed writer would). */
@@ -69,13 +79,11 @@ function claimEvent(
   metadata: EventMetadata,
   at: Date,
 ): NewEvent {
-  const data: ClaimStreamEvent['data'] = {
-    scope: ref.scope,
-    kind: ref.kind.name,
-    owner,
-    at: at.toISOString(),
-  };
-  return { id: uuidv7(), type, data, metadata: { ...metadata, occurredAt: at.toISOString() } };
+  const change: ClaimChange = { taken: type === CLAIM_TAKEN, owner, at: at.toISOString() };
+  const event: DomainEvent = ref.kind.streamFormat
+    ? ref.kind.streamFormat.write(ref, change)
+    : { type, data: { scope: ref.scope, kind: ref.kind.name, owner, at: change.at } };
+  return { id: uuidv7(), ...event, metadata: { ...metadata, occurredAt: change.at } };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -186,10 +194,10 @@ export class StreamClaims implements Claims {
     const events = await this.store.readStream(claimStreamName(ref));
     const state: ClaimState = { holder: null, last: null, at: null, revision: undefined };
     for (const e of events) {
-      const { data } = e as unknown as ClaimStreamEvent;
-      if (e.type === CLAIM_TAKEN) Object.assign(state, { holder: data.owner, last: data.owner, at: data.at });
-      else if (e.type === CLAIM_RELEASED && state.holder === data.owner)
-        Object.assign(state, { holder: null, last: data.owner, at: data.at });
+      const change = readChange(ref, { type: e.type, data: e.data });
+      if (change?.taken) Object.assign(state, { holder: change.owner, last: change.owner, at: change.at });
+      else if (change && state.holder === change.owner)
+        Object.assign(state, { holder: null, last: change.owner, at: change.at });
       state.revision = e.revision;
     }
     return state;

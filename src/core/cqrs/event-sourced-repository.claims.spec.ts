@@ -57,4 +57,52 @@ describe('EventSourcedRepository with claims', () => {
     await rename('thing-1', 'gamma');
     expect((await store.readStream('thing-1')).map((e) => e.type)).toEqual(['Named', CLAIM_FENCED, 'Named']);
   });
+
+  it('appends several streams with their claims in one write, stamped with the workspace', async () => {
+    expect(repo.canAppendClaimedMany).toBe(true);
+    expect(new EventSourcedRepository(store).canAppendClaimedMany).toBe(false);
+    await rename('thing-1', 'alpha');
+    await repo.appendClaimedMany(ws, [
+      {
+        streamName: 'thing-1',
+        events: [{ type: 'Named', data: { name: 'beta' } }],
+        expectedRevision: 0n,
+        plan: claimsOf([{ type: 'Named', data: { name: 'beta' } }], { name: 'alpha', changes: 1 }),
+      },
+      {
+        streamName: 'thing-2',
+        events: [{ type: 'Named', data: { name: 'alpha' } }],
+        expectedRevision: 'no_stream',
+        plan: { take: [{ scope: ws, kind: NAME, value: 'alpha' }] },
+      },
+    ]);
+    expect(await claims.ownerOf(ws, NAME, 'alpha')).toBe('thing-2');
+    expect(await claims.ownerOf(ws, NAME, 'beta')).toBe('thing-1');
+    const [second] = await store.readStream('thing-2');
+    expect(second.metadata.workspaceId).toBe(ws);
+  });
+
+  it('makes the command from the state of each attempt, and decides first on the state the caller loaded', async () => {
+    await rename('thing-1', 'alpha');
+    const seen: (string | null)[] = [];
+    const loaded = await repo.load('thing-1', decider);
+    // A write lands between the caller's read and its append: the retry sees it and decides again.
+    await rename('thing-1', 'beta');
+    const result = await repo.handle({
+      streamName: 'thing-1',
+      workspaceId: ws,
+      decider,
+      loaded,
+      command: {
+        from: (state: State) => {
+          seen.push(state.name);
+          return { name: `${state.name}-2` };
+        },
+      },
+      claims: claimsOf,
+    });
+    expect(seen).toEqual(['alpha', 'beta']);
+    expect(result.state.name).toBe('beta-2');
+    expect(await claims.ownerOf(ws, NAME, 'beta-2')).toBe('thing-1');
+  });
 });

@@ -19,7 +19,13 @@ export interface HandleOptions<State, Command, Event extends DomainEvent> {
   streamName: string;
   workspaceId: string;
   decider: Decider<State, Command, Event>;
-  command: Command;
+  /**
+   * The command, or how to make it from the state just loaded, on every attempt: for a
+   * command needing facts found from that state (a member's role as merges moved it).
+   */
+  command: Command | { from: (state: State) => Command | Promise<Command> };
+  /** The state as the caller just loaded it: the first attempt decides on it, without a second read. */
+  loaded?: { state: State; revision: bigint | undefined };
   /** Pinned by the client (If-Match): a newer stream is then a 412 instead of a retry. */
   expectedRevision?: bigint;
   maxRetries?: number;
@@ -66,10 +72,14 @@ export class EventSourcedRepository {
   ): Promise<HandleResult<State, Event>> {
     const retries = options.expectedRevision !== undefined ? 0 : (options.maxRetries ?? 3);
     for (let attempt = 0; ; attempt++) {
-      const { state, revision } = await this.load(options.streamName, options.decider);
+      const { state, revision } =
+        attempt === 0 && options.loaded
+          ? options.loaded
+          : await this.load(options.streamName, options.decider);
       if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
         throw staleVersion();
-      const events = options.decider.decide(options.command, state);
+      const command = isCommandFrom(options.command) ? await options.command.from(state) : options.command;
+      const events = options.decider.decide(command, state);
       if (events.length === 0) return { state, events };
       try {
         const plan = options.claims?.(events, state);
@@ -129,6 +139,40 @@ export class EventSourcedRepository {
     return result;
   }
 
+  /** Whether several owners' claimed appends can land in one atomic write (not EventStoreDB). */
+  get canAppendClaimedMany(): boolean {
+    return typeof this.claimStore?.appendMany === 'function';
+  }
+
+  /**
+   * Several streams' domain events with the claims each takes and releases, all or nothing
+   * (Claims.appendMany): the streams of one signup, or a batch of imported members. Only
+   * where `canAppendClaimedMany`.
+   */
+  async appendClaimedMany(
+    workspaceId: string,
+    appends: readonly {
+      streamName: string;
+      events: readonly DomainEvent[];
+      expectedRevision: ExpectedRevision;
+      plan?: ClaimPlan;
+    }[],
+  ): Promise<AppendResult[]> {
+    if (!this.claimStore?.appendMany)
+      throw new Error(`The ${this.store.kind} event store cannot append several streams atomically`);
+    const results = await this.claimStore.appendMany(
+      appends.map((a) => ({
+        stream: a.streamName,
+        events: a.events.map((e) => toNewEvent(e, workspaceId)),
+        expectedRevision: a.expectedRevision,
+        take: a.plan?.take,
+        release: a.plan?.release,
+      })),
+    );
+    requestContext.current()?.appended.push(...results);
+    return results;
+  }
+
   /** Whether the store can create several streams in one atomic write (not EventStoreDB). */
   get canCreateStreams(): boolean {
     return typeof this.store.createStreams === 'function';
@@ -153,6 +197,12 @@ export class EventSourcedRepository {
     requestContext.current()?.appended.push(...results);
     return results;
   }
+}
+
+function isCommandFrom<State, Command>(
+  command: Command | { from: (state: State) => Command | Promise<Command> },
+): command is { from: (state: State) => Command | Promise<Command> } {
+  return typeof (command as { from?: unknown } | null)?.from === 'function';
 }
 
 /** A write pinned by the client (If-Match) met a newer version of its stream. */

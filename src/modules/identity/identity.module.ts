@@ -8,7 +8,6 @@ import { BootstrapService } from './bootstrap/bootstrap.service';
 import { AcceptInvitationHandler } from './commands/accept-invitation.command';
 import { DeclineInvitationHandler } from './commands/decline-invitation.command';
 import { AccountService } from './commands/accounts.service';
-import { ClaimService } from './commands/claims.service';
 import { CreateSignupHandler } from './commands/create-signup.command';
 import { ImportMembersHandler } from './commands/import-members.command';
 import { CreateInvitationHandler, RevokeInvitationHandler } from './commands/invitation.commands';
@@ -47,6 +46,7 @@ import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
 import { AccountEmailVerified1764000006300 } from './account-email.migration';
 import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
+import { MemberClaims1764000006400 } from './member-claims.migration';
 
 import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
 import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
@@ -63,6 +63,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
     IdentityMembers1764000002500,
     IdentityExpiry1764000006200,
     AccountEmailVerified1764000006300,
+    MemberClaims1764000006400,
   ],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,
@@ -80,7 +81,6 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         BootstrapService,
         MemberTokenCredentialResolver,
         { provide: MEMBERSHIP_RESOLVER, useClass: IdentityMembershipResolver },
-        ClaimService,
         RoleLookup,
         MemberWriter,
         AccountService,

@@ -23,7 +23,16 @@ export interface ClaimsFixture {
   teardown(): Promise<void>;
 }
 
-export function describeClaimsConformance(name: string, factory: () => Promise<ClaimsFixture>): void {
+export interface ClaimsConformanceOptions {
+  /** Whether the adapter appends several owners atomically (appendMany): not on EventStoreDB. */
+  atomicMany: boolean;
+}
+
+export function describeClaimsConformance(
+  name: string,
+  factory: () => Promise<ClaimsFixture>,
+  options: ClaimsConformanceOptions,
+): void {
   describe(`Claims conformance: ${name}`, () => {
     let claims: Claims;
     let store: EventStore;
@@ -139,6 +148,144 @@ export function describeClaimsConformance(name: string, factory: () => Promise<C
         take: [ref],
       });
       expect(await claims.ownerOf(ws, NAME_CLAIM, 'late')).toBe(`${ws}-b`);
+    });
+
+    describe('appendMany', () => {
+      const ref = (ws: string, value: string) => ({ scope: ws, kind: NAME_CLAIM, value });
+      const written = async (stream: string) => (await store.readStream(stream)).map((e) => e.data);
+
+      if (!options.atomicMany) {
+        it('is not offered: the store has no multi-stream transaction', () => {
+          expect(claims.appendMany).toBeUndefined();
+        });
+        return;
+      }
+
+      it('creates several owners with their claims in one write, results in request order', async () => {
+        const ws = scope();
+        const results = await claims.appendMany!([
+          { stream: `${ws}-a`, events: [named('a1')], expectedRevision: 'no_stream', take: [ref(ws, 'a1')] },
+          {
+            stream: `${ws}-b`,
+            events: [named('b1'), named('b1')],
+            expectedRevision: 'no_stream',
+            take: [ref(ws, 'b1'), ref(ws, 'b2')],
+          },
+          { stream: `${ws}-c`, events: [named(null)], expectedRevision: 'no_stream' },
+        ]);
+        expect(results.map((r) => r.events.map((e) => e.streamName))).toEqual([
+          [`${ws}-a`],
+          [`${ws}-b`, `${ws}-b`],
+          [`${ws}-c`],
+        ]);
+        expect(results.map((r) => r.nextExpectedRevision)).toEqual([0n, 1n, 0n]);
+        expect(await written(`${ws}-b`)).toEqual([{ value: 'b1' }, { value: 'b1' }]);
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'a1')).toBe(`${ws}-a`);
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'b2')).toBe(`${ws}-b`);
+      });
+
+      it('moves a value from an existing owner to a new one in the same write', async () => {
+        const ws = scope();
+        const old = `${ws}-old`;
+        await claims.append({
+          stream: old,
+          events: [named('v')],
+          expectedRevision: 'no_stream',
+          take: [ref(ws, 'v')],
+        });
+        await claims.appendMany!([
+          { stream: old, events: [named(null)], expectedRevision: 0n, release: [ref(ws, 'v')] },
+          { stream: `${ws}-new`, events: [named('v')], expectedRevision: 'no_stream', take: [ref(ws, 'v')] },
+        ]);
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'v')).toBe(`${ws}-new`);
+        expect(await written(old)).toEqual([{ value: 'v' }, { value: null }]);
+      });
+
+      it('writes no stream and changes no claim when one value is taken', async () => {
+        const ws = scope();
+        await claims.append({
+          stream: `${ws}-x`,
+          events: [named('held')],
+          expectedRevision: 'no_stream',
+          take: [ref(ws, 'held')],
+        });
+        await claims.append({
+          stream: `${ws}-y`,
+          events: [named('y')],
+          expectedRevision: 'no_stream',
+          take: [ref(ws, 'y')],
+        });
+        const failed = claims.appendMany!([
+          { stream: `${ws}-y`, events: [named(null)], expectedRevision: 0n, release: [ref(ws, 'y')] },
+          {
+            stream: `${ws}-a`,
+            events: [named('free')],
+            expectedRevision: 'no_stream',
+            take: [ref(ws, 'free')],
+          },
+          {
+            stream: `${ws}-b`,
+            events: [named('held')],
+            expectedRevision: 'no_stream',
+            take: [ref(ws, 'held')],
+          },
+        ]);
+        await expect(failed).rejects.toBeInstanceOf(ClaimTakenError);
+        await expect(failed).rejects.toMatchObject({ value: 'held', owner: `${ws}-x` });
+        expect(await written(`${ws}-a`)).toEqual([]);
+        expect(await written(`${ws}-b`)).toEqual([]);
+        expect(await written(`${ws}-y`)).toEqual([{ value: 'y' }]);
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'free')).toBeUndefined();
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'y')).toBe(`${ws}-y`);
+      });
+
+      it('writes nothing and takes no claim when one stream already exists', async () => {
+        const ws = scope();
+        await store.append(`${ws}-b`, [named(null)]);
+        await expect(
+          claims.appendMany!([
+            { stream: `${ws}-a`, events: [named('v')], expectedRevision: 'no_stream', take: [ref(ws, 'v')] },
+            { stream: `${ws}-b`, events: [named('w')], expectedRevision: 'no_stream', take: [ref(ws, 'w')] },
+          ]),
+        ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+        expect(await written(`${ws}-a`)).toEqual([]);
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'v')).toBeUndefined();
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'w')).toBeUndefined();
+      });
+
+      it('of 20 concurrent writes sharing one value, exactly one lands, whole', async () => {
+        const ws = scope();
+        const outcomes = await Promise.allSettled(
+          range(20).map((i) =>
+            claims.appendMany!([
+              {
+                stream: `${ws}-own-${i}`,
+                events: [named(`own-${i}`)],
+                expectedRevision: 'no_stream',
+                take: [ref(ws, `own-${i}`)],
+              },
+              {
+                stream: `${ws}-shared-${i}`,
+                events: [named('shared')],
+                expectedRevision: 'no_stream',
+                take: [ref(ws, 'shared')],
+              },
+            ]),
+          ),
+        );
+        const won = range(20).filter((i) => outcomes[i].status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        for (const o of outcomes)
+          if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(ClaimTakenError);
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'shared')).toBe(`${ws}-shared-${won[0]}`);
+        for (const i of range(20)) {
+          const landed = i === won[0];
+          expect((await written(`${ws}-own-${i}`)).length).toBe(landed ? 1 : 0);
+          expect(await claims.ownerOf(ws, NAME_CLAIM, `own-${i}`)).toBe(
+            landed ? `${ws}-own-${i}` : undefined,
+          );
+        }
+      });
     });
   });
 }

@@ -120,8 +120,52 @@ export class PostgresEventStore implements EventStore {
     return result;
   }
 
-  async createStreams(streams: readonly NewStream[]): Promise<AppendResult[]> {
+  /**
+   * `also`: one more data-modifying statement run as a CTE of the same statement (its
+   * parameters from $2), so that it lands with the streams or neither does, in one round
+   * trip: new owners' uniqueness claims (core/claims). Its own errors are thrown as they are.
+   */
+  async createStreams(
+    streams: readonly NewStream[],
+    also?: { sql: string; values: unknown[] },
+  ): Promise<AppendResult[]> {
     this.assertOpen();
+    const results = await this.createStreamsWith(this.pool, streams, false, also);
+    if (results.length) {
+      this.listener.fire();
+      this.notifier.request();
+    }
+    return results;
+  }
+
+  /**
+   * Wakes subscribers after a caller's transaction with appended events committed: local
+   * ones at once, other processes through the throttled notification, as after an
+   * autocommitted append (a pg_notify inside the transaction would serialise its commit
+   * on the cluster-wide notify lock, and local waiters would wait for its round trip).
+   */
+  committed(): void {
+    this.listener.fire();
+    this.notifier.request();
+  }
+
+  /**
+   * `createStreams` on a client the caller holds inside its own transaction, for writes
+   * that must commit with the new streams (uniqueness claims of a signup or an import
+   * batch). Under a savepoint, like appendInTransaction; it does not notify: the caller
+   * calls `committed()` once its transaction has committed.
+   */
+  createStreamsInTransaction(client: ClientBase, streams: readonly NewStream[]): Promise<AppendResult[]> {
+    this.assertOpen();
+    return this.createStreamsWith(client, streams, true);
+  }
+
+  private async createStreamsWith(
+    client: Pool | ClientBase,
+    streams: readonly NewStream[],
+    inTransaction: boolean,
+    also?: { sql: string; values: unknown[] },
+  ): Promise<AppendResult[]> {
     if (streams.length === 0) return [];
     const names = new Set<string>();
     const prepared = streams.map(({ streamName, events }) => {
@@ -144,14 +188,19 @@ export class PostgresEventStore implements EventStore {
           `{"id":${JSON.stringify(d.id)},"stream":${JSON.stringify(d.stream)},"revision":${d.revision},"type":${JSON.stringify(d.type)},"data":${d.data},"metadata":${d.metadata}}`,
       );
     let rows: (AppendRow & { stream_name: string })[];
+    const query: QueryConfig = also
+      ? {
+          text: `WITH also AS (${also.sql}) ${CREATE_STREAMS_SQL}`,
+          values: [`[${docs.join(',')}]`, ...also.values],
+        }
+      : { name: 'event_store_create_streams', text: CREATE_STREAMS_SQL, values: [`[${docs.join(',')}]`] };
     try {
-      ({ rows } = await this.pool.query<AppendRow & { stream_name: string }>({
-        name: 'event_store_create_streams',
-        text: CREATE_STREAMS_SQL,
-        values: [`[${docs.join(',')}]`],
-      }));
+      rows = inTransaction
+        ? await this.queryInSavepoint<AppendRow & { stream_name: string }>(client, query)
+        : (await client.query<AppendRow & { stream_name: string }>(query)).rows;
     } catch (error) {
-      if (!(error instanceof DatabaseError) || error.code !== '23505') throw error;
+      if (!(error instanceof DatabaseError) || error.code !== '23505' || error.table !== 'events')
+        throw error;
       if (error.constraint === 'events_event_id_key') {
         throw new Error(`An event with this id is already stored (${error.detail ?? 'duplicate event id'})`, {
           cause: error,
@@ -162,11 +211,9 @@ export class PostgresEventStore implements EventStore {
       throw new WrongExpectedRevisionError(
         existing,
         'no_stream',
-        await this.currentRevision(this.pool, existing),
+        await this.currentRevision(client, existing),
       );
     }
-    this.listener.fire();
-    this.notifier.request();
     const at = new Map(rows.map((r) => [`${r.stream_name}\u0000${r.stream_revision}`, r]));
     return prepared.map((docsOfStream, s) => {
       const stored = docsOfStream.map((d, i): StoredEvent => {
@@ -427,10 +474,13 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  private async queryInSavepoint(client: Pool | ClientBase, query: QueryConfig): Promise<AppendRow[]> {
+  private async queryInSavepoint<Row extends AppendRow = AppendRow>(
+    client: Pool | ClientBase,
+    query: QueryConfig,
+  ): Promise<Row[]> {
     await client.query(`SAVEPOINT ${SAVEPOINT}`);
     try {
-      const { rows } = await client.query<AppendRow>(query);
+      const { rows } = await client.query<Row>(query);
       await client.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
       return rows;
     } catch (error) {

@@ -8,8 +8,7 @@ import { ValidationError } from '../../../core/http/domain-errors';
 import { CreatedRootApiKey, CreateRootApiKeyCommand } from '../../api-keys';
 import { BuiltInRoleIds, CreateBuiltInRolesCommand } from '../../roles';
 import { checkWorkspaceName, CreateWorkspaceCommand } from '../../workspaces';
-import { ClaimService } from '../commands/claims.service';
-import { claimKey } from '../domain/claim';
+import { memberClaim } from '../domain/member-claims';
 import { AccountRegistered, accountStream, MemberCreated, memberStream } from '../domain/identity.events';
 
 export interface BootstrapResult {
@@ -33,7 +32,6 @@ export class BootstrapService {
     private readonly commands: CommandBus,
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
-    private readonly claims: ClaimService,
   ) {}
 
   async bootstrap(input: { workspaceName: string; email: string }): Promise<BootstrapResult> {
@@ -68,10 +66,6 @@ export class BootstrapService {
     }
 
     const memberId = await nextId(this.db, 'member_id_seq');
-    // The first member holds its email like any member does, so a later signup with it finds this member.
-    const claimed = await this.claims.acquire(claimKey(workspaceId, 'email', email), memberId);
-    if (!claimed.acquired)
-      throw new Error(`The new workspace's email claim is already held by member ${claimed.holder}`);
     const member: MemberCreated = {
       type: 'MemberCreated',
       data: {
@@ -90,7 +84,10 @@ export class BootstrapService {
         createdAt: now,
       },
     };
-    await this.repo.append(memberStream(memberId), workspaceId, [member], 'no_stream');
+    // The first member holds its email like any member does, so a later signup with it finds this member.
+    await this.repo.appendClaimed(memberStream(memberId), workspaceId, [member], 'no_stream', {
+      take: [memberClaim(workspaceId, 'email', email)],
+    });
 
     const { secret } = await this.commands.execute<CreateRootApiKeyCommand, CreatedRootApiKey>(
       new CreateRootApiKeyCommand(accountUuid, workspaceId),

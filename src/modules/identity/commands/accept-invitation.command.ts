@@ -3,12 +3,10 @@ import type { Credential } from '../../../core/auth/principal';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, ForbiddenError } from '../../../core/http/domain-errors';
-import { claimKey } from '../domain/claim';
 import { invitationDecider } from '../domain/invitation';
 import { invitationStream, MemberSnapshot } from '../domain/member.events';
 import { RoleFacts } from '../../roles';
 import { AccountService } from './accounts.service';
-import { ClaimService } from './claims.service';
 import { MemberWriter, takenError } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
 
@@ -33,7 +31,6 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly accounts: AccountService,
-    private readonly claims: ClaimService,
     private readonly members: MemberWriter,
     private readonly roles: RoleLookup,
   ) {}
@@ -101,7 +98,7 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
   ): Promise<{ member: MemberSnapshot; created: boolean }> {
     // No escalation check here: the operator who invited was checked for this role; accepting uses that grant.
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const holder = await this.claims.holder(claimKey(workspaceId, 'email', email));
+      const holder = await this.members.holderOf(workspaceId, 'email', email);
       if (holder !== undefined) {
         const existing = await this.members.get(workspaceId, holder);
         if (existing.accountUuid === accountUuid)

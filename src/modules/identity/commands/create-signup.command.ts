@@ -1,11 +1,9 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ValidationError } from '../../../core/http/domain-errors';
-import { claimKey } from '../domain/claim';
 import { normalizeEmail, normalizeExternalId, normalizeName, normalizePhone } from '../domain/contact';
 import type { MemberSnapshot, UniqueMemberField } from '../domain/member.events';
 import { AccountService, AccountView } from './accounts.service';
-import { ClaimService } from './claims.service';
 import { MemberTokenService } from './member-tokens.service';
 import { MemberWriter } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
@@ -66,7 +64,6 @@ export function normaliseSignup(input: SignupInput): Normalised {
 export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand, SignupResult> {
   constructor(
     private readonly members: MemberWriter,
-    private readonly claims: ClaimService,
     private readonly roles: RoleLookup,
     private readonly accounts: AccountService,
     private readonly tokens: MemberTokenService,
@@ -135,7 +132,7 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     for (const field of LOOKUP_ORDER) {
       const value = who[field];
       if (!value) continue;
-      const holder = await this.claims.holder(claimKey(workspaceId, field, value));
+      const holder = await this.members.holderOf(workspaceId, field, value);
       if (holder !== undefined) return holder;
     }
     return undefined;

@@ -2,12 +2,10 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { nextId, nextIds } from '../../../core/database/ids';
 import { DomainError, ValidationError } from '../../../core/http/domain-errors';
-import { claimKey } from '../domain/claim';
 import type { MemberKind } from '../domain/identity.events';
 import type { MemberChanges, UniqueMemberField } from '../domain/member.events';
 import type { NewMember } from '../domain/member';
 import { assertNoEscalation, checkRoleAssignment, RoleFacts } from '../../roles';
-import { ClaimService } from './claims.service';
 import { Caller, MemberChangesInput, normaliseChanges } from './member-input';
 import { MemberWriter } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
@@ -98,7 +96,6 @@ export function parseRow(raw: unknown, index: number): ParsedRow {
 export class ImportMembersHandler implements ICommandHandler<ImportMembersCommand, ImportResult> {
   constructor(
     private readonly members: MemberWriter,
-    private readonly claims: ClaimService,
     private readonly roles: RoleLookup,
     private readonly db: DataSource,
   ) {}
@@ -140,12 +137,13 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
         : cached(`default:${row.kind}`, () => this.roles.defaultFor(cmd.workspaceId, row.kind));
     const idOf = new Map(rows.map((row, i) => [row, ids[i]]));
 
-    // Row by row: the path for rows that meet existing members or lose races.
+    // Row by row: the path for rows that meet existing members or lose races. Rows that
+    // meet one member (say by externalId and by email) go one after the other in request
+    // order, as if the request were applied row by row; other rows run side by side.
     const oneByOne = async (batch: ParsedRow[]) => {
-      let next = 0;
-      const worker = async () => {
-        while (next < batch.length) {
-          const row = batch[next++];
+      const chains = cmd.upsert ? await this.chainsByMember(cmd.workspaceId, batch) : batch.map((r) => [r]);
+      await inPool(chains, CONCURRENCY, async (chain) => {
+        for (const row of chain) {
           try {
             results.push(await this.importRow(cmd, row, idOf.get(row)!, roleOf));
           } catch (err) {
@@ -153,8 +151,7 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
             errors.push({ index: row.index, detail: err.message });
           }
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, batch.length) }, worker));
+      });
     };
 
     // New contacts, the common case, go in batches: each batch's members and claims in one
@@ -277,20 +274,46 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
     };
   }
 
+  /** The row's status is what its own update did, not a comparison of timestamps another write may move. */
   private async updateRow(
     cmd: ImportMembersCommand,
     row: ParsedRow,
     memberId: number,
   ): Promise<ImportResultItem> {
-    const before = await this.members.get(cmd.workspaceId, memberId);
+    const loaded = await this.members.loaded(cmd.workspaceId, memberId);
+    const before = loaded.state.member!;
     if (row.kindGiven && before.kind !== row.kind)
       throw new ValidationError(`kind: member ${before.id} is a ${before.kind}; kind cannot change`);
-    const after = await this.members.update(cmd.workspaceId, memberId, row.changes, {
+    const { member, appended } = await this.members.updateOutcome(cmd.workspaceId, memberId, row.changes, {
       assigner: 'operator',
       checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),
+      loaded,
     });
-    const status = after.updatedAt === before.updatedAt ? 'unchanged' : 'updated';
-    return { index: row.index, status, memberId: after.id, externalId: after.externalId };
+    return {
+      index: row.index,
+      status: appended ? 'updated' : 'unchanged',
+      memberId: member.id,
+      externalId: member.externalId,
+    };
+  }
+
+  /**
+   * Groups rows by the existing member they meet, each group in request order; a row
+   * meeting none is a group of its own. Only the order comes from this lookup: each row
+   * looks its member up again when its turn comes, after the rows before it.
+   */
+  private async chainsByMember(workspaceId: string, rows: ParsedRow[]): Promise<ParsedRow[][]> {
+    const found = new Map<ParsedRow, number | undefined>();
+    await inPool(rows, CONCURRENCY, async (row) => {
+      found.set(row, (await this.find(workspaceId, row.changes))?.memberId);
+    });
+    const chains = new Map<string, ParsedRow[]>();
+    for (const row of [...rows].sort((a, b) => a.index - b.index)) {
+      const memberId = found.get(row);
+      const key = memberId === undefined ? `row:${row.index}` : `member:${memberId}`;
+      chains.set(key, [...(chains.get(key) ?? []), row]);
+    }
+    return [...chains.values()];
   }
 
   private async find(
@@ -300,9 +323,22 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
     for (const field of LOOKUP_ORDER) {
       const v = c[field];
       if (!v) continue;
-      const memberId = await this.claims.holder(claimKey(workspaceId, field, v));
+      const memberId = await this.members.holderOf(workspaceId, field, v);
       if (memberId !== undefined) return { memberId, field };
     }
     return undefined;
   }
+}
+
+/** Runs `fn` over `items`, at most `concurrency` at a time. */
+async function inPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }

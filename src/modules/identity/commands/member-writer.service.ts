@@ -1,25 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
 import type { DomainEvent } from '../../../core/cqrs/decider';
-import { EventSourcedRepository, staleVersion } from '../../../core/cqrs/event-sourced-repository';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
-import { ClaimKey, claimKeysOf } from '../domain/claim';
 import { memberStream } from '../domain/identity.events';
-import { memberDecider, MemberState, NewMember } from '../domain/member';
-import type {
-  ClaimEvent,
-  MemberChanges,
-  MemberEvent,
-  MemberSnapshot,
-  UniqueMemberField,
-} from '../domain/member.events';
+import { MemberCommand, memberDecider, MemberState, NewMember } from '../domain/member';
+import { fieldOfKind, memberClaimPlan, MEMBER_CLAIM_KINDS, memberIdOf } from '../domain/member-claims';
+import type { MemberChanges, MemberEvent, MemberSnapshot, UniqueMemberField } from '../domain/member.events';
 import { Assigner, checkRoleAssignment, RoleFacts } from '../../roles';
-import { ClaimService } from './claims.service';
 import { RoleLookup } from './role-lookup.service';
-
-const MAX_ATTEMPTS = 4;
 
 export type CreateOutcome =
   | { kind: 'created'; member: MemberSnapshot }
@@ -36,6 +28,12 @@ export interface UpdateOptions {
   expectedRevision?: bigint;
   /** The member as the caller just loaded it (`loaded`): the first attempt decides on it, no second read. */
   loaded?: LoadedMember;
+}
+
+/** What an update did: the member as it now stands, and whether this call appended anything. */
+export interface UpdateOutcome {
+  member: MemberSnapshot;
+  appended: boolean;
 }
 
 /** A member's state with the stream revision it was read at. */
@@ -56,21 +54,23 @@ export function takenError(field: UniqueMemberField): ConflictError {
   );
 }
 
-function minus(a: ClaimKey[], b: ClaimKey[]): ClaimKey[] {
-  const streams = new Set(b.map((k) => k.stream));
-  return a.filter((k) => !streams.has(k.stream));
+/** The 409 of a value another member holds, from the claim that refused it. */
+function takenBy(err: ClaimTakenError): ConflictError {
+  return takenError(fieldOfKind(err.kind));
 }
 
 /**
- * The member write path shared by signup, member updates, archive, import and /me:
- * load the member stream, decide, keep the uniqueness claims right around the append
- * (take the new values before, give the old ones up after).
+ * The member write path shared by signup, member updates, archive, import, invitations
+ * and /me: the member's decisions with the uniqueness claims of email, phone and
+ * externalId (domain/member-claims.ts) taken and given up with the append itself
+ * (core/claims). Loading, deciding, appending and retrying a lost race is
+ * EventSourcedRepository.handle's; this class only supplies the member's facts.
  */
 @Injectable()
 export class MemberWriter {
   constructor(
     private readonly repo: EventSourcedRepository,
-    private readonly claims: ClaimService,
+    @Inject(CLAIMS) private readonly claims: Claims,
     private readonly roles: RoleLookup,
     private readonly db: DataSource,
   ) {}
@@ -86,6 +86,12 @@ export class MemberWriter {
     return this.load(workspaceId, memberId);
   }
 
+  /** The live member holding a value of `field`, if any (waiting out a claim still in flight). */
+  async holderOf(workspaceId: string, field: UniqueMemberField, value: string): Promise<number | undefined> {
+    const owner = await this.claims.ownerOf(workspaceId, MEMBER_CLAIM_KINDS[field], value);
+    return owner === undefined ? undefined : memberIdOf(owner);
+  }
+
   /** `memberId`: one taken from member_id_seq beforehand (bulk import); else one is taken here. */
   async create(
     input: Omit<NewMember, 'memberId'>,
@@ -96,28 +102,20 @@ export class MemberWriter {
     // Refuse a bad role before taking any claim.
     checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
     memberId ??= await nextId(this.db, 'member_id_seq');
-    const member: NewMember = { ...input, memberId };
-    const keys = claimKeysOf(member);
-    const taken: ClaimKey[] = [];
+    const { events, created } = this.decideCreate({ ...input, memberId }, role, assigner);
     try {
-      for (const key of keys) {
-        const r = await this.claims.acquire(key, memberId);
-        if (!r.acquired) {
-          await this.claims.releaseAll(taken, memberId);
-          return { kind: 'taken', holder: r.holder, field: key.field };
-        }
-        taken.push(key);
-      }
-      // A fresh id's stream is empty unless a fence landed on it: 'no_stream' tells, no read needed.
-      const state = memberDecider.initialState();
-      const events = memberDecider.decide(
-        { type: 'CreateMember', member, role, assigner, now: new Date().toISOString() },
-        state,
+      // A fresh id's stream is empty unless a takeover fenced it: 'no_stream' tells, no read needed.
+      await this.repo.appendClaimed(
+        memberStream(memberId),
+        input.workspaceId,
+        events,
+        'no_stream',
+        memberClaimPlan(null, created),
       );
-      await this.repo.append(memberStream(memberId), input.workspaceId, events, 'no_stream');
-      return { kind: 'created', member: events.reduce(memberDecider.evolve, state).member! };
+      return { kind: 'created', member: created };
     } catch (err) {
-      await this.claims.releaseAll(taken, memberId);
+      if (err instanceof ClaimTakenError)
+        return { kind: 'taken', holder: memberIdOf(err.owner), field: fieldOfKind(err.kind) };
       if (err instanceof WrongExpectedRevisionError) return { kind: 'fenced' };
       throw err;
     }
@@ -130,7 +128,7 @@ export class MemberWriter {
    * caller narrows the batch down or goes member by member through `create`.
    */
   get canCreateMany(): boolean {
-    return this.repo.canCreateStreams;
+    return this.repo.canAppendClaimedMany;
   }
 
   async createMany(
@@ -138,34 +136,27 @@ export class MemberWriter {
     members: readonly { member: NewMember; role: RoleFacts }[],
     assigner: Assigner,
   ): Promise<MemberSnapshot[] | undefined> {
-    if (!this.repo.canCreateStreams || members.length === 0) return undefined;
-    const now = new Date().toISOString();
-    const streams: { streamName: string; events: MemberEvent[] | ClaimEvent[] }[] = [];
-    const created: MemberSnapshot[] = [];
-    for (const { member, role } of members) {
+    if (!this.repo.canAppendClaimedMany || members.length === 0) return undefined;
+    const decided = members.map(({ member, role }) => {
       if (member.workspaceId !== workspaceId) throw new Error('createMany: members of one workspace only');
-      checkRoleAssignment(member.kind, role, workspaceId, assigner);
-      for (const key of claimKeysOf(member))
-        streams.push({ streamName: key.stream, events: [this.claims.claimed(key, member.memberId)] });
-      const state = memberDecider.initialState();
-      const events = memberDecider.decide({ type: 'CreateMember', member, role, assigner, now }, state);
-      streams.push({ streamName: memberStream(member.memberId), events });
-      created.push(events.reduce(memberDecider.evolve, state).member!);
-    }
-    try {
-      await this.repo.createStreams(workspaceId, streams);
-    } catch (err) {
-      if (err instanceof WrongExpectedRevisionError) return undefined;
-      throw err;
-    }
-    return created;
+      return this.decideCreate(member, role, assigner);
+    });
+    const written = await this.appendMany(
+      workspaceId,
+      decided.map(({ events, created }) => ({
+        streamName: memberStream(created.id),
+        events,
+        plan: memberClaimPlan(null, created),
+      })),
+    );
+    return written ? decided.map((d) => d.created) : undefined;
   }
 
   /**
    * Creates one new member with its claims and the given further new streams (its
    * account, its first token) in one atomic write. Undefined when the store cannot, or
-   * when a value is already claimed or was claimed before (its claim stream exists):
-   * then nothing was written, and the caller takes the step-by-step path.
+   * when a value is already claimed: then nothing was written, and the caller takes the
+   * step-by-step path.
    */
   async createWith(
     input: Omit<NewMember, 'memberId'>,
@@ -173,27 +164,15 @@ export class MemberWriter {
     assigner: Assigner,
     also: (member: MemberSnapshot) => { streamName: string; events: DomainEvent[] }[],
   ): Promise<MemberSnapshot | undefined> {
-    if (!this.repo.canCreateStreams) return undefined;
+    if (!this.repo.canAppendClaimedMany) return undefined;
     checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
     const member: NewMember = { ...input, memberId: await nextId(this.db, 'member_id_seq') };
-    const streams: { streamName: string; events: DomainEvent[] }[] = claimKeysOf(member).map((key) => ({
-      streamName: key.stream,
-      events: [this.claims.claimed(key, member.memberId)],
-    }));
-    const state = memberDecider.initialState();
-    const events = memberDecider.decide(
-      { type: 'CreateMember', member, role, assigner, now: new Date().toISOString() },
-      state,
-    );
-    const created = events.reduce(memberDecider.evolve, state).member!;
-    streams.push({ streamName: memberStream(member.memberId), events }, ...also(created));
-    try {
-      await this.repo.createStreams(input.workspaceId, streams);
-    } catch (err) {
-      if (err instanceof WrongExpectedRevisionError) return undefined;
-      throw err;
-    }
-    return created;
+    const { events, created } = this.decideCreate(member, role, assigner);
+    const written = await this.appendMany(input.workspaceId, [
+      { streamName: memberStream(member.memberId), events, plan: memberClaimPlan(null, created) },
+      ...also(created),
+    ]);
+    return written ? created : undefined;
   }
 
   async update(
@@ -202,137 +181,164 @@ export class MemberWriter {
     changes: MemberChanges,
     options: UpdateOptions,
   ): Promise<MemberSnapshot> {
-    const fresh = new Map<string, ClaimKey>();
-    try {
-      for (let attempt = 1; ; attempt++) {
-        const { state, revision } =
-          attempt === 1 && options.loaded ? options.loaded : await this.load(workspaceId, memberId);
-        if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
-          throw staleVersion();
-        const current = state.member!;
+    return (await this.updateOutcome(workspaceId, memberId, changes, options)).member;
+  }
+
+  /**
+   * Like `update`, and says whether this call appended events: a caller reporting per
+   * change (import rows) must not infer it from timestamps, which a concurrent write to
+   * the same member also moves.
+   */
+  async updateOutcome(
+    workspaceId: string,
+    memberId: number,
+    changes: MemberChanges,
+    options: UpdateOptions,
+  ): Promise<UpdateOutcome> {
+    let current: MemberSnapshot | undefined;
+    const { state, events } = await this.handle(workspaceId, memberId, {
+      expectedRevision: options.expectedRevision,
+      loaded: options.loaded,
+      command: async (member) => {
+        current = member;
         let role: RoleFacts | undefined;
-        if (changes.memberRoleId !== undefined && changes.memberRoleId !== current.memberRoleId) {
+        if (changes.memberRoleId !== undefined && changes.memberRoleId !== member.memberRoleId) {
           role = await this.roles.facts(changes.memberRoleId);
-          checkRoleAssignment(current.kind, role, workspaceId, options.assigner);
+          checkRoleAssignment(member.kind, role, workspaceId, options.assigner);
           options.checkRole?.(role);
         }
-        const events = memberDecider.decide(
-          {
-            type: 'UpdateMember',
-            memberId,
-            workspaceId,
-            changes,
-            currentRoleId: current.memberRoleId,
-            role,
-            assigner: options.assigner,
-            now: new Date().toISOString(),
-          },
-          state,
-        );
-        if (!events.length) return current;
-        const next = events.reduce(memberDecider.evolve, state).member!;
-        for (const key of minus(claimKeysOf(next), claimKeysOf(current))) {
-          const r = await this.claims.acquire(key, memberId);
-          if (!r.acquired) throw takenError(key.field);
-          if (r.fresh) fresh.set(key.stream, key);
-        }
-        try {
-          await this.repo.append(memberStream(memberId), workspaceId, events, revision!);
-        } catch (err) {
-          if (!(err instanceof WrongExpectedRevisionError)) throw err;
-          if (options.expectedRevision !== undefined) throw staleVersion();
-          if (attempt < MAX_ATTEMPTS) continue;
-          throw err;
-        }
-        fresh.clear();
-        await this.claims.releaseAll(minus(claimKeysOf(current), claimKeysOf(next)), memberId);
-        return next;
-      }
-    } finally {
-      // Values taken for a change that never landed go back.
-      if (fresh.size) await this.claims.releaseAll([...fresh.values()], memberId);
-    }
+        return {
+          type: 'UpdateMember',
+          memberId,
+          workspaceId,
+          changes,
+          currentRoleId: member.memberRoleId,
+          role,
+          assigner: options.assigner,
+          now: new Date().toISOString(),
+        };
+      },
+    });
+    return events.length ? { member: state.member!, appended: true } : { member: current!, appended: false };
   }
 
   /** `expectedRevision`: pinned by the client (If-Match); any other revision is a 412. */
   async archive(workspaceId: string, memberId: number, expectedRevision?: bigint): Promise<MemberSnapshot> {
-    for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await this.load(workspaceId, memberId);
-      if (expectedRevision !== undefined && revision !== expectedRevision) throw staleVersion();
-      const events = memberDecider.decide(
-        {
+    let current: MemberSnapshot | undefined;
+    const { state, events } = await this.handle(workspaceId, memberId, {
+      expectedRevision,
+      command: (member) => {
+        current = member;
+        return {
           type: 'ArchiveMember',
           memberId,
           workspaceId,
-          currentRoleId: state.member!.memberRoleId,
+          currentRoleId: member.memberRoleId,
           now: new Date().toISOString(),
-        },
-        state,
-      );
-      if (!events.length) return state.member!;
-      try {
-        await this.repo.append(memberStream(memberId), workspaceId, events, revision!);
-      } catch (err) {
-        if (!(err instanceof WrongExpectedRevisionError)) throw err;
-        if (expectedRevision !== undefined) throw staleVersion();
-        if (attempt < MAX_ATTEMPTS) continue;
-        throw err;
-      }
-      const archived = events.reduce(memberDecider.evolve, state).member!;
-      await this.claims.releaseAll(claimKeysOf(archived), memberId);
-      return archived;
-    }
+        };
+      },
+    });
+    return events.length ? state.member! : current!;
   }
 
   /** Gives an account-less member (an imported contact) its login identity. */
   async linkAccount(workspaceId: string, memberId: number, accountUuid: string): Promise<MemberSnapshot> {
-    return this.decideAndAppend(workspaceId, memberId, {
-      type: 'LinkAccount',
-      memberId,
-      workspaceId,
-      accountUuid,
-      now: new Date().toISOString(),
+    let current: MemberSnapshot | undefined;
+    const { state, events } = await this.handle(workspaceId, memberId, {
+      command: (member) => {
+        current = member;
+        return { type: 'LinkAccount', memberId, workspaceId, accountUuid, now: new Date().toISOString() };
+      },
     });
+    return events.length ? state.member! : current!;
   }
 
   async revokeTokens(workspaceId: string, memberId: number): Promise<void> {
-    await this.decideAndAppend(workspaceId, memberId, {
-      type: 'RevokeMemberTokens',
-      memberId,
-      workspaceId,
-      now: new Date().toISOString(),
+    await this.handle(workspaceId, memberId, {
+      command: () => ({ type: 'RevokeMemberTokens', memberId, workspaceId, now: new Date().toISOString() }),
     });
   }
 
-  private async decideAndAppend(
+  /**
+   * One member command through EventSourcedRepository.handle, with the claims its events
+   * take and give up. `command` is made on each attempt from the member as it then
+   * stands (its role as merges moved it); a value held by another member is the 409.
+   */
+  private async handle(
     workspaceId: string,
     memberId: number,
-    command: Parameters<typeof memberDecider.decide>[0],
-  ): Promise<MemberSnapshot> {
-    for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await this.load(workspaceId, memberId);
-      const events = memberDecider.decide(command, state);
-      if (!events.length) return state.member!;
-      try {
-        await this.repo.append(memberStream(memberId), workspaceId, events, revision!);
-        return events.reduce(memberDecider.evolve, state).member!;
-      } catch (err) {
-        if (err instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
-        throw err;
-      }
+    options: {
+      command: (member: MemberSnapshot) => MemberCommand | Promise<MemberCommand>;
+      expectedRevision?: bigint;
+      loaded?: LoadedMember;
+    },
+  ): Promise<{ state: MemberState; events: MemberEvent[] }> {
+    try {
+      return await this.repo.handle({
+        streamName: memberStream(memberId),
+        workspaceId,
+        decider: memberDecider,
+        expectedRevision: options.expectedRevision,
+        loaded: options.loaded,
+        command: {
+          from: async (state: MemberState) => options.command(await this.effective(workspaceId, state)),
+        },
+        claims: (events, state) =>
+          memberClaimPlan(state.member, events.reduce(memberDecider.evolve, state).member),
+      });
+    } catch (err) {
+      if (err instanceof ClaimTakenError) throw takenBy(err);
+      throw err;
+    }
+  }
+
+  private decideCreate(
+    member: NewMember,
+    role: RoleFacts,
+    assigner: Assigner,
+  ): { events: MemberEvent[]; created: MemberSnapshot } {
+    const state = memberDecider.initialState();
+    const events = memberDecider.decide(
+      { type: 'CreateMember', member, role, assigner, now: new Date().toISOString() },
+      state,
+    );
+    return { events, created: events.reduce(memberDecider.evolve, state).member! };
+  }
+
+  /** New streams (with their claims) in one atomic write; false, with nothing written, when any is taken. */
+  private async appendMany(
+    workspaceId: string,
+    streams: {
+      streamName: string;
+      events: readonly DomainEvent[];
+      plan?: ReturnType<typeof memberClaimPlan>;
+    }[],
+  ): Promise<boolean> {
+    try {
+      await this.repo.appendClaimedMany(
+        workspaceId,
+        streams.map((s) => ({ ...s, expectedRevision: 'no_stream' as const })),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ClaimTakenError || err instanceof WrongExpectedRevisionError) return false;
+      throw err;
     }
   }
 
   /** Loads the member; its role is replaced by where merges moved it, since merges live in role streams. */
   private async load(workspaceId: string, memberId: number): Promise<LoadedMember> {
     const { state, revision } = await this.repo.load(memberStream(memberId), memberDecider);
+    return { state: { ...state, member: await this.effective(workspaceId, state) }, revision };
+  }
+
+  /** The member with its effective role; 404 when absent or of another workspace. */
+  private async effective(workspaceId: string, state: MemberState): Promise<MemberSnapshot> {
     if (!state.member || state.member.workspaceId !== workspaceId)
       throw new NotFoundError('Member not found');
     const role = await this.roles.effective(state.member.memberRoleId);
-    const member =
-      role.roleId === state.member.memberRoleId
-        ? state.member
-        : { ...state.member, memberRoleId: role.roleId };
-    return { state: { ...state, member }, revision };
+    return role.roleId === state.member.memberRoleId
+      ? state.member
+      : { ...state.member, memberRoleId: role.roleId };
   }
 }

@@ -63,6 +63,9 @@ export interface MemberTokensRevoked {
 }
 
 /**
+ * No longer written (core claims fence with ClaimFenced since member values moved onto
+ * them); kept so that member streams holding one still fold and project.
+ *
  * Written by a request that takes over a uniqueness claim whose holder looks dead
  * (never created, or its pending change never landed). Appending it at the revision
  * the taker saw makes any still-pending write of the holder fail its expected-revision

@@ -31,14 +31,7 @@ export type MemberCommand =
     }
   | { type: 'ArchiveMember'; memberId: number; workspaceId: string; currentRoleId: number; now: string }
   | { type: 'LinkAccount'; memberId: number; workspaceId: string; accountUuid: string; now: string }
-  | { type: 'RevokeMemberTokens'; memberId: number; workspaceId: string; now: string }
-  | {
-      type: 'FenceMember';
-      memberId: number;
-      workspaceId: string;
-      reason: 'orphan_claim' | 'stale_claim';
-      now: string;
-    };
+  | { type: 'RevokeMemberTokens'; memberId: number; workspaceId: string; now: string };
 
 const CHANGE_FIELDS = [
   'name',
@@ -208,18 +201,6 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
               memberId: command.memberId,
               workspaceId: command.workspaceId,
               revokedBefore: command.now,
-            },
-          },
-        ];
-      case 'FenceMember':
-        return [
-          {
-            type: 'MemberWriteFenced',
-            data: {
-              memberId: command.memberId,
-              workspaceId: command.workspaceId,
-              reason: command.reason,
-              fencedAt: command.now,
             },
           },
         ];

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { CLAIM_FENCED } from '../../../core/claims/claims';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { MemberRolesMerged } from '../../roles';
 import type { AccountRegistered, MemberCreated } from '../domain/identity.events';
 import type { AccountUpdated, MemberEvent, MemberChanges } from '../domain/member.events';
+import { memberIdOf } from '../domain/member-claims';
 
 /** A change the member's representation shows, from its own stream (see core/http/preconditions.ts). */
 const CHANGED = 'version = version + 1, stream_revision';
@@ -56,6 +58,7 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
     'MemberTokensRevoked',
     'MemberRolesMerged',
     'MemberWriteFenced',
+    CLAIM_FENCED,
   ],
   tables: ['accounts', 'members'],
 })
@@ -99,6 +102,16 @@ export class MembersProjection implements ProjectionHandler {
   }
 
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
+    if (stored.type === CLAIM_FENCED) {
+      // A claim takeover's fence on a member stream (core/claims): like MemberWriteFenced,
+      // it moves the stream on and changes nothing shown. Fences of other streams are not ours.
+      if (stored.streamName.startsWith('member-'))
+        await em.query(`UPDATE members SET stream_revision = $2 WHERE id = $1`, [
+          memberIdOf(stored.streamName),
+          stored.revision.toString(),
+        ]);
+      return;
+    }
     const event = { type: stored.type, data: stored.data } as Handled;
     switch (event.type) {
       case 'AccountRegistered': {
