@@ -114,8 +114,9 @@ export class PostgresEventStore implements EventStore {
       options.expectedRevision ?? 'any',
       false,
     );
-    // Local subscribers need not wait for the notification's round trip.
-    this.listener.fire();
+    // Local subscribers need not wait for the notification's round trip; those that handle
+    // none of these types need not wake at all (see SubscriberLoop).
+    this.listener.fire(new Set(events.map((e) => e.type)));
     this.notifier.request();
     return result;
   }
@@ -165,7 +166,7 @@ export class PostgresEventStore implements EventStore {
         await this.currentRevision(this.pool, existing),
       );
     }
-    this.listener.fire();
+    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))));
     this.notifier.request();
     const at = new Map(rows.map((r) => [`${r.stream_name}\u0000${r.stream_revision}`, r]));
     return prepared.map((docsOfStream, s) => {
@@ -259,7 +260,7 @@ export class PostgresEventStore implements EventStore {
     return subscription;
   }
 
-  onAppended(listener: () => void): () => void {
+  onAppended(listener: (eventTypes?: ReadonlySet<string>) => void): () => void {
     if (this.closed) return () => undefined;
     return this.listener.add(listener);
   }
