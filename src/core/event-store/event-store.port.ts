@@ -159,8 +159,11 @@ export interface EventStore {
   /**
    * Calls the listener (possibly spuriously, possibly coalesced) when new events may
    * be readable; lets batch readers sleep between polls. Returns an unsubscribe.
+   * `eventTypes`, when given, are the types of the events this call announces (an append
+   * in this process); without it (another process's append, a reconnect) they may be of
+   * any type.
    */
-  onAppended(listener: () => void): () => void;
+  onAppended(listener: (eventTypes?: ReadonlySet<string>) => void): () => void;
   /** Position of the newest readable event, or undefined for an empty store. */
   headPosition(): Promise<Position | undefined>;
   /** Answers whether the store is reachable (health). */

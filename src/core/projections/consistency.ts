@@ -9,6 +9,13 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { requestContext } from '../cqrs/request-context';
 
 const FALLBACK_POLL_MS = 25;
+/**
+ * The same while the LISTEN connection is up: every checkpoint move is then announced
+ * (its NOTIFY commits with it, and a lost connection turns `live` off), so a quiet
+ * interval means the projection is still working, not that a notice went missing;
+ * querying every 25 ms per waiter only adds load to what it waits for.
+ */
+const LIVE_FALLBACK_POLL_MS = 250;
 
 /**
  * Read-your-writes: after a command appends, wait (bounded) until every projection that
@@ -17,8 +24,9 @@ const FALLBACK_POLL_MS = 25;
  * once, other processes' through the NOTIFY each committed batch sends, with its
  * position), so a waiter checks a map instead of querying on every wake-up. The table
  * is read only for a checkpoint not yet seen, and after a quiet FALLBACK_POLL_MS (a lost
- * notification). Every position in the map was read from a committed checkpoint, so the
- * wait is exactly as strict as reading the table.
+ * notification; LIVE_FALLBACK_POLL_MS while the LISTEN connection is up). Every position
+ * in the map was read from a committed checkpoint, so the wait is exactly as strict as
+ * reading the table.
  */
 @Injectable()
 export class ConsistencyWaiter implements OnModuleDestroy {
@@ -69,7 +77,10 @@ export class ConsistencyWaiter implements OnModuleDestroy {
         });
         return false;
       }
-      readTable = !(await this.nextSignal(Math.min(left, FALLBACK_POLL_MS)));
+      const quiet = this.feed.live ? LIVE_FALLBACK_POLL_MS : FALLBACK_POLL_MS;
+      const signalled = await this.nextSignal(Math.min(left, quiet));
+      // A rebuild's notice drops a checkpoint from the map: read it from the table then too.
+      readTable = !signalled || [...targets.keys()].some((name) => !this.known.has(name));
     }
   }
 

@@ -197,3 +197,61 @@ describe.each([
     }
   });
 });
+
+describe('SubscriberLoop wake-ups', () => {
+  it('reads on an append of a type it handles or of unknown types, not on one of types it does not handle', async () => {
+    const memory = new InMemoryEventStore();
+    const listeners = new Set<(types?: ReadonlySet<string>) => void>();
+    let reads = 0;
+    // The in-memory store, but wake-ups come only from the test, with the types it names.
+    const store: EventStore = {
+      ...withoutScanAll(memory),
+      scanAll: (options) => {
+        reads++;
+        return memory.scanAll(options);
+      },
+      onAppended: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+    const wake = (types?: string[]) => listeners.forEach((l) => l(types && new Set(types)));
+    // Lets the loop finish what a wake-up started (read, commit, back to sleep): no timers.
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const prefix = uniq();
+    const subscriber = new RecordingSubscriber(`wakes-${prefix}`, ['Rare']);
+    const loop = new SubscriberLoop(subscriber, store, locks, logger, 100);
+    loop.start();
+    try {
+      await eventually(
+        () => Promise.resolve(reads),
+        (n) => n >= 1,
+      );
+      await settle();
+      const rare = await memory.append(`${prefix}-rare`, [event('Rare')]);
+
+      let before = reads;
+      wake(['Common']);
+      await settle();
+      expect(reads).toBe(before);
+      expect(subscriber.committed).toEqual([]);
+
+      wake(['Common', 'Rare']);
+      await settle();
+      expect(reads).toBeGreaterThan(before);
+      expect(subscriber.committed.map((e) => e.id)).toEqual([rare.events[0].id]);
+
+      const other = await memory.append(`${prefix}-rare`, [event('Rare')]);
+      before = reads;
+      wake(); // another process's append: its types are unknown
+      await settle();
+      expect(reads).toBeGreaterThan(before);
+      expect(subscriber.committed.map((e) => e.id)).toEqual([rare.events[0].id, other.events[0].id]);
+    } finally {
+      await loop.stop();
+      await memory.close();
+    }
+  });
+});

@@ -45,7 +45,11 @@ export class SubscriberLoop {
 
   start(): void {
     if (this.done) return;
-    this.unsubscribe = this.store.onAppended(() => {
+    this.unsubscribe = this.store.onAppended((eventTypes) => {
+      // An append in this process of types this subscriber does not handle is not worth a
+      // read (every append wakes every loop otherwise, each running its own query); any
+      // event it does handle still wakes it, and its polls still find whatever it missed.
+      if (!wakes(this.spec.eventTypes, eventTypes)) return;
       this.lastWakeAt = Date.now();
       this.wake?.();
     });
@@ -162,6 +166,15 @@ export function beforeCheckpointWrite(subscriber: string): void {
     return entry.slice(0, at) === subscriber && Number(entry.slice(at + 1)) === count;
   });
   if (doomed) process.kill(process.pid, 'SIGKILL');
+}
+
+/** Whether an append of `appended` types (absent: unknown) concerns a subscriber of `handled` types. */
+export function wakes(
+  handled: readonly string[] | 'all',
+  appended: ReadonlySet<string> | undefined,
+): boolean {
+  if (handled === 'all' || !appended) return true;
+  return handled.some((type) => appended.has(type));
 }
 
 /** The later of two positions; an absent one is before every event. */

@@ -9,7 +9,7 @@ import { Client } from 'pg';
  * connection was down are lost, so subscribers must look for themselves.
  */
 export class PostgresAppendListener {
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(eventTypes?: ReadonlySet<string>) => void>();
   private client: Client | undefined;
   private connecting: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -21,7 +21,7 @@ export class PostgresAppendListener {
     private readonly channel: string,
   ) {}
 
-  add(listener: () => void): () => void {
+  add(listener: (eventTypes?: ReadonlySet<string>) => void): () => void {
     this.listeners.add(listener);
     void this.ready();
     return () => {
@@ -29,11 +29,14 @@ export class PostgresAppendListener {
     };
   }
 
-  /** Calls every in-process listener; used right after a local commit, ahead of the round trip through the server. */
-  fire(): void {
+  /**
+   * Calls every in-process listener; used right after a local commit, ahead of the round
+   * trip through the server, with the committed events' types (absent: any type).
+   */
+  fire(eventTypes?: ReadonlySet<string>): void {
     for (const listener of [...this.listeners]) {
       try {
-        listener();
+        listener(eventTypes);
       } catch {
         // A listener's failure is its own; the others still need waking.
       }

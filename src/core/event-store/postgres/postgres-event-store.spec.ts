@@ -157,6 +157,28 @@ describe('PostgresEventStore', () => {
     expect(sub.events[1].position).toEqual(b.position);
   });
 
+  it('tells its in-process listeners the types of what it appended (a NOTIFY carries none)', async () => {
+    const calls: (string[] | undefined)[] = [];
+    const unsubscribe = store.onAppended((types) => calls.push(types && [...types].sort()));
+    try {
+      const prefix = uniq();
+      await store.append(`${prefix}-a`, [event('Alpha'), event('Beta'), event('Alpha')]);
+      expect(calls).toContainEqual(['Alpha', 'Beta']);
+      await store.createStreams([
+        { streamName: `${prefix}-b`, events: [event('Gamma')] },
+        { streamName: `${prefix}-c`, events: [event('Delta')] },
+      ]);
+      expect(calls).toContainEqual(['Delta', 'Gamma']);
+      // Typed calls name only what was appended; the others (LISTEN) name nothing.
+      expect(calls.filter((c) => c !== undefined)).toEqual([
+        ['Alpha', 'Beta'],
+        ['Delta', 'Gamma'],
+      ]);
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('wakes a waiting subscriber through LISTEN when another process appends', async () => {
     // Polls only once a minute, so a prompt delivery can only come from the notification.
     const follower = new PostgresEventStore({ connectionString: db.url, poolSize: 2, idlePollMs: 60_000 });

@@ -114,8 +114,9 @@ export class PostgresEventStore implements EventStore {
       options.expectedRevision ?? 'any',
       false,
     );
-    // Local subscribers need not wait for the notification's round trip.
-    this.listener.fire();
+    // Local subscribers need not wait for the notification's round trip; those that handle
+    // none of these types need not wake at all (see SubscriberLoop).
+    this.listener.fire(new Set(events.map((e) => e.type)));
     this.notifier.request();
     return result;
   }
@@ -132,7 +133,7 @@ export class PostgresEventStore implements EventStore {
     this.assertOpen();
     const results = await this.createStreamsWith(this.pool, streams, false, also);
     if (results.length) {
-      this.listener.fire();
+      this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))));
       this.notifier.request();
     }
     return results;
@@ -306,7 +307,7 @@ export class PostgresEventStore implements EventStore {
     return subscription;
   }
 
-  onAppended(listener: () => void): () => void {
+  onAppended(listener: (eventTypes?: ReadonlySet<string>) => void): () => void {
     if (this.closed) return () => undefined;
     return this.listener.add(listener);
   }
