@@ -362,6 +362,23 @@ describe('no escalation through merges, defaults, invitations, imports, assignme
       await t.request('DELETE', `/w/${wid}/members/${owner.memberId}`, { token: key }),
       'memberId',
     );
+    const ownerEmail = (
+      await t.request('GET', `/w/${wid}/members/${owner.memberId}`, { token: owner.apiKey })
+    ).body.email as string;
+    const upsert = await importMembers(
+      t,
+      wid,
+      key,
+      [{ email: ownerEmail, memberRoleId: roles.External }],
+      true,
+    );
+    expect(upsert.body.errors).toEqual([
+      {
+        index: 0,
+        detail: expect.stringMatching(/^memberRoleId: the member's current role, Manager, grants /),
+      },
+    ]);
+    expect(await t.eventsOf(upsert)).toEqual([]);
     expect((await t.request('GET', `/w/${wid}`, { token: owner.apiKey })).status).toBe(200);
     // A role granting more than the caller holds cannot be narrowed or merged away.
     const admins = await customRole(t, wid, owner.apiKey, 'Admins', ['workspace:admin', 'members:admin']);
