@@ -18,6 +18,8 @@ export interface AccountState extends AccountProfile {
    * invitations, else anyone could claim another person's invitation by typing their email.
    */
   emailVerified: boolean;
+  /** The email the account was registered with. */
+  registeredEmail: string | null;
 }
 
 export type AccountCommand =
@@ -33,6 +35,7 @@ export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent>
     phone: null,
     name: null,
     emailVerified: false,
+    registeredEmail: null,
   }),
 
   evolve(state, event) {
@@ -45,12 +48,16 @@ export const accountDecider: Decider<AccountState, AccountCommand, AccountEvent>
           phone: event.data.phone,
           name: event.data.name,
           emailVerified: event.data.email !== null,
+          registeredEmail: event.data.email,
         };
       case 'AccountUpdated':
         return {
           ...state,
           ...event.data.changes,
-          emailVerified: event.data.changes.email !== undefined ? false : state.emailVerified,
+          emailVerified:
+            event.data.changes.email !== undefined
+              ? state.registeredEmail !== null && event.data.changes.email === state.registeredEmail
+              : state.emailVerified,
         };
     }
   },

@@ -6,7 +6,9 @@ export class AccountEntity {
   @Column('text', { nullable: true }) email: string | null;
   @Column('text', { nullable: true }) phone: string | null;
   @Column('text', { nullable: true }) name: string | null;
-  /** False once the account changed its email itself (see AccountState.emailVerified). */
+  /** The email the account was registered with; only that one finds invitations. */
+  @Column('text', { name: 'registered_email', nullable: true }) registeredEmail: string | null;
+  /** Whether `email` is still the registered one (see AccountState.emailVerified). */
   @Column('boolean', { name: 'email_verified', default: true }) emailVerified: boolean;
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;

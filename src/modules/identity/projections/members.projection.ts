@@ -117,8 +117,10 @@ export class MembersProjection implements ProjectionHandler {
       case 'AccountRegistered': {
         const d = event.data;
         await em.query(
-          `INSERT INTO accounts (uuid, email, phone, name, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
-           ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, phone = excluded.phone, name = excluded.name`,
+          `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
+           VALUES ($1, $2, $2, $3, $4, $5, $5)
+           ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
+             phone = excluded.phone, name = excluded.name, email_verified = true`,
           [d.accountUuid, d.email, d.phone, d.name, d.createdAt],
         );
         return;
@@ -130,8 +132,14 @@ export class MembersProjection implements ProjectionHandler {
           `UPDATE accounts SET ${sets
             .map((f, i) => `${f} = $${i + 3}`)
             .concat('updated_at = $2')
-            // An email the account set itself is unproven (AccountState.emailVerified).
-            .concat(d.changes.email !== undefined ? ['email_verified = false'] : [])
+            // Only the email the account was registered with is proven (AccountState.emailVerified).
+            .concat(
+              sets.includes('email')
+                ? [
+                    `email_verified = (registered_email IS NOT NULL AND registered_email = $${sets.indexOf('email') + 3})`,
+                  ]
+                : [],
+            )
             .join(', ')} WHERE uuid = $1`,
           [d.accountUuid, d.updatedAt, ...sets.map((f) => d.changes[f])],
         );
