@@ -5,7 +5,7 @@ import { DomainError, ValidationError } from '../../../core/http/domain-errors';
 import type { MemberKind } from '../domain/identity.events';
 import type { MemberChanges, UniqueMemberField } from '../domain/member.events';
 import type { NewMember } from '../domain/member';
-import { assertMayTakeAway, assertNoEscalation, checkRoleAssignment, RoleFacts } from '../../roles';
+import { assertNoEscalation, checkRoleAssignment, RoleFacts } from '../../roles';
 import { Caller, MemberChangesInput, normaliseChanges } from './member-input';
 import { MemberWriter } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
@@ -286,13 +286,7 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       throw new ValidationError(`kind: member ${before.id} is a ${before.kind}; kind cannot change`);
     if (row.changes.memberRoleId !== undefined && row.changes.memberRoleId !== before.memberRoleId) {
       // As for PUT member: nobody takes away scopes they do not hold.
-      const now = await this.roles.facts(before.memberRoleId);
-      assertMayTakeAway(
-        cmd.caller.scopes,
-        now.permissions,
-        'memberRoleId',
-        `the member's current role, ${now.name},`,
-      );
+      await this.roles.assertMayMoveOff(cmd.caller.scopes, before.memberRoleId, 'memberRoleId');
     }
     const { member, appended } = await this.members.updateOutcome(cmd.workspaceId, memberId, row.changes, {
       assigner: 'operator',

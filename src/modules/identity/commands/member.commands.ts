@@ -1,5 +1,5 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { assertMayTakeAway, assertNoEscalation } from '../../roles';
+import { assertNoEscalation } from '../../roles';
 import { assertSelfChangeAllowed, authoriseMemberChange } from '../domain/member-access.policy';
 import type { MemberSnapshot } from '../domain/member.events';
 import { Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
@@ -63,13 +63,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
       // What the member would get first, then what it would lose (the writer checks the first again).
       const next = await this.roles.facts(changes.memberRoleId);
       if (next.exists) assertNoEscalation(cmd.caller.scopes, next.permissions, 'memberRoleId');
-      const now = await this.roles.facts(current.memberRoleId);
-      assertMayTakeAway(
-        cmd.caller.scopes,
-        now.permissions,
-        'memberRoleId',
-        `the member's current role, ${now.name},`,
-      );
+      await this.roles.assertMayMoveOff(cmd.caller.scopes, current.memberRoleId, 'memberRoleId');
     }
     return this.members.update(cmd.workspaceId, cmd.memberId, changes, {
       assigner: 'operator',
@@ -89,8 +83,7 @@ export class ArchiveMemberHandler implements ICommandHandler<ArchiveMemberComman
 
   async execute(cmd: ArchiveMemberCommand): Promise<MemberSnapshot> {
     const { current } = await authorise(this.members, cmd);
-    const now = await this.roles.facts(current.memberRoleId);
-    assertMayTakeAway(cmd.caller.scopes, now.permissions, 'memberId', `the member's role, ${now.name},`);
+    await this.roles.assertMayMoveOff(cmd.caller.scopes, current.memberRoleId, 'memberId');
     return this.members.archive(cmd.workspaceId, cmd.memberId, cmd.expectedRevision);
   }
 }

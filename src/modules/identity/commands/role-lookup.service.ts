@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import type { DomainEvent } from '../../../core/cqrs/decider';
-import { BuiltInRoleKey, GetBuiltInRoleIdQuery, memberRoleStream, RoleFacts } from '../../roles';
+import {
+  assertMayTakeAway,
+  BuiltInRoleKey,
+  GetBuiltInRoleIdQuery,
+  memberRoleStream,
+  RoleFacts,
+} from '../../roles';
 import { GetWorkspaceDefaultRoleQuery } from '../../workspaces';
 import type { MemberKind } from '../domain/identity.events';
 
@@ -51,6 +57,19 @@ export class RoleLookup {
     private readonly repo: EventSourcedRepository,
     private readonly queries: QueryBus,
   ) {}
+
+  /**
+   * Moving a member off `currentRoleId` takes that role's scopes away: the caller must hold
+   * them all (roles' no-escalation rule, the other direction), else 403.
+   */
+  async assertMayMoveOff(
+    callerScopes: readonly string[],
+    currentRoleId: number,
+    field: string,
+  ): Promise<void> {
+    const now = await this.facts(currentRoleId);
+    assertMayTakeAway(callerScopes, now.permissions, field, `the member's current role, ${now.name},`);
+  }
 
   async facts(roleId: number): Promise<RoleFacts> {
     const initial: RoleFacts = {
