@@ -1,5 +1,5 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
+import { DataSource, SelectQueryBuilder } from 'typeorm';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { InvitationResponse, INVITATION_STATUS_FILTERS } from '../http/dto/invitation.dto';
@@ -34,18 +34,7 @@ export class ListInvitationsHandler implements IQueryHandler<ListInvitationsQuer
       qb.andWhere(`(i.status = 'expired' OR (i.status = 'pending' AND i.expires_at <= now()))`);
     else if (status === 'pending') qb.andWhere(`i.status = 'pending' AND i.expires_at > now()`);
     else if (status !== 'all') qb.andWhere('i.status = :status', { status });
-    applyListFilters(qb, page, { search: ['i.email'], time: 'i.created_at' });
-    const [rows, total] = await qb
-      .orderBy('i.created_at', 'ASC')
-      .addOrderBy('i.id', 'ASC')
-      .skip(page.offset)
-      .take(page.pageSize)
-      .getManyAndCount();
-    return paginated(
-      rows.map((r) => InvitationResponse.of(r)),
-      total,
-      page,
-    );
+    return pageOf(qb, page);
   }
 }
 
@@ -80,17 +69,25 @@ export class ListMyInvitationsHandler implements IQueryHandler<ListMyInvitations
         accountUuid,
       })
       .andWhere(`i.status = 'pending' AND i.expires_at > now()`);
-    applyListFilters(qb, page, { search: ['i.email'], time: 'i.created_at' });
-    const [rows, total] = await qb
-      .orderBy('i.created_at', 'ASC')
-      .addOrderBy('i.id', 'ASC')
-      .skip(page.offset)
-      .take(page.pageSize)
-      .getManyAndCount();
-    return paginated(
-      rows.map((r) => InvitationResponse.of(r)),
-      total,
-      page,
-    );
+    return pageOf(qb, page);
   }
+}
+
+/** One page of invitations, oldest first, with the list filters every list takes. */
+async function pageOf(
+  qb: SelectQueryBuilder<InvitationEntity>,
+  page: PageRequest,
+): Promise<Paginated<InvitationResponse>> {
+  applyListFilters(qb, page, { search: ['i.email'], time: 'i.created_at' });
+  const [rows, total] = await qb
+    .orderBy('i.created_at', 'ASC')
+    .addOrderBy('i.id', 'ASC')
+    .skip(page.offset)
+    .take(page.pageSize)
+    .getManyAndCount();
+  return paginated(
+    rows.map((r) => InvitationResponse.of(r)),
+    total,
+    page,
+  );
 }
