@@ -172,31 +172,6 @@ export class EventSourcedRepository {
     requestContext.current()?.appended.push(...results);
     return results;
   }
-
-  /** Whether the store can create several streams in one atomic write (not EventStoreDB). */
-  get canCreateStreams(): boolean {
-    return typeof this.store.createStreams === 'function';
-  }
-
-  /**
-   * Creates several new streams at once (each 'no_stream'), all or nothing: bulk paths
-   * write many aggregates in one round trip. Only where `canCreateStreams`.
-   */
-  async createStreams(
-    workspaceId: string,
-    streams: readonly { streamName: string; events: readonly DomainEvent[] }[],
-  ): Promise<AppendResult[]> {
-    if (!this.store.createStreams)
-      throw new Error(`The ${this.store.kind} event store cannot create streams atomically`);
-    const results = await this.store.createStreams(
-      streams.map((s) => ({
-        streamName: s.streamName,
-        events: s.events.map((e) => toNewEvent(e, workspaceId)),
-      })),
-    );
-    requestContext.current()?.appended.push(...results);
-    return results;
-  }
 }
 
 function isCommandFrom<State, Command>(

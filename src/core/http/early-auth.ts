@@ -9,10 +9,11 @@ import { ROUTE_AUTH } from './route-auth';
 /**
  * Refuses anonymous calls to routes that need a credential in the request's first phase
  * (onRequest), before the body is read: a caller without credentials must not get a
- * 25 MB body parsed, nor learn from a 400 how its body would have been read. The guard
- * still resolves and checks the credential of every request that presents one; an
- * anonymous request counts against its client address here, as in the guard. A bearer
- * token is resolved here too, so an invalid one is refused as early.
+ * 25 MB body parsed, nor learn from a 400 how its body would have been read. A bearer
+ * token is resolved here too, so an invalid one is refused as early; the guard reuses the
+ * credential resolved here (resolving again only if this lookup failed) and still checks
+ * its membership and scopes. An anonymous request counts against its client address here,
+ * as in the guard.
  */
 export function registerEarlyAuth(
   fastify: FastifyInstance,
