@@ -33,10 +33,6 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
     if (cmd.changes.permissions)
       assertNoEscalation(cmd.granter, cmd.changes.permissions, 'permissions', 'the role');
     assertMayGrantResourceAccess(cmd.granter, cmd.changes);
-    // ...nor change a role that grants more than it holds (narrowing it demotes its holders).
-    const { state } = await this.repo.load(memberRoleStream(cmd.roleId), memberRoleDecider);
-    if (state.status === 'active' && state.workspaceId === cmd.workspaceId)
-      assertMayTakeAway(cmd.granter, state.permissions, 'roleId', `role ${state.name}`);
     try {
       await this.repo.handle({
         streamName: memberRoleStream(cmd.roleId),
@@ -44,11 +40,20 @@ export class UpdateMemberRoleHandler implements ICommandHandler<UpdateMemberRole
         decider: memberRoleDecider,
         expectedRevision: cmd.expectedRevision,
         command: {
-          type: 'UpdateMemberRole',
-          roleId: cmd.roleId,
-          workspaceId: cmd.workspaceId,
-          ...cmd.changes,
-          now: new Date().toISOString(),
+          // ...nor change a role that grants more than it holds (narrowing it demotes its
+          // holders), judged on the state each attempt decides on, so a concurrent widening
+          // that lands first is not undone by a caller who could not have made it.
+          from: (state) => {
+            if (state.status === 'active' && state.workspaceId === cmd.workspaceId)
+              assertMayTakeAway(cmd.granter, state.permissions, 'roleId', `role ${state.name}`);
+            return {
+              type: 'UpdateMemberRole' as const,
+              roleId: cmd.roleId,
+              workspaceId: cmd.workspaceId,
+              ...cmd.changes,
+              now: new Date().toISOString(),
+            };
+          },
         },
         claims: roleNameClaims,
       });
