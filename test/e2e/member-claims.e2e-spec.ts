@@ -5,7 +5,6 @@ import { nextId } from '../../src/core/database/ids';
 import { WrongExpectedRevisionError } from '../../src/core/event-store/event-store.port';
 import { MemberClaims1764000006400 } from '../../src/modules/identity/member-claims.migration';
 import { startTestApp, TestApp } from '../support/app';
-import { EventStoreDbStandIn, startEventStoreDbStandIn } from '../support/esdb-standin';
 import { signup } from '../support/identity-fixtures';
 import { appendAndSettle } from '../support/member-fixtures';
 
@@ -18,18 +17,11 @@ const legacyStream = (wid: string, field: 'email' | 'phone', value: string) =>
 
 /** Uniqueness claims left behind by crashes (EventStoreDB): never a blocked value, never two holders. */
 describe('member uniqueness claims after crashes, on EventStoreDB (e2e)', () => {
-  let esdb: EventStoreDbStandIn;
   let t: TestApp;
   beforeAll(async () => {
-    esdb = await startEventStoreDbStandIn();
-    t = await startTestApp({
-      env: { EVENT_STORE: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: esdb.connectionString },
-    });
+    t = await startTestApp({ eventStoreDb: true });
   });
-  afterAll(async () => {
-    await t.close();
-    await esdb.stop();
-  });
+  afterAll(() => t.close());
 
   /** A claim as the old mechanism wrote it, left by a writer that then crashed. */
   const claim = (wid: string, field: 'email' | 'phone', value: string, memberId: number, claimedAt: Date) =>

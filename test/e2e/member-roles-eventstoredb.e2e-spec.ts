@@ -1,23 +1,15 @@
 import { startTestApp, TestApp } from '../support/app';
-import { EventStoreDbStandIn, startEventStoreDbStandIn } from '../support/esdb-standin';
 
 /**
  * Role names are core claims: on EventStoreDB (its in-process stand-in, over the real
  * client) they are claim streams taken with 'no_stream', with the same single winner.
  */
 describe('member role names on EventStoreDB (e2e)', () => {
-  let esdb: EventStoreDbStandIn;
   let t: TestApp;
   beforeAll(async () => {
-    esdb = await startEventStoreDbStandIn();
-    t = await startTestApp({
-      env: { EVENT_STORE: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: esdb.connectionString },
-    });
+    t = await startTestApp({ eventStoreDb: true });
   });
-  afterAll(async () => {
-    await t.close();
-    await esdb.stop();
-  });
+  afterAll(() => t.close());
 
   it('twelve concurrent creates of one name make one role; a rename frees the old name', async () => {
     const a = await t.bootstrap();

@@ -1,5 +1,4 @@
 import { startTestApp, TestApp } from '../support/app';
-import { EventStoreDbStandIn, startEventStoreDbStandIn } from '../support/esdb-standin';
 import { importMembers, signup } from '../support/identity-fixtures';
 
 /**
@@ -7,18 +6,11 @@ import { importMembers, signup } from '../support/identity-fixtures';
  * uniqueness holds on EventStoreDB (here its in-process stand-in, over the real client).
  */
 describe('create-signup on EventStoreDB (e2e)', () => {
-  let esdb: EventStoreDbStandIn;
   let t: TestApp;
   beforeAll(async () => {
-    esdb = await startEventStoreDbStandIn();
-    t = await startTestApp({
-      env: { EVENT_STORE: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: esdb.connectionString },
-    });
+    t = await startTestApp({ eventStoreDb: true });
   });
-  afterAll(async () => {
-    await t.close();
-    await esdb.stop();
-  });
+  afterAll(() => t.close());
 
   it('twenty concurrent signups with one email make exactly one member', async () => {
     const a = await t.bootstrap();

@@ -8,6 +8,7 @@ import { EVENT_STORE, EventStore, StoredEvent } from '../../src/core/event-store
 import { JsonLogger } from '../../src/core/logging/json-logger';
 import { BootstrapResult, BootstrapService } from '../../src/modules/identity/bootstrap/bootstrap.service';
 import { createTestDatabase, TestDatabase } from './database';
+import { startEventStoreDbStandIn } from './esdb-standin';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from './redis';
 
 export interface TestResponse<T = any> {
@@ -50,6 +51,8 @@ export interface TestApp {
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** Run on EventStoreDB: its in-process stand-in over the real client, stopped by close(). */
+  eventStoreDb?: boolean;
   extraModules?: DynamicModule['imports'];
 }
 
@@ -60,6 +63,7 @@ let emailCounter = 0;
  * database and a unique Redis key prefix, so test files run in parallel.
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const esdb = options.eventStoreDb ? await startEventStoreDbStandIn() : undefined;
   const database = await createTestDatabase();
   const redisPrefix = testRedisPrefix();
   const config = loadConfig({
@@ -79,6 +83,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     // Two jest workers, some files with extra app processes, all on one PostgreSQL whose
     // max_connections is 100: small pools keep the suite far from it.
     DATABASE_POOL_SIZE: '5',
+    ...(esdb ? { EVENT_STORE: 'eventstoredb', EVENTSTORE_CONNECTION_STRING: esdb.connectionString } : {}),
     ...options.env,
   });
   const app = await createHttpApp(config, new JsonLogger(config.logLevel), options.extraModules);
@@ -153,6 +158,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await app.close();
       await clearRedisPrefix(redisPrefix);
       await database.drop();
+      await esdb?.stop();
     },
   };
   return harness;
