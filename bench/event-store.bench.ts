@@ -10,7 +10,6 @@
  *   installed), each parsing the rows into event objects.
  * Writes bench-results/event-store-<timestamp>.json.
  */
-import { cpus } from 'node:os';
 import { Connection, Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { createTestDatabase } from '../test/support/database';
@@ -21,7 +20,7 @@ import {
   StoredEvent,
 } from '../src/core/event-store/event-store.port';
 import { PostgresEventStore } from '../src/core/event-store/postgres/postgres-event-store';
-import { printTable, writeResults } from './report';
+import { describeEnvironment, printTable, writeResults } from './report';
 
 const APPEND_SECONDS = Number(process.env.BENCH_APPEND_SECONDS ?? 2.4);
 const BATCH = 1000;
@@ -373,15 +372,7 @@ export async function run(): Promise<void> {
   const started = Date.now();
   try {
     await pool.query(BASELINE_DDL);
-    const settings = await pool.query<{ name: string; setting: string }>(
-      `SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'shared_buffers')`,
-    );
-    const environment = {
-      node: process.version,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model,
-      postgres: Object.fromEntries(settings.rows.map((r) => [r.name, r.setting])),
-    };
+    const environment = await describeEnvironment(pool);
     console.log(`database ${db.name}; ${JSON.stringify(environment)}`);
 
     const results = [

@@ -22,14 +22,13 @@
  * Writes bench-results/http-<timestamp>.json.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { cpus } from 'node:os';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
 import { ChildProcess, spawn } from 'node:child_process';
 import { freePort, ROOT, runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { EMPTY, LoadClient, LoadRequest, Measured, merge, percentile } from './http-load';
-import { printTable, writeResults } from './report';
+import { describeEnvironment, printTable, writeResults } from './report';
 
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
@@ -213,15 +212,7 @@ export async function run(): Promise<void> {
     const listed = (JSON.parse(list.body) as { items: unknown[] }).items.length;
     if (listed !== 50) throw new Error(`the member list returned ${listed} items, not 50`);
 
-    const settings = await pool.query<{ name: string; setting: string }>(
-      `SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'shared_buffers')`,
-    );
-    const environment = {
-      node: process.version,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model,
-      postgres: Object.fromEntries(settings.rows.map((r) => [r.name, r.setting])),
-    };
+    const environment = await describeEnvironment(pool);
     console.log(
       `database ${db.name}; ${CONNECTIONS} connections x ${SECONDS} s per case; ${JSON.stringify(environment)}`,
     );
