@@ -1,12 +1,11 @@
 import type { Pool } from 'pg';
 import { loadConfig } from '../../src/core/config/config';
-import { SYSTEM_ACTOR } from '../../src/core/cqrs/request-context';
 import { createEventStore } from '../../src/core/event-store/event-store.factory';
 import { EventStore, StoredEvent } from '../../src/core/event-store/event-store.port';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { eventually, killAll, ServiceProcess, spawnService, TEST_WORKER } from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
-import { SPINE_TEST_APPLIED, SPINE_TEST_EVENT } from '../support/spine-test.module';
+import { SPINE_TEST_APPLIED, spineTestEvents } from '../support/spine-test.module';
 
 /**
  * A projection's read model and its checkpoint commit together or not at all. The
@@ -48,17 +47,8 @@ describe('projection checkpoints and read models move together (e2e)', () => {
   });
 
   async function appendTestEvents(n: number): Promise<void> {
-    const events = Array.from({ length: n }, () => ({
-      type: SPINE_TEST_EVENT,
-      data: { seq: ++seq },
-      metadata: {
-        workspaceId: 'spine-test',
-        actor: SYSTEM_ACTOR,
-        correlationId: 'checkpoint-test',
-        occurredAt: new Date().toISOString(),
-        schemaVersion: 1,
-      },
-    }));
+    const events = spineTestEvents(n, seq + 1, 'checkpoint-test');
+    seq += n;
     // One append, so that a catching-up worker reads them in full batches of 10.
     appended = [...appended, ...(await store.append('spinetest-checkpoint', events)).events];
   }

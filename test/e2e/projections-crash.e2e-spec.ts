@@ -2,7 +2,6 @@ import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { Pool } from 'pg';
 import { loadConfig } from '../../src/core/config/config';
-import { SYSTEM_ACTOR } from '../../src/core/cqrs/request-context';
 import { createEventStore } from '../../src/core/event-store/event-store.factory';
 import { encodePosition, EventStore, StoredEvent } from '../../src/core/event-store/event-store.port';
 import { bullConnection } from '../../src/core/redis/redis';
@@ -17,7 +16,7 @@ import {
 } from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 import {
-  SPINE_TEST_EVENT,
+  spineTestEvents,
   SPINE_TEST_PROJECTION,
   SPINE_TEST_QUEUE,
   spineTestKeys,
@@ -62,17 +61,8 @@ describe('crashes and takeovers (e2e)', () => {
   });
 
   async function appendTestEvents(n: number): Promise<StoredEvent[]> {
-    const events = Array.from({ length: n }, () => ({
-      type: SPINE_TEST_EVENT,
-      data: { seq: ++seq },
-      metadata: {
-        workspaceId: 'spine-test',
-        actor: SYSTEM_ACTOR,
-        correlationId: 'crash-test',
-        occurredAt: new Date().toISOString(),
-        schemaVersion: 1,
-      },
-    }));
+    const events = spineTestEvents(n, seq + 1, 'crash-test');
+    seq += n;
     return (await store.append('spinetest-crash', events)).events;
   }
 

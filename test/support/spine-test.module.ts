@@ -4,7 +4,8 @@ import type { Job, Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../src/core/config/config';
-import type { StoredEvent } from '../../src/core/event-store/event-store.port';
+import { SYSTEM_ACTOR } from '../../src/core/cqrs/request-context';
+import type { NewEvent, StoredEvent } from '../../src/core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../src/core/projections/projection';
 import { withQueues } from '../../src/core/queues/queues.module';
 import { jobIdFor, Reactor, ReactorHandler } from '../../src/core/reactors/reactor';
@@ -17,6 +18,21 @@ import { REDIS } from '../../src/core/redis/redis';
  */
 export const SPINE_TEST_EVENT = 'SpineTestEvent';
 export const SPINE_TEST_QUEUE = 'spine-test';
+
+/** Test events numbered from `firstSeq`, with the metadata every stored event carries. */
+export function spineTestEvents(n: number, firstSeq: number, correlationId: string): NewEvent[] {
+  return Array.from({ length: n }, (_, i) => ({
+    type: SPINE_TEST_EVENT,
+    data: { seq: firstSeq + i },
+    metadata: {
+      workspaceId: 'spine-test',
+      actor: SYSTEM_ACTOR,
+      correlationId,
+      occurredAt: new Date().toISOString(),
+      schemaVersion: 1,
+    },
+  }));
+}
 export const SPINE_TEST_PROJECTION = 'spine-test-counts';
 export const SPINE_TEST_REACTOR = 'spine-test-jobs';
 /** Projections recording the position of every event they apply, one per apply path. */
