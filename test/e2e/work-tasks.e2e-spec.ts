@@ -46,7 +46,11 @@ describe('tasks (e2e)', () => {
     expect(res.headers.get('location')).toBe(`/api/v2/w/${a.workspaceId}/tasks/${id}`);
     expect(res.headers.get('etag')).toBe('"1"');
     await t.expectEvents(res, [
-      { type: 'TaskCreated', stream: `task-${id}`, data: { taskId: id, task: { slug: 'call-back', priority: 'high' } } },
+      {
+        type: 'TaskCreated',
+        stream: `task-${id}`,
+        data: { taskId: id, task: { slug: 'call-back', priority: 'high' } },
+      },
     ]);
 
     const stale = await t.request('PUT', `/w/${a.workspaceId}/tasks/${id}`, {
@@ -59,7 +63,13 @@ describe('tasks (e2e)', () => {
     const put = await t.request('PUT', `/w/${a.workspaceId}/tasks/${id}`, {
       token: a.apiKey,
       headers: { 'if-match': '"1"' },
-      body: { name: 'Call back today', description: null, status: 'in_progress', priority: 'urgent', assignees: [] },
+      body: {
+        name: 'Call back today',
+        description: null,
+        status: 'in_progress',
+        priority: 'urgent',
+        assignees: [],
+      },
     });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({
@@ -75,18 +85,30 @@ describe('tasks (e2e)', () => {
       {
         type: 'TaskUpdated',
         data: {
-          changes: { name: 'Call back today', description: null, status: 'in_progress', priority: 'urgent', assignees: [] },
+          changes: {
+            name: 'Call back today',
+            description: null,
+            status: 'in_progress',
+            priority: 'urgent',
+            assignees: [],
+          },
           task: { id, status: 'in_progress' },
         },
       },
     ]);
 
-    const del = await t.request('DELETE', `/w/${a.workspaceId}/tasks/${id}`, { token: a.apiKey, headers: { 'if-match': '"2"' } });
+    const del = await t.request('DELETE', `/w/${a.workspaceId}/tasks/${id}`, {
+      token: a.apiKey,
+      headers: { 'if-match': '"2"' },
+    });
     expect(del.status).toBe(204);
     await t.expectEvents(del, [{ type: 'TaskDeleted', stream: `task-${id}`, data: { slug: 'call-back' } }]);
     expect((await t.request('GET', `/w/${a.workspaceId}/tasks/${id}`, { token: a.apiKey })).status).toBe(404);
     // Its slug is free again.
-    const reuse = await t.request('POST', `/w/${a.workspaceId}/tasks`, { token: a.apiKey, body: { name: 'Again', slug: 'call-back' } });
+    const reuse = await t.request('POST', `/w/${a.workspaceId}/tasks`, {
+      token: a.apiKey,
+      body: { name: 'Again', slug: 'call-back' },
+    });
     expect(reuse.status).toBe(201);
   });
 
@@ -95,16 +117,26 @@ describe('tasks (e2e)', () => {
     const b = await t.bootstrap();
     const racing = await Promise.all(
       Array.from({ length: 8 }, () =>
-        t.request('POST', `/w/${a.workspaceId}/tasks`, { token: a.apiKey, body: { name: 'Intake', slug: 'intake' } }),
+        t.request('POST', `/w/${a.workspaceId}/tasks`, {
+          token: a.apiKey,
+          body: { name: 'Intake', slug: 'intake' },
+        }),
       ),
     );
     expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
     const winner = racing.find((r) => r.status === 201)!;
     const loser = racing.find((r) => r.status === 409)!;
-    expect(loser.body.detail).toBe(`slug: task ${winner.body.id} of this workspace already has the slug "intake"`);
+    expect(loser.body.detail).toBe(
+      `slug: task ${winner.body.id} of this workspace already has the slug "intake"`,
+    );
     expect((await t.request('GET', `/w/${a.workspaceId}/tasks`, { token: a.apiKey })).body.total).toBe(1);
     expect(
-      (await t.request('POST', `/w/${b.workspaceId}/tasks`, { token: b.apiKey, body: { name: 'Intake', slug: 'intake' } })).status,
+      (
+        await t.request('POST', `/w/${b.workspaceId}/tasks`, {
+          token: b.apiKey,
+          body: { name: 'Intake', slug: 'intake' },
+        })
+      ).status,
     ).toBe(201);
   });
 
@@ -114,7 +146,10 @@ describe('tasks (e2e)', () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{}, /^name:/],
       [{ name: 'X', slug: 'Not A Slug' }, /^slug:/],
-      [{ name: 'X', priority: 'asap' }, /^priority: must be one of the following values: low, normal, high, urgent/],
+      [
+        { name: 'X', priority: 'asap' },
+        /^priority: must be one of the following values: low, normal, high, urgent/,
+      ],
       [{ name: 'X', dueAt: 'tomorrow' }, /^dueAt: must be an ISO 8601 date-time/],
       [{ name: 'X', assignees: [b.memberId] }, /^assignees: \d+ not an active member of this workspace$/],
       [{ name: 'X', workflowId: 999999 }, /^workflowId: workflow 999999 does not exist in this workspace$/],
@@ -155,8 +190,12 @@ describe('tasks (e2e)', () => {
     expect(await ids('?search=alpha')).toEqual([t1, t3]);
     const page = await t.request('GET', `/w/${a.workspaceId}/tasks?page=2&page_size=2`, { token: a.apiKey });
     expect(page.body).toMatchObject({ total: 3, page: 2, pageSize: 2, items: [{ id: t3 }] });
-    expect((await t.request('GET', `/w/${a.workspaceId}/tasks?priority=asap`, { token: a.apiKey })).status).toBe(400);
-    expect((await t.request('GET', `/w/${a.workspaceId}/tasks?assignee=0`, { token: a.apiKey })).status).toBe(400);
+    expect(
+      (await t.request('GET', `/w/${a.workspaceId}/tasks?priority=asap`, { token: a.apiKey })).status,
+    ).toBe(400);
+    expect((await t.request('GET', `/w/${a.workspaceId}/tasks?assignee=0`, { token: a.apiKey })).status).toBe(
+      400,
+    );
   });
 
   it('shows isAdmin tasks only to holders of assignments:admin', async () => {
@@ -168,7 +207,10 @@ describe('tasks (e2e)', () => {
     });
     expect(admin.status).toBe(201);
     expect(admin.body.isAdmin).toBe(true);
-    const plain = await t.request('POST', `/w/${a.workspaceId}/tasks`, { token: writer, body: { name: 'Plain' } });
+    const plain = await t.request('POST', `/w/${a.workspaceId}/tasks`, {
+      token: writer,
+      body: { name: 'Plain' },
+    });
     expect(plain.status).toBe(201);
 
     const asWriter = await t.request('GET', `/w/${a.workspaceId}/tasks`, { token: writer });
@@ -178,12 +220,19 @@ describe('tasks (e2e)', () => {
 
     const path = `/w/${a.workspaceId}/tasks/${admin.body.id}`;
     expect((await t.request('GET', path, { token: writer })).status).toBe(404);
-    const hiddenPut = await t.request('PUT', path, { token: writer, headers: { 'if-match': '"9"' }, body: { status: 'done' } });
+    const hiddenPut = await t.request('PUT', path, {
+      token: writer,
+      headers: { 'if-match': '"9"' },
+      body: { status: 'done' },
+    });
     expect(hiddenPut.status).toBe(404);
     await t.expectEvents(hiddenPut, []);
     expect((await t.request('GET', path, { token: a.apiKey })).status).toBe(200);
 
-    const create = await t.request('POST', `/w/${a.workspaceId}/tasks`, { token: writer, body: { name: 'Sneaky', isAdmin: true } });
+    const create = await t.request('POST', `/w/${a.workspaceId}/tasks`, {
+      token: writer,
+      body: { name: 'Sneaky', isAdmin: true },
+    });
     expect(create.status).toBe(403);
     expect(create.body.detail).toBe('isAdmin: an admin-only task requires the scope assignments:admin');
     await t.expectEvents(create, []);
@@ -191,7 +240,10 @@ describe('tasks (e2e)', () => {
 
   it('needs assignments:read to read, assignments:write to create and change, assignments:admin to delete', async () => {
     const a = await t.bootstrap();
-    const task = await t.request('POST', `/w/${a.workspaceId}/tasks`, { token: a.apiKey, body: { name: 'T' } });
+    const task = await t.request('POST', `/w/${a.workspaceId}/tasks`, {
+      token: a.apiKey,
+      body: { name: 'T' },
+    });
     const path = `/w/${a.workspaceId}/tasks/${task.body.id}`;
     const none = await keyWithScopes(t, a.apiKey, ['workflows:admin']);
     const reader = await keyWithScopes(t, a.apiKey, ['assignments:read']);
@@ -201,7 +253,9 @@ describe('tasks (e2e)', () => {
     expect(list.body.detail).toMatch(/assignments:read/);
     expect((await t.request('GET', path, { token: none })).status).toBe(403);
     expect((await t.request('GET', path, { token: reader })).status).toBe(200);
-    expect((await t.request('POST', `/w/${a.workspaceId}/tasks`, { token: reader, body: { name: 'X' } })).status).toBe(403);
+    expect(
+      (await t.request('POST', `/w/${a.workspaceId}/tasks`, { token: reader, body: { name: 'X' } })).status,
+    ).toBe(403);
     expect((await t.request('PUT', path, { token: reader, body: { name: 'X' } })).status).toBe(403);
     expect((await t.request('PUT', path, { token: writer, body: { name: 'X' } })).status).toBe(200);
     const del = await t.request('DELETE', path, { token: writer });
@@ -216,13 +270,19 @@ describe('tasks (e2e)', () => {
   it("answers 404 for another workspace's tasks and never lists them", async () => {
     const a = await t.bootstrap();
     const b = await t.bootstrap();
-    const theirs = await t.request('POST', `/w/${b.workspaceId}/tasks`, { token: b.apiKey, body: { name: 'Secret', slug: 'secret' } });
+    const theirs = await t.request('POST', `/w/${b.workspaceId}/tasks`, {
+      token: b.apiKey,
+      body: { name: 'Secret', slug: 'secret' },
+    });
     for (const [method, body] of [
       ['GET', undefined],
       ['PUT', { name: 'Mine' }],
       ['DELETE', undefined],
     ] as const) {
-      const res = await t.request(method, `/w/${a.workspaceId}/tasks/${theirs.body.id}`, { token: a.apiKey, body });
+      const res = await t.request(method, `/w/${a.workspaceId}/tasks/${theirs.body.id}`, {
+        token: a.apiKey,
+        body,
+      });
       expect({ method, status: res.status }).toEqual({ method, status: 404 });
       await t.expectEvents(res, []);
     }
@@ -230,7 +290,12 @@ describe('tasks (e2e)', () => {
     expect((await t.request('GET', `/w/${a.workspaceId}/tasks`, { token: a.apiKey })).body.total).toBe(0);
     // The slug is per workspace: A may use it.
     expect(
-      (await t.request('POST', `/w/${a.workspaceId}/tasks`, { token: a.apiKey, body: { name: 'Mine', slug: 'secret' } })).status,
+      (
+        await t.request('POST', `/w/${a.workspaceId}/tasks`, {
+          token: a.apiKey,
+          body: { name: 'Mine', slug: 'secret' },
+        })
+      ).status,
     ).toBe(201);
   });
 });

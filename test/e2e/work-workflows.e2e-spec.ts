@@ -51,7 +51,8 @@ describe('workflows, role gates and assignments (e2e)', () => {
       const list = await t.request('GET', `/w/${a.workspaceId}/workflows?search=intak`, { token: a.apiKey });
       expect(list.body).toMatchObject({ total: 1, page: 1, pageSize: 50, items: [{ id, name: 'Intake' }] });
       expect(
-        (await t.request('GET', `/w/${a.workspaceId}/workflows?search=nothing`, { token: a.apiKey })).body.total,
+        (await t.request('GET', `/w/${a.workspaceId}/workflows?search=nothing`, { token: a.apiKey })).body
+          .total,
       ).toBe(0);
 
       // A stale If-Match is 412 and writes nothing; the current one applies.
@@ -86,7 +87,9 @@ describe('workflows, role gates and assignments (e2e)', () => {
       const del = await t.request('DELETE', `/w/${a.workspaceId}/workflows/${id}`, { token: a.apiKey });
       expect(del.status).toBe(204);
       await t.expectEvents(del, [{ type: 'WorkflowDeleted', stream: `workflow-${id}` }]);
-      expect((await t.request('GET', `/w/${a.workspaceId}/workflows/${id}`, { token: a.apiKey })).status).toBe(404);
+      expect(
+        (await t.request('GET', `/w/${a.workspaceId}/workflows/${id}`, { token: a.apiKey })).status,
+      ).toBe(404);
     });
 
     it('refuses an agentId that is not an agent member, and gate roles of another workspace, naming the field', async () => {
@@ -97,8 +100,14 @@ describe('workflows, role gates and assignments (e2e)', () => {
       const otherRole = await customRole(t, b.workspaceId, b.apiKey, 'Theirs');
       const cases: [Record<string, unknown>, RegExp][] = [
         [{ name: 'W', agentId: a.memberId }, /^agentId: member \d+ is a person, not an agent member$/],
-        [{ name: 'W', agentId: otherAgent }, /^agentId: member \d+ is not an active member of this workspace$/],
-        [{ name: 'W', agentId, roleGate: { roleIds: [otherRole], message: 'x' } }, /^roleGate\.roleIds: \d+ is not a role of this workspace$/],
+        [
+          { name: 'W', agentId: otherAgent },
+          /^agentId: member \d+ is not an active member of this workspace$/,
+        ],
+        [
+          { name: 'W', agentId, roleGate: { roleIds: [otherRole], message: 'x' } },
+          /^roleGate\.roleIds: \d+ is not a role of this workspace$/,
+        ],
         [{ name: 'W', agentId, roleGate: { roleIds: [] } }, /^roleGate\.roleIds:/],
         [{ name: 'W', agentId, defaultPhoneNumberId: 0 }, /^defaultPhoneNumberId:/],
         [{ name: 'W', agentId, color: 'red' }, /^color: unknown field$/],
@@ -131,9 +140,15 @@ describe('workflows, role gates and assignments (e2e)', () => {
       expect(list.status).toBe(403);
       expect(list.body.detail).toMatch(/workflows:read/);
       expect((await t.request('GET', base, { token: reader })).status).toBe(200);
-      expect((await t.request('POST', base, { token: reader, body: { name: 'X', agentId } })).status).toBe(403);
-      expect((await t.request('PUT', `${base}/${wf.id}`, { token: reader, body: { name: 'X' } })).status).toBe(403);
-      expect((await t.request('POST', base, { token: writer, body: { name: 'X', agentId } })).status).toBe(201);
+      expect((await t.request('POST', base, { token: reader, body: { name: 'X', agentId } })).status).toBe(
+        403,
+      );
+      expect(
+        (await t.request('PUT', `${base}/${wf.id}`, { token: reader, body: { name: 'X' } })).status,
+      ).toBe(403);
+      expect((await t.request('POST', base, { token: writer, body: { name: 'X', agentId } })).status).toBe(
+        201,
+      );
       const del = await t.request('DELETE', `${base}/${wf.id}`, { token: writer });
       expect(del.status).toBe(403);
       expect(del.body.detail).toMatch(/workflows:admin/);
@@ -162,7 +177,12 @@ describe('workflows, role gates and assignments (e2e)', () => {
         body: { workflowId: gated.id },
       });
       expect(allowed.status).toBe(201);
-      expect(allowed.body).toMatchObject({ workflowId: gated.id, workflowUuid: gated.uuid, memberId: coordinator.memberId, status: 'active' });
+      expect(allowed.body).toMatchObject({
+        workflowId: gated.id,
+        workflowUuid: gated.uuid,
+        memberId: coordinator.memberId,
+        status: 'active',
+      });
 
       // Refused with the gate's message, nothing appended; for oneself and when a Manager starts it for that member.
       for (const [token, memberId] of [
@@ -187,10 +207,17 @@ describe('workflows, role gates and assignments (e2e)', () => {
       expect(anyone.body.memberId).toBe(user.memberId);
 
       // Lifting the gate lets the user in.
-      await t.request('PUT', `/w/${a.workspaceId}/workflows/${gated.id}`, { token: a.apiKey, body: { roleGate: null } });
+      await t.request('PUT', `/w/${a.workspaceId}/workflows/${gated.id}`, {
+        token: a.apiKey,
+        body: { roleGate: null },
+      });
       expect(
-        (await t.request('POST', `/w/${a.workspaceId}/assignments`, { token: user.token, body: { workflowId: gated.id } }))
-          .status,
+        (
+          await t.request('POST', `/w/${a.workspaceId}/assignments`, {
+            token: user.token,
+            body: { workflowId: gated.id },
+          })
+        ).status,
       ).toBe(201);
     });
 
@@ -199,14 +226,21 @@ describe('workflows, role gates and assignments (e2e)', () => {
       const roles = await builtInRoles(t, a.workspaceId, a.apiKey);
       const agentId = await agentMember(t, a.workspaceId, a.apiKey);
       const dup = await customRole(t, a.workspaceId, a.apiKey, 'Users (old)');
-      const gated = await createWorkflow(t, a.workspaceId, a.apiKey, { name: 'G', agentId, roleGate: { roleIds: [dup] } });
+      const gated = await createWorkflow(t, a.workspaceId, a.apiKey, {
+        name: 'G',
+        agentId,
+        roleGate: { roleIds: [dup] },
+      });
       const member = await person(t, a.workspaceId, a.apiKey, dup);
       const merge = await t.request('POST', `/w/${a.workspaceId}/member-roles/${dup}/merge`, {
         token: a.apiKey,
         body: { targetRoleId: roles.User },
       });
       expect(merge.status).toBe(200);
-      const res = await t.request('POST', `/w/${a.workspaceId}/assignments`, { token: member.token, body: { workflowId: gated.id } });
+      const res = await t.request('POST', `/w/${a.workspaceId}/assignments`, {
+        token: member.token,
+        body: { workflowId: gated.id },
+      });
       expect(res.status).toBe(201);
     });
   });
@@ -239,7 +273,15 @@ describe('workflows, role gates and assignments (e2e)', () => {
         {
           type: 'AssignmentStarted',
           stream: `assignment-${id}`,
-          data: { assignmentId: id, assignment: { workflowId: wf.id, workflowUuid: wf.uuid, memberId: member.memberId, status: 'active' } },
+          data: {
+            assignmentId: id,
+            assignment: {
+              workflowId: wf.id,
+              workflowUuid: wf.uuid,
+              memberId: member.memberId,
+              status: 'active',
+            },
+          },
         },
       ]);
 
@@ -253,12 +295,22 @@ describe('workflows, role gates and assignments (e2e)', () => {
       expect(done.body).toMatchObject({ status: 'completed', completedAt });
       expect(done.headers.get('etag')).toBe('"2"');
       await t.expectEvents(done, [
-        { type: 'AssignmentCompleted', stream: `assignment-${id}`, data: { completedAt, assignment: { status: 'completed', completedAt } } },
+        {
+          type: 'AssignmentCompleted',
+          stream: `assignment-${id}`,
+          data: { completedAt, assignment: { status: 'completed', completedAt } },
+        },
       ]);
-      const again = await t.request('PUT', `/w/${a.workspaceId}/assignments/${id}`, { token: a.apiKey, body: { status: 'completed' } });
+      const again = await t.request('PUT', `/w/${a.workspaceId}/assignments/${id}`, {
+        token: a.apiKey,
+        body: { status: 'completed' },
+      });
       expect(again.status).toBe(200);
       await t.expectEvents(again, []);
-      const fail = await t.request('PUT', `/w/${a.workspaceId}/assignments/${id}`, { token: a.apiKey, body: { status: 'failed' } });
+      const fail = await t.request('PUT', `/w/${a.workspaceId}/assignments/${id}`, {
+        token: a.apiKey,
+        body: { status: 'failed' },
+      });
       expect(fail.status).toBe(409);
       expect(fail.body.detail).toBe('status: the assignment has already ended (completed)');
       await t.expectEvents(fail, []);
@@ -272,16 +324,27 @@ describe('workflows, role gates and assignments (e2e)', () => {
         ['failed', 'AssignmentFailed'],
         ['cancelled', 'AssignmentCancelled'],
       ] as const) {
-        const start = await t.request('POST', `/w/${a.workspaceId}/assignments`, { token: a.apiKey, body: { workflowId: wf.id } });
+        const start = await t.request('POST', `/w/${a.workspaceId}/assignments`, {
+          token: a.apiKey,
+          body: { workflowId: wf.id },
+        });
         expect(start.body.memberId).toBe(a.memberId);
-        const res = await t.request('PUT', `/w/${a.workspaceId}/assignments/${start.body.id}`, { token: a.apiKey, body: { status } });
+        const res = await t.request('PUT', `/w/${a.workspaceId}/assignments/${start.body.id}`, {
+          token: a.apiKey,
+          body: { status },
+        });
         expect(res.status).toBe(200);
         expect(res.body).toMatchObject({ status, completedAt: expect.any(String) });
         await t.expectEvents(res, [{ type, data: { assignment: { status } } }]);
       }
-      const bad = await t.request('PUT', `/w/${a.workspaceId}/assignments/1`, { token: a.apiKey, body: { status: 'paused' } });
+      const bad = await t.request('PUT', `/w/${a.workspaceId}/assignments/1`, {
+        token: a.apiKey,
+        body: { status: 'paused' },
+      });
       expect(bad.status).toBe(400);
-      expect(bad.body.detail).toMatch(/^status: must be one of the following values: active, completed, failed, cancelled/);
+      expect(bad.body.detail).toMatch(
+        /^status: must be one of the following values: active, completed, failed, cancelled/,
+      );
     });
 
     it('lists with memberId, workflowId and status filters; External members and callers without assignments:read see only their own', async () => {
@@ -293,12 +356,19 @@ describe('workflows, role gates and assignments (e2e)', () => {
       const ext = await person(t, a.workspaceId, a.apiKey, roles.External);
       const other = await person(t, a.workspaceId, a.apiKey);
       const start = async (workflowId: number, memberId: number) =>
-        (await t.request('POST', `/w/${a.workspaceId}/assignments`, { token: a.apiKey, body: { workflowId, memberId } })).body
-          .id as number;
+        (
+          await t.request('POST', `/w/${a.workspaceId}/assignments`, {
+            token: a.apiKey,
+            body: { workflowId, memberId },
+          })
+        ).body.id as number;
       const e1 = await start(w1.id, ext.memberId);
       const e2 = await start(w2.id, ext.memberId);
       const o1 = await start(w1.id, other.memberId);
-      await t.request('PUT', `/w/${a.workspaceId}/assignments/${e2}`, { token: a.apiKey, body: { status: 'completed' } });
+      await t.request('PUT', `/w/${a.workspaceId}/assignments/${e2}`, {
+        token: a.apiKey,
+        body: { status: 'completed' },
+      });
 
       const ids = async (query: string, token = a.apiKey) => {
         const res = await t.request('GET', `/w/${a.workspaceId}/assignments${query}`, { token });
@@ -310,13 +380,19 @@ describe('workflows, role gates and assignments (e2e)', () => {
       expect(await ids(`?workflowId=${w1.id}`)).toEqual([e1, o1]);
       expect(await ids('?status=completed')).toEqual([e2]);
       expect(await ids('?search=two')).toEqual([e2]);
-      expect((await t.request('GET', `/w/${a.workspaceId}/assignments?status=done`, { token: a.apiKey })).status).toBe(400);
+      expect(
+        (await t.request('GET', `/w/${a.workspaceId}/assignments?status=done`, { token: a.apiKey })).status,
+      ).toBe(400);
 
       // The External member: its own only, other's assignment is a 404, never the list of others.
       expect(await ids('', ext.token)).toEqual([e1, e2]);
       expect(await ids(`?memberId=${other.memberId}`, ext.token)).toEqual([]);
-      expect((await t.request('GET', `/w/${a.workspaceId}/assignments/${e1}`, { token: ext.token })).status).toBe(200);
-      expect((await t.request('GET', `/w/${a.workspaceId}/assignments/${o1}`, { token: ext.token })).status).toBe(404);
+      expect(
+        (await t.request('GET', `/w/${a.workspaceId}/assignments/${e1}`, { token: ext.token })).status,
+      ).toBe(200);
+      expect(
+        (await t.request('GET', `/w/${a.workspaceId}/assignments/${o1}`, { token: ext.token })).status,
+      ).toBe(404);
       // ...nor may it start one for someone else, nor change one.
       const forOther = await t.request('POST', `/w/${a.workspaceId}/assignments`, {
         token: ext.token,
@@ -325,7 +401,12 @@ describe('workflows, role gates and assignments (e2e)', () => {
       expect(forOther.status).toBe(403);
       expect(forOther.body.detail).toMatch(/^memberId: .*assignments:write$/);
       expect(
-        (await t.request('PUT', `/w/${a.workspaceId}/assignments/${e1}`, { token: ext.token, body: { status: 'completed' } })).status,
+        (
+          await t.request('PUT', `/w/${a.workspaceId}/assignments/${e1}`, {
+            token: ext.token,
+            body: { status: 'completed' },
+          })
+        ).status,
       ).toBe(403);
 
       // A key with assignments:read sees all; one without it only its member's own.
@@ -333,7 +414,14 @@ describe('workflows, role gates and assignments (e2e)', () => {
       expect(await ids('', reader)).toEqual([e1, e2, o1]);
       const noScope = await keyWithScopes(t, a.apiKey, ['members:read']);
       expect(await ids('', noScope)).toEqual([]);
-      expect((await t.request('PUT', `/w/${a.workspaceId}/assignments/${e1}`, { token: reader, body: { status: 'completed' } })).status).toBe(403);
+      expect(
+        (
+          await t.request('PUT', `/w/${a.workspaceId}/assignments/${e1}`, {
+            token: reader,
+            body: { status: 'completed' },
+          })
+        ).status,
+      ).toBe(403);
     });
 
     it('refuses a workflow or member that does not exist in the workspace, naming the field', async () => {
@@ -343,9 +431,14 @@ describe('workflows, role gates and assignments (e2e)', () => {
       const wfB = await createWorkflow(t, b.workspaceId, b.apiKey, { name: 'Theirs', agentId: agentB });
       const agentA = await agentMember(t, a.workspaceId, a.apiKey);
       const wfA = await createWorkflow(t, a.workspaceId, a.apiKey, { name: 'Ours', agentId: agentA });
-      const foreignWorkflow = await t.request('POST', `/w/${a.workspaceId}/assignments`, { token: a.apiKey, body: { workflowId: wfB.id } });
+      const foreignWorkflow = await t.request('POST', `/w/${a.workspaceId}/assignments`, {
+        token: a.apiKey,
+        body: { workflowId: wfB.id },
+      });
       expect(foreignWorkflow.status).toBe(400);
-      expect(foreignWorkflow.body.detail).toBe(`workflowId: workflow ${wfB.id} does not exist in this workspace`);
+      expect(foreignWorkflow.body.detail).toBe(
+        `workflowId: workflow ${wfB.id} does not exist in this workspace`,
+      );
       const foreignMember = await t.request('POST', `/w/${a.workspaceId}/assignments`, {
         token: a.apiKey,
         body: { workflowId: wfA.id, memberId: b.memberId },
@@ -362,7 +455,10 @@ describe('workflows, role gates and assignments (e2e)', () => {
       const b = await t.bootstrap();
       const agentB = await agentMember(t, b.workspaceId, b.apiKey);
       const wfB = await createWorkflow(t, b.workspaceId, b.apiKey, { name: 'Secret', agentId: agentB });
-      const asg = await t.request('POST', `/w/${b.workspaceId}/assignments`, { token: b.apiKey, body: { workflowId: wfB.id } });
+      const asg = await t.request('POST', `/w/${b.workspaceId}/assignments`, {
+        token: b.apiKey,
+        body: { workflowId: wfB.id },
+      });
       expect(asg.status).toBe(201);
       // B's resources through A's workspace path, with A's key.
       for (const [method, path, body] of [
@@ -378,8 +474,12 @@ describe('workflows, role gates and assignments (e2e)', () => {
       }
       // B's workspace with A's key.
       expect((await t.request('GET', `/w/${b.workspaceId}/workflows`, { token: a.apiKey })).status).toBe(404);
-      expect((await t.request('GET', `/w/${a.workspaceId}/workflows`, { token: a.apiKey })).body.total).toBe(0);
-      expect((await t.request('GET', `/w/${a.workspaceId}/assignments`, { token: a.apiKey })).body.total).toBe(0);
+      expect((await t.request('GET', `/w/${a.workspaceId}/workflows`, { token: a.apiKey })).body.total).toBe(
+        0,
+      );
+      expect(
+        (await t.request('GET', `/w/${a.workspaceId}/assignments`, { token: a.apiKey })).body.total,
+      ).toBe(0);
     });
   });
 });

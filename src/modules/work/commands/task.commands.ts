@@ -97,7 +97,8 @@ export class UpdateTaskHandler implements ICommandHandler<UpdateTaskCommand> {
       expectedRevision: cmd.expectedRevision,
       command: {
         from: (state) => {
-          if (state.status === 'live' && state.task.workspaceId === workspaceId) assertMaySeeTask(caller, state.task);
+          if (state.status === 'live' && state.task.workspaceId === workspaceId)
+            assertMaySeeTask(caller, state.task);
           return {
             type: 'UpdateTask' as const,
             taskId: cmd.taskId,
@@ -129,8 +130,14 @@ export class DeleteTaskHandler implements ICommandHandler<DeleteTaskCommand> {
       expectedRevision: cmd.expectedRevision,
       command: {
         from: (state) => {
-          if (state.status === 'live' && state.task.workspaceId === workspaceId) assertMaySeeTask(caller, state.task);
-          return { type: 'DeleteTask' as const, taskId: cmd.taskId, workspaceId, now: new Date().toISOString() };
+          if (state.status === 'live' && state.task.workspaceId === workspaceId)
+            assertMaySeeTask(caller, state.task);
+          return {
+            type: 'DeleteTask' as const,
+            taskId: cmd.taskId,
+            workspaceId,
+            now: new Date().toISOString(),
+          };
         },
       },
       claims: taskSlugClaims,

@@ -44,7 +44,11 @@ export class DeleteWorkflowCommand {
   ) {}
 }
 
-async function agentFacts(facts: WorkFacts, workspaceId: string, agentId: number): Promise<AgentFacts | undefined> {
+async function agentFacts(
+  facts: WorkFacts,
+  workspaceId: string,
+  agentId: number,
+): Promise<AgentFacts | undefined> {
   const member = (await facts.members(workspaceId, [agentId])).get(agentId);
   return member && { kind: member.kind, status: member.status };
 }

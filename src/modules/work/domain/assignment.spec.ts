@@ -1,4 +1,9 @@
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  ValidationError,
+} from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
 import { AssignmentCommand, assignmentDecider, WorkflowToStart } from './assignment';
 import type { AssignmentEvent, AssignmentSnapshot } from './work.events';
@@ -18,7 +23,9 @@ const workflow: WorkflowToStart = {
   admittedRoleIds: [3],
 };
 
-const start = (over: Partial<Extract<AssignmentCommand, { type: 'StartAssignment' }>> = {}): AssignmentCommand => ({
+const start = (
+  over: Partial<Extract<AssignmentCommand, { type: 'StartAssignment' }>> = {},
+): AssignmentCommand => ({
   type: 'StartAssignment',
   assignmentId: 20,
   workspaceId: ws,
@@ -49,7 +56,14 @@ const started: AssignmentEvent = {
 const setStatus = (
   status: Extract<AssignmentCommand, { type: 'SetAssignmentStatus' }>['status'],
   completedAt?: string,
-): AssignmentCommand => ({ type: 'SetAssignmentStatus', assignmentId: 20, workspaceId: ws, status, completedAt, now: later });
+): AssignmentCommand => ({
+  type: 'SetAssignmentStatus',
+  assignmentId: 20,
+  workspaceId: ws,
+  status,
+  completedAt,
+  now: later,
+});
 
 describe('assignment decider', () => {
   it('starts a workflow for a member whose role the gate lists', () => {
@@ -76,13 +90,22 @@ describe('assignment decider', () => {
   });
 
   it('refuses a deleted or foreign workflow and an archived or unknown member, naming the field', () => {
-    spec.given([]).when(start({ workflow: undefined })).thenThrows(ValidationError, /^workflowId:/);
-    spec.given([]).when(start({ workflow: { ...workflow, live: false } })).thenThrows(ValidationError, /^workflowId:/);
+    spec
+      .given([])
+      .when(start({ workflow: undefined }))
+      .thenThrows(ValidationError, /^workflowId:/);
+    spec
+      .given([])
+      .when(start({ workflow: { ...workflow, live: false } }))
+      .thenThrows(ValidationError, /^workflowId:/);
     spec
       .given([])
       .when(start({ member: { memberId: 7, memberRoleId: 3, status: 'archived' } }))
       .thenThrows(ValidationError, /^memberId:/);
-    spec.given([]).when(start({ member: undefined })).thenThrows(ValidationError, /^memberId:/);
+    spec
+      .given([])
+      .when(start({ member: undefined }))
+      .thenThrows(ValidationError, /^memberId:/);
   });
 
   it('ends an active assignment once: completed, failed or cancelled, at the given time or now', () => {
@@ -134,22 +157,42 @@ describe('assignment decider', () => {
     spec.given([started]).when(setStatus('active')).then([]);
     const completed: AssignmentEvent = {
       type: 'AssignmentCompleted',
-      data: { assignmentId: 20, workspaceId: ws, assignment: { ...snapshot, status: 'completed', completedAt: later }, completedAt: later },
+      data: {
+        assignmentId: 20,
+        workspaceId: ws,
+        assignment: { ...snapshot, status: 'completed', completedAt: later },
+        completedAt: later,
+      },
     };
     spec.given([started, completed]).when(setStatus('completed')).then([]);
-    spec.given([started, completed]).when(setStatus('failed')).thenThrows(ConflictError, /^status: the assignment has already ended \(completed\)$/);
-    spec.given([started, completed]).when(setStatus('active')).thenThrows(ConflictError, /^status:/);
+    spec
+      .given([started, completed])
+      .when(setStatus('failed'))
+      .thenThrows(ConflictError, /^status: the assignment has already ended \(completed\)$/);
+    spec
+      .given([started, completed])
+      .when(setStatus('active'))
+      .thenThrows(ConflictError, /^status:/);
   });
 
   it('refuses a completedAt before the start or without an end status', () => {
-    spec.given([started]).when(setStatus('completed', '2026-11-23T09:00:00.000Z')).thenThrows(ValidationError, /^completedAt:/);
-    spec.given([started]).when(setStatus('active', later)).thenThrows(ValidationError, /^completedAt:/);
+    spec
+      .given([started])
+      .when(setStatus('completed', '2026-11-23T09:00:00.000Z'))
+      .thenThrows(ValidationError, /^completedAt:/);
+    spec
+      .given([started])
+      .when(setStatus('active', later))
+      .thenThrows(ValidationError, /^completedAt:/);
   });
 
   it('does not know an assignment of another workspace', () => {
     spec
       .given([started])
-      .when({ ...setStatus('completed'), workspaceId: '0190a6c4-0000-7000-8000-000000000002' } as AssignmentCommand)
+      .when({
+        ...setStatus('completed'),
+        workspaceId: '0190a6c4-0000-7000-8000-000000000002',
+      } as AssignmentCommand)
       .thenThrows(NotFoundError);
     spec.given([]).when(setStatus('completed')).thenThrows(NotFoundError);
   });

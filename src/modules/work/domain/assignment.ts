@@ -1,12 +1,7 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { assertPassesRoleGate } from './role-gate.policy';
-import type {
-  AssignmentEvent,
-  AssignmentSnapshot,
-  AssignmentStatus,
-  RoleGate,
-} from './work.events';
+import type { AssignmentEvent, AssignmentSnapshot, AssignmentStatus, RoleGate } from './work.events';
 
 /** The workflow to start, as its own stream shows it (undefined: no such workflow). */
 export interface WorkflowToStart {
@@ -78,10 +73,14 @@ export const assignmentDecider: Decider<AssignmentState, AssignmentCommand, Assi
         if (state.exists) throw new ConflictError('An assignment with this id already exists');
         const wf = command.workflow;
         if (!wf || !wf.live || wf.workspaceId !== command.workspaceId)
-          throw new ValidationError(`workflowId: workflow ${command.workflowId} does not exist in this workspace`);
+          throw new ValidationError(
+            `workflowId: workflow ${command.workflowId} does not exist in this workspace`,
+          );
         const member = command.member;
         if (!member || member.status !== 'active')
-          throw new ValidationError(`memberId: member ${command.memberId} is not an active member of this workspace`);
+          throw new ValidationError(
+            `memberId: member ${command.memberId} is not an active member of this workspace`,
+          );
         assertPassesRoleGate(wf.roleGate, member.memberRoleId, wf.admittedRoleIds);
         const assignment: AssignmentSnapshot = {
           id: command.assignmentId,
@@ -112,9 +111,13 @@ export const assignmentDecider: Decider<AssignmentState, AssignmentCommand, Assi
         const current = state.assignment;
         if (command.status === 'active') {
           if (command.completedAt !== undefined)
-            throw new ValidationError('completedAt: only an assignment that ends (completed, failed, cancelled) has one');
+            throw new ValidationError(
+              'completedAt: only an assignment that ends (completed, failed, cancelled) has one',
+            );
           if (current.status === 'active') return [];
-          throw new ConflictError(`status: the assignment has ended (${current.status}); it cannot become active again`);
+          throw new ConflictError(
+            `status: the assignment has ended (${current.status}); it cannot become active again`,
+          );
         }
         if (current.status === command.status) return [];
         if (current.status !== 'active')

@@ -37,7 +37,9 @@ describe('Member Role Gate', () => {
   });
 
   it('refuses an empty gate, unknown roles and an empty message, naming the field', () => {
-    expect(() => checkRoleGate({ roleIds: [] }, [])).toThrow(/^roleGate\.roleIds: must list at least one role$/);
+    expect(() => checkRoleGate({ roleIds: [] }, [])).toThrow(
+      /^roleGate\.roleIds: must list at least one role$/,
+    );
     expect(() => checkRoleGate({ roleIds: [3, 99] }, [99])).toThrow(
       /^roleGate\.roleIds: 99 is not a role of this workspace$/,
     );

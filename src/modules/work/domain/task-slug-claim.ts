@@ -28,8 +28,10 @@ export function taskSlugClaims(events: readonly TaskEvent[], _before: TaskState)
   const take: ClaimRef[] = [];
   const release: ClaimRef[] = [];
   for (const e of events) {
-    if (e.type === 'TaskCreated' && e.data.task.slug !== null) take.push(claimOf(e.data.workspaceId, e.data.task.slug));
-    if (e.type === 'TaskDeleted' && e.data.slug !== null) release.push(claimOf(e.data.workspaceId, e.data.slug));
+    if (e.type === 'TaskCreated' && e.data.task.slug !== null)
+      take.push(claimOf(e.data.workspaceId, e.data.task.slug));
+    if (e.type === 'TaskDeleted' && e.data.slug !== null)
+      release.push(claimOf(e.data.workspaceId, e.data.slug));
   }
   return { take, release };
 }

@@ -41,7 +41,10 @@ const task: TaskSnapshot = {
   createdAt: now,
   updatedAt: now,
 };
-const created: TaskEvent = { type: 'TaskCreated', data: { taskId: 30, workspaceId: ws, task, createdAt: now } };
+const created: TaskEvent = {
+  type: 'TaskCreated',
+  data: { taskId: 30, workspaceId: ws, task, createdAt: now },
+};
 
 const update = (over: Partial<Extract<TaskCommand, { type: 'UpdateTask' }>>): TaskCommand => ({
   type: 'UpdateTask',
@@ -58,8 +61,14 @@ describe('task decider', () => {
   });
 
   it('refuses bad slugs, priorities, unknown assignees and workflows, naming the field', () => {
-    spec.given([]).when(create({ slug: 'Call Back' })).thenThrows(ValidationError, /^slug:/);
-    spec.given([]).when(create({ priority: 'asap' as never })).thenThrows(ValidationError, /^priority: must be one of low, normal, high, urgent$/);
+    spec
+      .given([])
+      .when(create({ slug: 'Call Back' }))
+      .thenThrows(ValidationError, /^slug:/);
+    spec
+      .given([])
+      .when(create({ priority: 'asap' as never }))
+      .thenThrows(ValidationError, /^priority: must be one of low, normal, high, urgent$/);
     spec
       .given([])
       .when(create({ refs: { unknownAssignees: [8], workflowExists: true } }))
@@ -68,7 +77,10 @@ describe('task decider', () => {
       .given([])
       .when(create({ refs: { unknownAssignees: [], workflowExists: false } }))
       .thenThrows(ValidationError, /^workflowId: workflow 4 does not exist in this workspace$/);
-    spec.given([]).when(create({ dueAt: 'tomorrow' })).thenThrows(ValidationError, /^dueAt:/);
+    spec
+      .given([])
+      .when(create({ dueAt: 'tomorrow' }))
+      .thenThrows(ValidationError, /^dueAt:/);
     spec.given([created]).when(create()).thenThrows(ConflictError);
   });
 
@@ -88,21 +100,48 @@ describe('task decider', () => {
           },
         },
       ]);
-    spec.given([created]).when(update({ name: 'Call back', assignees: [7, 8] })).then([]);
-    spec.given([created]).when(update({ status: 'closed' as never })).thenThrows(ValidationError, /^status:/);
+    spec
+      .given([created])
+      .when(update({ name: 'Call back', assignees: [7, 8] }))
+      .then([]);
+    spec
+      .given([created])
+      .when(update({ status: 'closed' as never }))
+      .thenThrows(ValidationError, /^status:/);
   });
 
   it('deletes a live task, releasing its slug; a deleted or foreign task is not found', () => {
-    const deleted: TaskEvent = { type: 'TaskDeleted', data: { taskId: 30, workspaceId: ws, slug: 'call-back', deletedAt: later } };
-    spec.given([created]).when({ type: 'DeleteTask', taskId: 30, workspaceId: ws, now: later }).then([deleted]);
-    spec.given([created, deleted]).when(update({ name: 'X' })).thenThrows(NotFoundError);
-    spec.given([created]).when(update({ workspaceId: '0190a6c4-0000-7000-8000-000000000002', name: 'X' })).thenThrows(NotFoundError);
-    expect(taskSlugClaims([deleted as Extract<TaskEvent, { type: 'TaskDeleted' }>], { status: 'live', task })).toMatchObject({
+    const deleted: TaskEvent = {
+      type: 'TaskDeleted',
+      data: { taskId: 30, workspaceId: ws, slug: 'call-back', deletedAt: later },
+    };
+    spec
+      .given([created])
+      .when({ type: 'DeleteTask', taskId: 30, workspaceId: ws, now: later })
+      .then([deleted]);
+    spec
+      .given([created, deleted])
+      .when(update({ name: 'X' }))
+      .thenThrows(NotFoundError);
+    spec
+      .given([created])
+      .when(update({ workspaceId: '0190a6c4-0000-7000-8000-000000000002', name: 'X' }))
+      .thenThrows(NotFoundError);
+    expect(
+      taskSlugClaims([deleted as Extract<TaskEvent, { type: 'TaskDeleted' }>], { status: 'live', task }),
+    ).toMatchObject({
       take: [],
       release: [{ scope: ws, value: 'call-back' }],
     });
-    expect(taskSlugClaims([created], { status: 'none' })).toMatchObject({ take: [{ scope: ws, value: 'call-back' }], release: [] });
-    expect(taskSlugClaims([{ ...created, data: { ...created.data, task: { ...task, slug: null } } }], { status: 'none' })).toEqual({
+    expect(taskSlugClaims([created], { status: 'none' })).toMatchObject({
+      take: [{ scope: ws, value: 'call-back' }],
+      release: [],
+    });
+    expect(
+      taskSlugClaims([{ ...created, data: { ...created.data, task: { ...task, slug: null } } }], {
+        status: 'none',
+      }),
+    ).toEqual({
       take: [],
       release: [],
     });

@@ -99,7 +99,8 @@ const sameList = (a: readonly number[], b: readonly number[]) =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
 function liveTask(state: TaskState, workspaceId: string): TaskSnapshot {
-  if (state.status !== 'live' || state.task.workspaceId !== workspaceId) throw new NotFoundError('Task not found');
+  if (state.status !== 'live' || state.task.workspaceId !== workspaceId)
+    throw new NotFoundError('Task not found');
   return state.task;
 }
 
@@ -198,7 +199,12 @@ export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
         return [
           {
             type: 'TaskDeleted',
-            data: { taskId: command.taskId, workspaceId: command.workspaceId, slug: task.slug, deletedAt: command.now },
+            data: {
+              taskId: command.taskId,
+              workspaceId: command.workspaceId,
+              slug: task.slug,
+              deletedAt: command.now,
+            },
           },
         ];
       }

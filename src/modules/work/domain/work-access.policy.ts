@@ -47,5 +47,7 @@ export function assignmentVisibility(caller: WorkCaller): { all: true } | { all:
 export function assertMayStartFor(caller: WorkCaller, memberId: number): void {
   if (caller.memberId === memberId) return;
   if (caller.isExternal || !grants(caller.scopes, 'assignments:write'))
-    throw new ForbiddenError('memberId: starting a workflow for another member requires the scope assignments:write');
+    throw new ForbiddenError(
+      'memberId: starting a workflow for another member requires the scope assignments:write',
+    );
 }

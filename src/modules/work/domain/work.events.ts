@@ -78,7 +78,8 @@ export type AssignmentCompleted = AssignmentEnded<'AssignmentCompleted'>;
 export type AssignmentFailed = AssignmentEnded<'AssignmentFailed'>;
 export type AssignmentCancelled = AssignmentEnded<'AssignmentCancelled'>;
 
-export type AssignmentEvent = AssignmentStarted | AssignmentCompleted | AssignmentFailed | AssignmentCancelled;
+export type AssignmentEvent =
+  AssignmentStarted | AssignmentCompleted | AssignmentFailed | AssignmentCancelled;
 
 export const TASK_STATUSES = ['open', 'in_progress', 'done', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];

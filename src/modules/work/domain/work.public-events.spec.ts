@@ -38,12 +38,21 @@ const assignment: AssignmentSnapshot = {
 describe('public events of work', () => {
   it('makes task.created and task.updated from TaskCreated and TaskUpdated, with the task block', () => {
     const { workspaceId: _ws, ...block } = task;
-    const created: TaskEvent = { type: 'TaskCreated', data: { taskId: 30, workspaceId: ws, task, createdAt: task.createdAt } };
+    const created: TaskEvent = {
+      type: 'TaskCreated',
+      data: { taskId: 30, workspaceId: ws, task, createdAt: task.createdAt },
+    };
     expect(catalogue.fromSource('TaskCreated').map((d) => d.name)).toEqual(['task.created']);
     expect(catalogue.get('task.created')!.payload(created)).toEqual({ task: block });
     const updated: TaskEvent = {
       type: 'TaskUpdated',
-      data: { taskId: 30, workspaceId: ws, changes: { status: 'done' }, task: { ...task, status: 'done' }, updatedAt: task.updatedAt },
+      data: {
+        taskId: 30,
+        workspaceId: ws,
+        changes: { status: 'done' },
+        task: { ...task, status: 'done' },
+        updatedAt: task.updatedAt,
+      },
     };
     expect(catalogue.fromSource('TaskUpdated').map((d) => d.name)).toEqual(['task.updated']);
     expect(catalogue.get('task.updated')!.payload(updated)).toEqual({ task: { ...block, status: 'done' } });
@@ -68,7 +77,10 @@ describe('public events of work', () => {
       workflow: { id: 4, uuid: assignment.workflowUuid, name: 'Intake' },
     });
     expect(catalogue.fromSource('AssignmentFailed').map((d) => d.name)).toEqual(['workflow.failed']);
-    expect(catalogue.get('workflow.failed')).toMatchObject({ feature: 'work', payloadFields: ['assignment', 'workflow'] });
+    expect(catalogue.get('workflow.failed')).toMatchObject({
+      feature: 'work',
+      payloadFields: ['assignment', 'workflow'],
+    });
     expect(catalogue.fromSource('AssignmentCancelled')).toEqual([]);
   });
 });

@@ -96,7 +96,11 @@ export const TASK_UPDATED = definePublicEvent<'task.updated', TaskPayload, TaskU
   payload: (event) => ({ task: taskBlock(event.data.task) }),
 });
 
-export const WORKFLOW_COMPLETED = definePublicEvent<'workflow.completed', WorkflowRunPayload, AssignmentCompleted>({
+export const WORKFLOW_COMPLETED = definePublicEvent<
+  'workflow.completed',
+  WorkflowRunPayload,
+  AssignmentCompleted
+>({
   name: 'workflow.completed',
   description: "a workflow's assignment for a member completed",
   feature: 'work',

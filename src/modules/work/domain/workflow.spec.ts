@@ -9,7 +9,9 @@ const now = '2026-11-23T10:00:00.000Z';
 const later = '2026-11-23T11:00:00.000Z';
 const agent = { kind: 'agent' as const, status: 'active' as const };
 
-const create = (over: Partial<Extract<WorkflowCommand, { type: 'CreateWorkflow' }>> = {}): WorkflowCommand => ({
+const create = (
+  over: Partial<Extract<WorkflowCommand, { type: 'CreateWorkflow' }>> = {},
+): WorkflowCommand => ({
   type: 'CreateWorkflow',
   workflowId: 4,
   uuid: '0190a6c4-0000-7000-8000-0000000000f4',
@@ -59,7 +61,10 @@ describe('workflow decider', () => {
       .given([])
       .when(create({ agent: { kind: 'agent', status: 'archived' } }))
       .thenThrows(ValidationError, /^agentId:/);
-    spec.given([]).when(create({ agent: undefined })).thenThrows(ValidationError, /^agentId:/);
+    spec
+      .given([])
+      .when(create({ agent: undefined }))
+      .thenThrows(ValidationError, /^agentId:/);
   });
 
   it('refuses a gate naming roles outside the workspace, an empty name, a non-positive phone number id', () => {
@@ -67,8 +72,14 @@ describe('workflow decider', () => {
       .given([])
       .when(create({ roleGate: { roleIds: [3, 77], unknownRoleIds: [77] } }))
       .thenThrows(ValidationError, /^roleGate\.roleIds: 77 is not a role of this workspace$/);
-    spec.given([]).when(create({ name: '  ' })).thenThrows(ValidationError, /^name:/);
-    spec.given([]).when(create({ defaultPhoneNumberId: 0 })).thenThrows(ValidationError, /^defaultPhoneNumberId:/);
+    spec
+      .given([])
+      .when(create({ name: '  ' }))
+      .thenThrows(ValidationError, /^name:/);
+    spec
+      .given([])
+      .when(create({ defaultPhoneNumberId: 0 }))
+      .thenThrows(ValidationError, /^defaultPhoneNumberId:/);
   });
 
   it('refuses to create twice', () => {
@@ -92,7 +103,13 @@ describe('workflow decider', () => {
       ]);
     spec
       .given([created])
-      .when(update({ name: 'Intake', agentId: 9, roleGate: { roleIds: [3, 5], message: 'Coordinators only', unknownRoleIds: [] } }))
+      .when(
+        update({
+          name: 'Intake',
+          agentId: 9,
+          roleGate: { roleIds: [3, 5], message: 'Coordinators only', unknownRoleIds: [] },
+        }),
+      )
       .then([]);
   });
 
@@ -104,13 +121,22 @@ describe('workflow decider', () => {
   });
 
   it('deletes once; a deleted workflow, or one of another workspace, is not found', () => {
-    const deleted: WorkflowEvent = { type: 'WorkflowDeleted', data: { workflowId: 4, workspaceId: ws, deletedAt: later } };
-    spec.given([created]).when({ type: 'DeleteWorkflow', workflowId: 4, workspaceId: ws, now: later }).then([deleted]);
+    const deleted: WorkflowEvent = {
+      type: 'WorkflowDeleted',
+      data: { workflowId: 4, workspaceId: ws, deletedAt: later },
+    };
+    spec
+      .given([created])
+      .when({ type: 'DeleteWorkflow', workflowId: 4, workspaceId: ws, now: later })
+      .then([deleted]);
     spec
       .given([created, deleted])
       .when({ type: 'DeleteWorkflow', workflowId: 4, workspaceId: ws, now: later })
       .thenThrows(NotFoundError);
-    spec.given([created, deleted]).when(update({ name: 'X' })).thenThrows(NotFoundError);
+    spec
+      .given([created, deleted])
+      .when(update({ name: 'X' }))
+      .thenThrows(NotFoundError);
     spec
       .given([created])
       .when(update({ workspaceId: '0190a6c4-0000-7000-8000-000000000002', name: 'X' }))

@@ -184,7 +184,11 @@ export const workflowDecider: Decider<WorkflowState, WorkflowCommand, WorkflowEv
         return [
           {
             type: 'WorkflowDeleted',
-            data: { workflowId: command.workflowId, workspaceId: command.workspaceId, deletedAt: command.now },
+            data: {
+              workflowId: command.workflowId,
+              workspaceId: command.workspaceId,
+              deletedAt: command.now,
+            },
           },
         ];
     }

@@ -24,12 +24,16 @@ export class CreateAssignmentDto {
 }
 
 export class UpdateAssignmentDto {
-  @ApiProperty({ enum: ASSIGNMENT_STATUSES, description: 'an active assignment ends once; an ended one stays' })
+  @ApiProperty({
+    enum: ASSIGNMENT_STATUSES,
+    description: 'an active assignment ends once; an ended one stays',
+  })
   @IsIn(ASSIGNMENT_STATUSES)
   status: AssignmentStatus;
 
   @ApiPropertyOptional({
     format: 'date-time',
+    example: '2026-12-01T09:00:00Z',
     description: 'when it ended (ISO 8601 with an offset; default now); only with an end status',
   })
   @IsOptional()

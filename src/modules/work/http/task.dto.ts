@@ -14,12 +14,7 @@ import {
 } from 'class-validator';
 import { PageQueryDto, PaginatedResponse } from '../../../core/http/pagination';
 import { MAX_ID } from '../../../core/http/validation';
-import {
-  TASK_DESCRIPTION_MAX,
-  TASK_MAX_ASSIGNEES,
-  TASK_NAME_MAX,
-  TASK_SLUG_MAX,
-} from '../domain/task';
+import { TASK_DESCRIPTION_MAX, TASK_MAX_ASSIGNEES, TASK_NAME_MAX, TASK_SLUG_MAX } from '../domain/task';
 import { TASK_PRIORITIES, TASK_STATUSES, TaskPriority, TaskStatus } from '../domain/work.events';
 import type { TaskEntity } from '../projections/work.entities';
 import { IsOffsetDateTime, OptionalQueryId } from './work-validation';
@@ -35,7 +30,9 @@ export class CreateTaskDto {
   title?: string;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
+    example: 'call-back',
     maxLength: TASK_SLUG_MAX,
     pattern: '^[a-z0-9][a-z0-9_-]*$',
     description: 'unique per workspace (409 when taken)',
@@ -45,20 +42,22 @@ export class CreateTaskDto {
   @MaxLength(TASK_SLUG_MAX)
   slug?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: TASK_DESCRIPTION_MAX })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: TASK_DESCRIPTION_MAX })
   @IsOptional()
   @IsString()
   @MaxLength(TASK_DESCRIPTION_MAX)
   description?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'a workflow of this workspace' })
+  @ApiPropertyOptional({ type: Number, nullable: true, description: 'a workflow of this workspace' })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(MAX_ID)
   workflowId?: number | null;
 
-  @ApiPropertyOptional({ description: 'visible only to holders of assignments:admin (and created only by them)' })
+  @ApiPropertyOptional({
+    description: 'visible only to holders of assignments:admin (and created only by them)',
+  })
   @IsOptional()
   @IsBoolean()
   isAdmin?: boolean;
@@ -68,7 +67,7 @@ export class CreateTaskDto {
   @IsIn(TASK_PRIORITIES)
   priority?: TaskPriority;
 
-  @ApiPropertyOptional({ nullable: true, format: 'date-time' })
+  @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time', example: '2026-12-01T09:00:00Z' })
   @IsOptional()
   @IsOffsetDateTime()
   dueAt?: string | null;
@@ -98,7 +97,7 @@ export class UpdateTaskDto {
   @MaxLength(TASK_NAME_MAX)
   title?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: TASK_DESCRIPTION_MAX })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: TASK_DESCRIPTION_MAX })
   @IsOptional()
   @IsString()
   @MaxLength(TASK_DESCRIPTION_MAX)
@@ -114,12 +113,16 @@ export class UpdateTaskDto {
   @IsIn(TASK_PRIORITIES)
   priority?: TaskPriority;
 
-  @ApiPropertyOptional({ nullable: true, format: 'date-time' })
+  @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time', example: '2026-12-01T09:00:00Z' })
   @IsOptional()
   @IsOffsetDateTime()
   dueAt?: string | null;
 
-  @ApiPropertyOptional({ type: [Number], maxItems: TASK_MAX_ASSIGNEES, description: 'member ids (replaces the list)' })
+  @ApiPropertyOptional({
+    type: [Number],
+    maxItems: TASK_MAX_ASSIGNEES,
+    description: 'member ids (replaces the list)',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(TASK_MAX_ASSIGNEES)
@@ -135,7 +138,9 @@ export class ListTasksQueryDto extends PageQueryDto {
   @IsIn(TASK_STATUSES)
   status?: TaskStatus;
 
-  @ApiPropertyOptional({ description: 'tasks assigned to this member id' }) @OptionalQueryId() assignee?: number;
+  @ApiPropertyOptional({ description: 'tasks assigned to this member id' })
+  @OptionalQueryId()
+  assignee?: number;
   @ApiPropertyOptional() @OptionalQueryId() workflowId?: number;
 
   @ApiPropertyOptional({ enum: TASK_PRIORITIES })

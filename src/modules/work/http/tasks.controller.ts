@@ -24,7 +24,11 @@ export class TasksController {
     private readonly db: DataSource,
   ) {}
 
-  private pinned(workspaceId: string, id: number, ifMatch: number[] | undefined): Promise<bigint | undefined> {
+  private pinned(
+    workspaceId: string,
+    id: number,
+    ifMatch: number[] | undefined,
+  ): Promise<bigint | undefined> {
     return pinnedRevision(this.db, ifMatch, {
       table: 'tasks',
       id,
@@ -77,7 +81,9 @@ export class TasksController {
     @Param('taskId') taskId: string,
     @CurrentPrincipal() principal: Principal,
   ): Promise<TaskResponse> {
-    return this.queries.execute(new GetTaskQuery(wid.toLowerCase(), pathIdOf(taskId, 'Task'), callerOf(principal)));
+    return this.queries.execute(
+      new GetTaskQuery(wid.toLowerCase(), pathIdOf(taskId, 'Task'), callerOf(principal)),
+    );
   }
 
   @Put(':taskId')

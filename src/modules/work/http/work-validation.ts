@@ -21,7 +21,13 @@ export function IsOffsetDateTime(): PropertyDecorator {
 
 /** An optional integer id in a query string (1 to 2147483647, else 400 naming it). */
 export const OptionalQueryId = (): PropertyDecorator =>
-  applyDecorators(IsOptional(), Type(() => Number), IsInt(), Min(1), Max(MAX_ID));
+  applyDecorators(
+    IsOptional(),
+    Type(() => Number),
+    IsInt(),
+    Min(1),
+    Max(MAX_ID),
+  );
 
 /** A path id that is not a positive 32-bit integer names nothing: 404, like an unknown id. */
 export function pathIdOf(raw: string, what: string): number {

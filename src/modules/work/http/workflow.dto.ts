@@ -53,14 +53,23 @@ export class CreateWorkflowDto {
   @Max(MAX_ID)
   agentId: number;
 
-  @ApiPropertyOptional({ nullable: true, description: 'phone number used by SMS and voice chats of this workflow' })
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    description: 'phone number used by SMS and voice chats of this workflow',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(MAX_ID)
   defaultPhoneNumberId?: number | null;
 
-  @ApiPropertyOptional({ type: RoleGateDto, nullable: true, description: 'Member Role Gate' })
+  @ApiPropertyOptional({
+    type: RoleGateDto,
+    nullable: true,
+    description: 'Member Role Gate',
+    example: { roleIds: [1], message: 'Only coordinators may start this workflow' },
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => RoleGateDto)
@@ -82,14 +91,19 @@ export class UpdateWorkflowDto {
   @Max(MAX_ID)
   agentId?: number;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: Number, nullable: true })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(MAX_ID)
   defaultPhoneNumberId?: number | null;
 
-  @ApiPropertyOptional({ type: RoleGateDto, nullable: true, description: 'null removes the gate' })
+  @ApiPropertyOptional({
+    type: RoleGateDto,
+    nullable: true,
+    description: 'null removes the gate',
+    example: { roleIds: [1], message: 'Only coordinators may start this workflow' },
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => RoleGateDto)

@@ -14,12 +14,7 @@ import {
 } from '../commands/workflow.commands';
 import { GetWorkflowQuery, ListWorkflowsQuery } from '../queries/work.queries';
 import { pathIdOf } from './work-validation';
-import {
-  CreateWorkflowDto,
-  UpdateWorkflowDto,
-  WorkflowListResponse,
-  WorkflowResponse,
-} from './workflow.dto';
+import { CreateWorkflowDto, UpdateWorkflowDto, WorkflowListResponse, WorkflowResponse } from './workflow.dto';
 
 @ApiTags('workflows')
 @Controller('w/:wid/workflows')
@@ -30,7 +25,11 @@ export class WorkflowsController {
     private readonly db: DataSource,
   ) {}
 
-  private pinned(workspaceId: string, id: number, ifMatch: number[] | undefined): Promise<bigint | undefined> {
+  private pinned(
+    workspaceId: string,
+    id: number,
+    ifMatch: number[] | undefined,
+  ): Promise<bigint | undefined> {
     return pinnedRevision(this.db, ifMatch, {
       table: 'workflows',
       id,

@@ -125,7 +125,10 @@ export class ListAssignmentsHandler implements IQueryHandler<ListAssignmentsQuer
     if (memberId !== undefined) qb.andWhere('a.member_id = :memberId', { memberId });
     if (workflowId !== undefined) qb.andWhere('a.workflow_id = :workflowId', { workflowId });
     if (status !== undefined) qb.andWhere('a.status = :status', { status });
-    const [rows, total] = await applyListFilters(qb, q.page, { search: ['a.workflow_name'], time: 'a.started_at' })
+    const [rows, total] = await applyListFilters(qb, q.page, {
+      search: ['a.workflow_name'],
+      time: 'a.started_at',
+    })
       .orderBy('a.id', 'ASC')
       .skip(q.page.offset)
       .take(q.page.pageSize)
@@ -173,7 +176,10 @@ export class ListTasksHandler implements IQueryHandler<ListTasksQuery> {
     if (priority !== undefined) qb.andWhere('t.priority = :priority', { priority });
     if (workflowId !== undefined) qb.andWhere('t.workflow_id = :workflowId', { workflowId });
     if (assignee !== undefined) qb.andWhere(':assignee = ANY(t.assignees)', { assignee });
-    const [rows, total] = await applyListFilters(qb, q.page, { search: ['t.name', 't.title'], time: 't.created_at' })
+    const [rows, total] = await applyListFilters(qb, q.page, {
+      search: ['t.name', 't.title'],
+      time: 't.created_at',
+    })
       .orderBy('t.id', 'ASC')
       .skip(q.page.offset)
       .take(q.page.pageSize)
@@ -190,7 +196,9 @@ export class GetTaskHandler implements IQueryHandler<GetTaskQuery> {
   ) {}
 
   async execute(q: GetTaskQuery): Promise<TaskResponse> {
-    const row = await this.db.getRepository(TaskEntity).findOneBy({ id: q.taskId, workspaceId: q.workspaceId });
+    const row = await this.db
+      .getRepository(TaskEntity)
+      .findOneBy({ id: q.taskId, workspaceId: q.workspaceId });
     if (!row) throw new NotFoundError('Task not found');
     assertMaySeeTask(await this.facts.caller(q.workspaceId, q.caller), row);
     return withVersion(TaskResponse.of(row), row.version);
