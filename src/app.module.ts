@@ -16,6 +16,7 @@ import { AuditModule } from './modules/audit/audit.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
+import { WorkModule } from './modules/work/work.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
 
 /**
@@ -30,6 +31,7 @@ export const FEATURES = [
   RolesModule,
   ApiKeysModule,
   AuditModule,
+  WorkModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

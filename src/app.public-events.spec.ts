@@ -25,7 +25,13 @@ const member: MemberSnapshot = {
 
 describe('the catalogue of public events', () => {
   it('lists member:updated, emitted by identity from MemberUpdated', () => {
-    expect(catalogue.list().map((d) => d.name)).toEqual(['member:updated']);
+    expect(catalogue.list().map((d) => d.name)).toEqual([
+      'member:updated',
+      'task.created',
+      'task.updated',
+      'workflow.completed',
+      'workflow.failed',
+    ]);
     const def = catalogue.get('member:updated')!;
     expect(def).toMatchObject({ feature: 'identity', sources: ['MemberUpdated'], payloadFields: ['member'] });
     expect(catalogue.fromSource('MemberUpdated')).toEqual([def]);
@@ -57,6 +63,10 @@ describe('the catalogue of public events', () => {
       'WorkspaceUpdated',
       'ClaimTaken',
       'ClaimFenced',
+      'WorkflowCreated',
+      'AssignmentStarted',
+      'AssignmentCancelled',
+      'TaskDeleted',
     ]) {
       expect({ internal, public: catalogue.fromSource(internal) }).toEqual({ internal, public: [] });
       expect(catalogue.get(internal)).toBeUndefined();

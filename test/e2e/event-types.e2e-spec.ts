@@ -18,8 +18,32 @@ describe('GET /event-types (e2e)', () => {
           feature: 'identity',
           payloadFields: ['member'],
         },
+        {
+          eventType: 'task.created',
+          description: 'new task created',
+          feature: 'work',
+          payloadFields: ['task'],
+        },
+        {
+          eventType: 'task.updated',
+          description: 'task updated (name, description, status, priority, due date or assignees)',
+          feature: 'work',
+          payloadFields: ['task'],
+        },
+        {
+          eventType: 'workflow.completed',
+          description: "a workflow's assignment for a member completed",
+          feature: 'work',
+          payloadFields: ['assignment', 'workflow'],
+        },
+        {
+          eventType: 'workflow.failed',
+          description: "a workflow's assignment for a member failed",
+          feature: 'work',
+          payloadFields: ['assignment', 'workflow'],
+        },
       ],
     });
-    expect(JSON.stringify(res.body)).not.toMatch(/MemberUpdated|Claim/);
+    expect(JSON.stringify(res.body)).not.toMatch(/MemberUpdated|Claim|Task(Created|Updated)|Assignment/);
   });
 });

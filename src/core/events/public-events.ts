@@ -4,8 +4,9 @@ import type { DomainEvent } from '../cqrs/decider';
  * The event types that leave the service, as the spec names them ("Events"): what event
  * rules let a workspace subscribe to and webhooks deliver. Everything else the event
  * store holds is internal and may change shape; only these have a promised payload.
- * Dotted names of the quick reference (`record.created`) are aliases event rules will
- * accept for these, not further types.
+ * Dotted names of the quick reference that name one of these (`record.created`) are
+ * aliases event rules will accept for it, not further types; those with no counterpart
+ * here (`task.created`, `workflow.completed`) are types of their own, listed below.
  */
 export const PUBLIC_EVENT_NAMES = [
   'data_record:created',
@@ -17,6 +18,10 @@ export const PUBLIC_EVENT_NAMES = [
   'call:started',
   'call:completed',
   'call:summary',
+  'task.created',
+  'task.updated',
+  'workflow.completed',
+  'workflow.failed',
 ] as const;
 export type PublicEventName = (typeof PUBLIC_EVENT_NAMES)[number];
 

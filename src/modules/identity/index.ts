@@ -8,6 +8,8 @@ export {
   ListRoleHoldersQuery,
 } from './queries/membership.queries';
 export type { RoleHolder } from './queries/membership.queries';
+export { GetMemberFactsQuery } from './queries/member-facts.query';
+export type { MemberFacts } from './queries/member-facts.query';
 export { accountStream, memberStream } from './domain/identity.events';
 export type { AccountRegistered, MemberCreated, MemberKind } from './domain/identity.events';
 export type { MemberEvent, MemberSnapshot, MemberUpdated } from './domain/member.events';

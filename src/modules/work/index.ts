@@ -1,0 +1,16 @@
+/**
+ * The work feature's public surface: what other features may use (event types, stream
+ * names, the public events). Everything else under modules/work is internal
+ * (src/app.features.spec.ts enforces it).
+ */
+export { assignmentStream, taskStream, workflowStream } from './domain/work.events';
+export type {
+  AssignmentEvent,
+  AssignmentSnapshot,
+  RoleGate,
+  TaskEvent,
+  TaskSnapshot,
+  WorkflowEvent,
+} from './domain/work.events';
+export { TASK_CREATED, TASK_UPDATED, WORKFLOW_COMPLETED, WORKFLOW_FAILED } from './domain/work.public-events';
+export type { TaskPayload, WorkflowRunPayload } from './domain/work.public-events';

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { Projection, ProjectionHandler } from '../../../core/projections/projection';
+import type { AssignmentEvent } from '../domain/work.events';
+import { AssignmentEntity } from './work.entities';
+
+/** The assignments read model: every event carries the whole assignment, written as it stands. */
+@Injectable()
+@Projection({
+  name: 'assignments',
+  eventTypes: ['AssignmentStarted', 'AssignmentCompleted', 'AssignmentFailed', 'AssignmentCancelled'],
+  tables: ['assignments'],
+})
+export class AssignmentsProjection implements ProjectionHandler {
+  async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
+    const event = { type: stored.type, data: stored.data } as AssignmentEvent;
+    const repo = em.getRepository(AssignmentEntity);
+    const a = event.data.assignment;
+    switch (event.type) {
+      case 'AssignmentStarted':
+        await repo.upsert(
+          {
+            id: a.id,
+            workspaceId: a.workspaceId,
+            workflowId: a.workflowId,
+            workflowUuid: a.workflowUuid,
+            workflowName: a.workflowName,
+            memberId: a.memberId,
+            status: a.status,
+            startedAt: new Date(a.startedAt),
+            completedAt: null,
+            updatedAt: new Date(a.startedAt),
+            version: 1,
+            streamRevision: stored.revision.toString(),
+          },
+          ['id'],
+        );
+        return;
+      case 'AssignmentCompleted':
+      case 'AssignmentFailed':
+      case 'AssignmentCancelled':
+        await repo.update(
+          { id: a.id },
+          {
+            status: a.status,
+            completedAt: a.completedAt === null ? null : new Date(a.completedAt),
+            updatedAt: new Date(stored.metadata.occurredAt),
+            version: () => 'version + 1',
+            streamRevision: stored.revision.toString(),
+          },
+        );
+        return;
+    }
+  }
+}
