@@ -43,6 +43,7 @@ import {
   ListRoleHoldersHandler,
 } from './queries/membership.queries';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
+import { GetWorkspaceMembersHandler } from './queries/workspace-members.queries';
 import { AccountEmailVerified1764000006300 } from './account-email.migration';
 import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
@@ -105,6 +106,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         ListRoleHoldersHandler,
         ListPendingInvitationIdsHandler,
         ListMembershipsOfAccountHandler,
+        GetWorkspaceMembersHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],
     },

@@ -8,6 +8,8 @@ export {
   ListRoleHoldersQuery,
 } from './queries/membership.queries';
 export type { RoleHolder } from './queries/membership.queries';
+export { GetWorkspaceMembersQuery } from './queries/workspace-members.queries';
+export type { WorkspaceMemberFact } from './queries/workspace-members.queries';
 export { accountStream, memberStream } from './domain/identity.events';
 export type { AccountRegistered, MemberCreated, MemberKind } from './domain/identity.events';
 export type { MemberEvent, MemberSnapshot, MemberUpdated } from './domain/member.events';
