@@ -14,7 +14,8 @@ describe('calendars (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  const post = (token: string, body: unknown, w = wid) => t.request('POST', `/w/${w}/calendars`, { token, body });
+  const post = (token: string, body: unknown, w = wid) =>
+    t.request('POST', `/w/${w}/calendars`, { token, body });
 
   it("creates the caller's own calendar by default: 201, Location, ETag, CalendarCreated", async () => {
     const res = await post(apiKey, { name: ' Rota ' });
@@ -52,14 +53,19 @@ describe('calendars (e2e)', () => {
     const shared = await post(apiKey, { name: 'Rooms', ownerMemberId: null });
     expect(shared.status).toBe(201);
     expect(shared.body.ownerMemberId).toBeNull();
-    const byOwner = await t.request('GET', `/w/${wid}/calendars?ownerMemberId=${ann.member.id}`, { token: apiKey });
+    const byOwner = await t.request('GET', `/w/${wid}/calendars?ownerMemberId=${ann.member.id}`, {
+      token: apiKey,
+    });
     expect(byOwner.body).toMatchObject({ total: 1, page: 1, pageSize: 50, items: [{ id: forAnn.body.id }] });
   });
 
   it('refuses an owner that is no member of the workspace, and bad bodies, naming the field and appending nothing', async () => {
     const other = await t.bootstrap('Other');
     const cases: [unknown, RegExp][] = [
-      [{ name: 'X', ownerMemberId: 2_000_000_000 }, /^ownerMemberId: no member with id 2000000000 in this workspace/],
+      [
+        { name: 'X', ownerMemberId: 2_000_000_000 },
+        /^ownerMemberId: no member with id 2000000000 in this workspace/,
+      ],
       [{ name: 'X', ownerMemberId: other.memberId }, /^ownerMemberId: no member with id/],
       [{ name: 'X', ownerMemberId: 0 }, /^ownerMemberId:/],
       [{ name: 'X', ownerMemberId: 'me' }, /^ownerMemberId:/],
@@ -92,7 +98,9 @@ describe('calendars (e2e)', () => {
       const own = await post(bob.token, { name: 'Bob' });
       expect(own.status).toBe(201);
       expect(own.body.ownerMemberId).toBe(bob.member.id);
-      expect((await t.request('GET', `/w/${wid}/calendars/${own.body.id}`, { token: bob.token })).status).toBe(200);
+      expect(
+        (await t.request('GET', `/w/${wid}/calendars/${own.body.id}`, { token: bob.token })).status,
+      ).toBe(200);
       const list = await t.request('GET', `/w/${wid}/calendars`, { token: bob.token });
       expect(list.status).toBe(200);
       expect(list.body.items.map((c: { id: number }) => c.id)).toEqual([own.body.id]);
@@ -102,7 +110,10 @@ describe('calendars (e2e)', () => {
       const denied = await t.request('GET', `/w/${wid}/calendars/${managers.body.id}`, { token: bob.token });
       expect(denied.status).toBe(403);
       expect(denied.body.detail).toMatch(/calendars:read/);
-      for (const body of [{ name: 'For the manager', ownerMemberId: managerId }, { name: 'Shared', ownerMemberId: null }]) {
+      for (const body of [
+        { name: 'For the manager', ownerMemberId: managerId },
+        { name: 'Shared', ownerMemberId: null },
+      ]) {
         const res = await post(bob.token, body);
         expect(res.status).toBe(403);
         expect(res.body.detail).toMatch(/^ownerMemberId: .*calendars:write/);
@@ -133,15 +144,22 @@ describe('calendars (e2e)', () => {
       const mine = await t.request('GET', `/w/${wid}/calendars?pageSize=1000`, { token: none });
       expect(mine.status).toBe(200);
       expect(mine.body.items.length).toBeGreaterThan(0);
-      expect(mine.body.items.every((c: { ownerMemberId: number }) => c.ownerMemberId === managerId)).toBe(true);
-      expect((await t.request('GET', `/w/${wid}/calendars/${forCarol.body.id}`, { token: none })).status).toBe(403);
+      expect(mine.body.items.every((c: { ownerMemberId: number }) => c.ownerMemberId === managerId)).toBe(
+        true,
+      );
+      expect(
+        (await t.request('GET', `/w/${wid}/calendars/${forCarol.body.id}`, { token: none })).status,
+      ).toBe(403);
     });
   });
 
   it('keeps tenants apart: another workspace neither sees nor reaches these calendars', async () => {
     const mine = await post(apiKey, { name: 'Private' });
     const other = await t.bootstrap('Elsewhere');
-    expect((await t.request('GET', `/w/${other.workspaceId}/calendars/${mine.body.id}`, { token: other.apiKey })).status).toBe(404);
+    expect(
+      (await t.request('GET', `/w/${other.workspaceId}/calendars/${mine.body.id}`, { token: other.apiKey }))
+        .status,
+    ).toBe(404);
     const list = await t.request('GET', `/w/${other.workspaceId}/calendars`, { token: other.apiKey });
     expect(list.body).toMatchObject({ total: 0, items: [] });
     expect((await t.request('GET', `/w/${wid}/calendars`, { token: other.apiKey })).status).toBe(404);

@@ -13,7 +13,8 @@ const admin = { scopes: ['calendars:admin'], memberId: 22 };
 
 describe('calendar access policy', () => {
   it('lets the owner do everything to its own calendar with no scope at all', () => {
-    for (const level of ['read', 'write', 'admin'] as const) expect(mayAccessCalendar(owner, 12, level)).toBe(true);
+    for (const level of ['read', 'write', 'admin'] as const)
+      expect(mayAccessCalendar(owner, 12, level)).toBe(true);
   });
 
   it('asks anyone else for the scope of the level (admin implies write implies read)', () => {
@@ -23,13 +24,17 @@ describe('calendar access policy', () => {
     expect(mayAccessCalendar(writer, 12, 'admin')).toBe(false);
     expect(mayAccessCalendar(admin, 12, 'admin')).toBe(true);
     expect(() => assertCalendarAccess(reader, 12, 'write')).toThrow(
-      new ForbiddenError("This credential lacks the scope calendars:write (only the calendar's owner may act without it)"),
+      new ForbiddenError(
+        "This credential lacks the scope calendars:write (only the calendar's owner may act without it)",
+      ),
     );
   });
 
   it("treats the workspace's calendar and events on no calendar as nobody's", () => {
     expect(mayAccessCalendar(owner, null, 'read')).toBe(false);
-    expect(() => assertCalendarAccess({ scopes: [], memberId: undefined }, null, 'read')).toThrow(ForbiddenError);
+    expect(() => assertCalendarAccess({ scopes: [], memberId: undefined }, null, 'read')).toThrow(
+      ForbiddenError,
+    );
     expect(mayAccessCalendar(writer, null, 'write')).toBe(true);
   });
 

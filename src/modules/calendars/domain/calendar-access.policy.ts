@@ -33,7 +33,7 @@ export function assertCalendarAccess(
   if (!mayAccessCalendar(caller, ownerMemberId, level))
     throw new ForbiddenError(
       `This credential lacks the scope calendars:${level}` +
-        (ownerMemberId === null ? '' : ' (only the calendar\'s owner may act without it)'),
+        (ownerMemberId === null ? '' : " (only the calendar's owner may act without it)"),
     );
 }
 

@@ -69,7 +69,10 @@ const deleted: CalendarEventDeleted = {
 describe('calendar event decider', () => {
   describe('create', () => {
     it('records the event with its times as sent (offsets kept), attendees deduplicated', () => {
-      spec.given([]).when(create({ attendeeMemberIds: [12, 13, 12] })).then([created]);
+      spec
+        .given([])
+        .when(create({ attendeeMemberIds: [12, 13, 12] }))
+        .then([created]);
     });
 
     it('normalises the offset spelling (+0530 → +05:30, z → Z)', () => {
@@ -79,7 +82,11 @@ describe('calendar event decider', () => {
         .then([
           {
             ...created,
-            data: { ...created.data, startTime: '2024-05-01T09:00:00+05:30', endTime: '2024-05-01T04:30:00.5Z' },
+            data: {
+              ...created.data,
+              startTime: '2024-05-01T09:00:00+05:30',
+              endTime: '2024-05-01T04:30:00.5Z',
+            },
           },
         ]);
     });
@@ -99,7 +106,13 @@ describe('calendar event decider', () => {
         .then([
           {
             ...created,
-            data: { ...created.data, endTime: null, calendarId: null, attendeeMemberIds: [], description: null },
+            data: {
+              ...created.data,
+              endTime: null,
+              calendarId: null,
+              attendeeMemberIds: [],
+              description: null,
+            },
           },
         ]);
     });
@@ -117,12 +130,21 @@ describe('calendar event decider', () => {
     });
 
     it('refuses times without an offset or not on the calendar, naming the field', () => {
-      spec.given([]).when(create({ startTime: '2024-05-01T09:00:00' })).thenThrows(ValidationError, /^startTime: /);
-      spec.given([]).when(create({ endTime: '2024-02-30T09:00:00Z' })).thenThrows(ValidationError, /^endTime: /);
+      spec
+        .given([])
+        .when(create({ startTime: '2024-05-01T09:00:00' }))
+        .thenThrows(ValidationError, /^startTime: /);
+      spec
+        .given([])
+        .when(create({ endTime: '2024-02-30T09:00:00Z' }))
+        .thenThrows(ValidationError, /^endTime: /);
     });
 
     it("refuses a calendar that is not the workspace's", () => {
-      spec.given([]).when(create({ calendarFound: false })).thenThrows(ValidationError, /^calendarId: no calendar with id 7/);
+      spec
+        .given([])
+        .when(create({ calendarFound: false }))
+        .thenThrows(ValidationError, /^calendarId: no calendar with id 7/);
     });
 
     it('refuses attendees who are not active members of the workspace', () => {
@@ -137,7 +159,10 @@ describe('calendar event decider', () => {
     });
 
     it('refuses an empty title and a second create', () => {
-      spec.given([]).when(create({ title: '  ' })).thenThrows(ValidationError, /^title: must not be empty/);
+      spec
+        .given([])
+        .when(create({ title: '  ' }))
+        .thenThrows(ValidationError, /^title: must not be empty/);
       spec.given([created]).when(create()).thenThrows(ConflictError);
     });
   });
@@ -166,9 +191,18 @@ describe('calendar event decider', () => {
     });
 
     it('moves it to another calendar of the workspace, or off any calendar', () => {
-      spec.given([created]).when(update({ calendarId: 8 }, { calendarFound: true })).then([updated({ calendarId: 8 })]);
-      spec.given([created]).when(update({ calendarId: 8 })).thenThrows(ValidationError, /^calendarId: no calendar/);
-      spec.given([created]).when(update({ calendarId: null })).then([updated({ calendarId: null })]);
+      spec
+        .given([created])
+        .when(update({ calendarId: 8 }, { calendarFound: true }))
+        .then([updated({ calendarId: 8 })]);
+      spec
+        .given([created])
+        .when(update({ calendarId: 8 }))
+        .thenThrows(ValidationError, /^calendarId: no calendar/);
+      spec
+        .given([created])
+        .when(update({ calendarId: null }))
+        .then([updated({ calendarId: null })]);
     });
 
     it('keeps an attendee archived since, but invites only active members', () => {
@@ -183,18 +217,35 @@ describe('calendar event decider', () => {
     });
 
     it('changes nothing when nothing differs', () => {
-      spec.given([created]).when(update({ title: ' Intake call ', attendeeMemberIds: [12, 13] })).then([]);
+      spec
+        .given([created])
+        .when(update({ title: ' Intake call ', attendeeMemberIds: [12, 13] }))
+        .then([]);
     });
 
     it('is a 404 for an event that does not exist, was deleted, or is of another workspace', () => {
-      spec.given([]).when(update({ title: 'x' })).thenThrows(NotFoundError);
-      spec.given([created, deleted]).when(update({ title: 'x' })).thenThrows(NotFoundError);
-      spec.given([created]).when(update({ title: 'x' }, { workspaceId: other })).thenThrows(NotFoundError);
+      spec
+        .given([])
+        .when(update({ title: 'x' }))
+        .thenThrows(NotFoundError);
+      spec
+        .given([created, deleted])
+        .when(update({ title: 'x' }))
+        .thenThrows(NotFoundError);
+      spec
+        .given([created])
+        .when(update({ title: 'x' }, { workspaceId: other }))
+        .thenThrows(NotFoundError);
     });
   });
 
   describe('delete', () => {
-    const del: CalendarEventCommand = { type: 'DeleteCalendarEvent', eventId: 3, workspaceId: wid, now: later };
+    const del: CalendarEventCommand = {
+      type: 'DeleteCalendarEvent',
+      eventId: 3,
+      workspaceId: wid,
+      now: later,
+    };
 
     it('deletes an event once', () => {
       spec.given([created]).when(del).then([deleted]);
@@ -202,7 +253,10 @@ describe('calendar event decider', () => {
     });
 
     it("is a 404 for another workspace's event", () => {
-      spec.given([created]).when({ ...del, workspaceId: other }).thenThrows(NotFoundError);
+      spec
+        .given([created])
+        .when({ ...del, workspaceId: other })
+        .thenThrows(NotFoundError);
     });
   });
 });

@@ -106,7 +106,10 @@ function instant(field: string, value: string): { iso: string; epochNanos: bigin
 }
 
 /** Start and end as stored (normalised ISO with offset); the end, when there is one, strictly after the start. */
-function checkTimes(startTime: string, endTime: string | null): { startTime: string; endTime: string | null } {
+function checkTimes(
+  startTime: string,
+  endTime: string | null,
+): { startTime: string; endTime: string | null } {
   const start = instant('startTime', startTime);
   if (endTime === null) return { startTime: start.iso, endTime: null };
   const end = instant('endTime', endTime);

@@ -25,7 +25,10 @@ const created: CalendarCreated = {
 
 describe('calendar decider', () => {
   it('creates a calendar owned by an active member, its name trimmed', () => {
-    spec.given([]).when(create({ name: '  Clinic rota ' })).then([created]);
+    spec
+      .given([])
+      .when(create({ name: '  Clinic rota ' }))
+      .then([created]);
   });
 
   it("creates the workspace's own calendar (no owner)", () => {
@@ -36,13 +39,25 @@ describe('calendar decider', () => {
   });
 
   it('refuses an owner who is not a member of the workspace, or archived, naming the field', () => {
-    spec.given([]).when(create({ owner: 'unknown' })).thenThrows(ValidationError, /^ownerMemberId: no member with id 12/);
-    spec.given([]).when(create({ owner: 'archived' })).thenThrows(ValidationError, /^ownerMemberId: member 12 is archived/);
+    spec
+      .given([])
+      .when(create({ owner: 'unknown' }))
+      .thenThrows(ValidationError, /^ownerMemberId: no member with id 12/);
+    spec
+      .given([])
+      .when(create({ owner: 'archived' }))
+      .thenThrows(ValidationError, /^ownerMemberId: member 12 is archived/);
   });
 
   it('refuses an empty or too long name', () => {
-    spec.given([]).when(create({ name: '   ' })).thenThrows(ValidationError, /^name: must not be empty/);
-    spec.given([]).when(create({ name: 'x'.repeat(201) })).thenThrows(ValidationError, /^name: must be at most 200/);
+    spec
+      .given([])
+      .when(create({ name: '   ' }))
+      .thenThrows(ValidationError, /^name: must not be empty/);
+    spec
+      .given([])
+      .when(create({ name: 'x'.repeat(201) }))
+      .thenThrows(ValidationError, /^name: must be at most 200/);
   });
 
   it('refuses to create the same calendar twice', () => {

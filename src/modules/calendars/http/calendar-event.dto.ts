@@ -41,7 +41,7 @@ export class CreateCalendarEventDto {
 
   @ApiPropertyOptional({
     description:
-      "the calendar it is on; its owner may manage it without calendars:write. Left out: on no calendar (calendars:write)",
+      'the calendar it is on; its owner may manage it without calendars:write. Left out: on no calendar (calendars:write)',
   })
   @IsOptional()
   @IsInt()
@@ -49,7 +49,11 @@ export class CreateCalendarEventDto {
   @Max(MAX_ID)
   calendarId?: number;
 
-  @ApiPropertyOptional({ type: [Number], maxItems: EVENT_ATTENDEES_MAX, description: 'active members of the workspace' })
+  @ApiPropertyOptional({
+    type: [Number],
+    maxItems: EVENT_ATTENDEES_MAX,
+    description: 'active members of the workspace',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(EVENT_ATTENDEES_MAX)
@@ -79,7 +83,11 @@ export class UpdateCalendarEventDto {
   @IsOffsetDateTime()
   startTime?: string;
 
-  @ApiPropertyOptional({ ...TIME, nullable: true, description: 'after the (new or kept) startTime; null: an instant' })
+  @ApiPropertyOptional({
+    ...TIME,
+    nullable: true,
+    description: 'after the (new or kept) startTime; null: an instant',
+  })
   @IsOptional()
   @IsOffsetDateTime()
   @IsAfter('startTime')
@@ -95,7 +103,11 @@ export class UpdateCalendarEventDto {
   @Max(MAX_ID)
   calendarId?: number | null;
 
-  @ApiPropertyOptional({ type: [Number], maxItems: EVENT_ATTENDEES_MAX, description: 'replaces the attendees' })
+  @ApiPropertyOptional({
+    type: [Number],
+    maxItems: EVENT_ATTENDEES_MAX,
+    description: 'replaces the attendees',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(EVENT_ATTENDEES_MAX)
@@ -166,7 +178,9 @@ export class CalendarEventResponse {
   @ApiProperty() createdAt: string;
   @ApiProperty() updatedAt: string;
 
-  static of(row: Omit<CalendarEventEntity, 'workspaceId' | 'version' | 'streamRevision'>): CalendarEventResponse {
+  static of(
+    row: Omit<CalendarEventEntity, 'workspaceId' | 'version' | 'streamRevision'>,
+  ): CalendarEventResponse {
     return {
       id: row.id,
       calendarId: row.calendarId,

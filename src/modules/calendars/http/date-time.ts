@@ -1,7 +1,8 @@
 import { registerDecorator, ValidationArguments } from 'class-validator';
 import { parseDateTime } from '../../../core/http/pagination';
 
-export const DATE_TIME_MESSAGE = 'must be an ISO 8601 date-time with an offset, e.g. 2024-05-01T12:00:00+05:30';
+export const DATE_TIME_MESSAGE =
+  'must be an ISO 8601 date-time with an offset, e.g. 2024-05-01T12:00:00+05:30';
 
 /** class-validator: an ISO 8601 date-time with an offset (core's parseDateTime), or null/absent where allowed. */
 export function IsOffsetDateTime(): PropertyDecorator {

@@ -33,7 +33,8 @@ const CASTS: Partial<Record<keyof typeof EVENT_COLUMNS, string>> = {
 })
 export class CalendarsProjection implements ProjectionHandler {
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
-    const event = { type: stored.type, data: stored.data } as CalendarAggregateEvent | CalendarEventAggregateEvent;
+    const event = { type: stored.type, data: stored.data } as
+      CalendarAggregateEvent | CalendarEventAggregateEvent;
     const revision = stored.revision.toString();
     switch (event.type) {
       case 'CalendarCreated': {
