@@ -17,7 +17,9 @@ import { EVENT_ATTENDEES_MAX, EVENT_DESCRIPTION_MAX, EVENT_TITLE_MAX } from '../
 import type { CalendarEventEntity } from '../projections/calendar-event.entity';
 import { IsAfter, IsOffsetDateTime } from './date-time';
 
-const TIME = { format: 'date-time', example: '2024-05-01T09:00:00+05:30' } as const;
+const TIME = { type: String, format: 'date-time', example: '2024-05-01T09:00:00+05:30' } as const;
+/** Examples of an end: after the start's example, so a body made of examples is valid. */
+const END_TIME = { ...TIME, example: '2024-05-01T10:00:00+05:30' } as const;
 
 export class CreateCalendarEventDto {
   @ApiProperty({ maxLength: EVENT_TITLE_MAX, example: 'Intake call' })
@@ -31,7 +33,7 @@ export class CreateCalendarEventDto {
   startTime: string;
 
   @ApiPropertyOptional({
-    ...TIME,
+    ...END_TIME,
     description: 'ISO 8601 with an offset, after startTime; left out: an event at one instant',
   })
   @IsOptional()
@@ -84,7 +86,7 @@ export class UpdateCalendarEventDto {
   startTime?: string;
 
   @ApiPropertyOptional({
-    ...TIME,
+    ...END_TIME,
     nullable: true,
     description: 'after the (new or kept) startTime; null: an instant',
   })
@@ -94,6 +96,7 @@ export class UpdateCalendarEventDto {
   endTime?: string | null;
 
   @ApiPropertyOptional({
+    type: 'integer',
     nullable: true,
     description: 'move it to this calendar (its owner, or calendars:write); null: on no calendar',
   })
@@ -116,7 +119,7 @@ export class UpdateCalendarEventDto {
   @Max(MAX_ID, { each: true })
   attendeeMemberIds?: number[];
 
-  @ApiPropertyOptional({ maxLength: EVENT_DESCRIPTION_MAX, nullable: true })
+  @ApiPropertyOptional({ type: String, maxLength: EVENT_DESCRIPTION_MAX, nullable: true })
   @IsOptional()
   @IsString()
   @MaxLength(EVENT_DESCRIPTION_MAX)
@@ -139,7 +142,7 @@ export class ListCalendarEventsQueryDto extends PageQueryDto {
   override startTime?: string = undefined;
 
   @ApiPropertyOptional({
-    ...TIME,
+    ...END_TIME,
     description:
       'ISO 8601 with an offset, after startTime: only events that start before this instant (one starting exactly at it is not)',
   })
@@ -167,14 +170,20 @@ export class ListCalendarEventsQueryDto extends PageQueryDto {
 
 export class CalendarEventResponse {
   @ApiProperty() id: number;
-  @ApiProperty({ nullable: true }) calendarId: number | null;
+  @ApiProperty({ type: 'integer', nullable: true }) calendarId: number | null;
   @ApiProperty() title: string;
-  @ApiProperty({ nullable: true }) description: string | null;
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty({ format: 'date-time', description: 'in UTC' }) startTime: string;
-  @ApiProperty({ format: 'date-time', nullable: true, description: 'in UTC; null: an event at one instant' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'in UTC; null: an event at one instant',
+  })
   endTime: string | null;
   @ApiProperty({ type: [Number] }) attendeeMemberIds: number[];
-  @ApiProperty({ nullable: true, description: 'the member who created it' }) organizerMemberId: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'the member who created it' })
+  organizerMemberId: number | null;
   @ApiProperty() createdAt: string;
   @ApiProperty() updatedAt: string;
 

@@ -14,6 +14,7 @@ export class CreateCalendarDto {
   name: string;
 
   @ApiPropertyOptional({
+    type: 'integer',
     nullable: true,
     description:
       "the member who owns it (an active member of the workspace); left out: the caller's own member; " +
@@ -39,7 +40,7 @@ export class ListCalendarsQueryDto extends PageQueryDto {
 export class CalendarResponse {
   @ApiProperty() id: number;
   @ApiProperty() name: string;
-  @ApiProperty({ nullable: true, description: "null: the workspace's own calendar" })
+  @ApiProperty({ type: 'integer', nullable: true, description: "null: the workspace's own calendar" })
   ownerMemberId: number | null;
   @ApiProperty() createdAt: string;
   @ApiProperty() updatedAt: string;
