@@ -81,6 +81,31 @@ describe('calendars (e2e)', () => {
     }
   });
 
+  it('refuses an archived owner, and replays a POST with the same Idempotency-Key without a second calendar', async () => {
+    const dan = await signup(t, wid, apiKey, { email: 'dan@example.com' });
+    expect((await t.request('DELETE', `/w/${wid}/members/${dan.member.id}`, { token: apiKey })).status).toBe(
+      200,
+    );
+    const archived = await post(apiKey, { name: 'Dan', ownerMemberId: dan.member.id });
+    expect(archived.status).toBe(400);
+    expect(archived.body.detail).toMatch(/^ownerMemberId: member \d+ is archived/);
+
+    const send = () =>
+      t.request('POST', `/w/${wid}/calendars`, {
+        token: apiKey,
+        body: { name: 'Once' },
+        headers: { 'idempotency-key': 'calendar-once' },
+      });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    const named = await t.request('GET', `/w/${wid}/calendars?search=Once`, { token: apiKey });
+    expect(named.body.total).toBe(1);
+  });
+
   it('paginates, and a path id that names nothing is 404', async () => {
     const page = await t.request('GET', `/w/${wid}/calendars?page_size=1&page=2`, { token: apiKey });
     expect(page.status).toBe(200);
