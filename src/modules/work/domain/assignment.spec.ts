@@ -186,6 +186,33 @@ describe('assignment decider', () => {
       .thenThrows(ValidationError, /^completedAt:/);
   });
 
+  it('reads completedAt as an instant whatever way its offset is written, and stores it in UTC', () => {
+    // 2026-11-23T09:00:00Z, before the start, in offset forms Date.parse cannot read.
+    for (const early of ['2026-11-23T14:00:00+05', '2026-11-23T14:30:00+0530', '2026-11-23t09:00:00z'])
+      spec
+        .given([started])
+        .when(setStatus('completed', early))
+        .thenThrows(ValidationError, /^completedAt: must not be before/);
+    spec
+      .given([started])
+      .when(setStatus('failed', '2026-11-23T15:20:00.123456789+05'))
+      .then([
+        {
+          type: 'AssignmentFailed',
+          data: {
+            assignmentId: 20,
+            workspaceId: ws,
+            assignment: { ...snapshot, status: 'failed', completedAt: '2026-11-23T10:20:00.123Z' },
+            completedAt: '2026-11-23T10:20:00.123Z',
+          },
+        },
+      ]);
+    spec
+      .given([started])
+      .when(setStatus('completed', 'yesterday'))
+      .thenThrows(ValidationError, /^completedAt:/);
+  });
+
   it('does not know an assignment of another workspace', () => {
     spec
       .given([started])

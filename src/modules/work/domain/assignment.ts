@@ -1,5 +1,6 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { parseDateTime } from '../../../core/http/pagination';
 import { assertPassesRoleGate } from './role-gate.policy';
 import type { AssignmentEvent, AssignmentSnapshot, AssignmentStatus, RoleGate } from './work.events';
 
@@ -52,6 +53,21 @@ const END_EVENT = {
   failed: 'AssignmentFailed',
   cancelled: 'AssignmentCancelled',
 } as const satisfies Record<EndStatus, AssignmentEvent['type']>;
+
+/**
+ * The end as stored: the instant in UTC ISO form, not before the start. Parsed as core
+ * parses every date-time the API takes, never with Date.parse: `+05` or `+0530` offsets are
+ * valid ISO 8601 that Date.parse reads as NaN, which compared as "not before" and then
+ * reached the read model as an invalid date, stopping the assignments projection.
+ */
+function endTimeOf(raw: string, startedAt: string): string {
+  const end = parseDateTime(raw);
+  if (!end) throw new ValidationError('completedAt: must be an ISO 8601 date-time with an offset');
+  const start = parseDateTime(startedAt);
+  if (start && end.epochNanos < start.epochNanos)
+    throw new ValidationError('completedAt: must not be before the assignment started');
+  return new Date(Number(end.epochNanos / 1_000_000n)).toISOString();
+}
 
 export const assignmentDecider: Decider<AssignmentState, AssignmentCommand, AssignmentEvent> = {
   initialState: () => ({ exists: false }),
@@ -122,9 +138,7 @@ export const assignmentDecider: Decider<AssignmentState, AssignmentCommand, Assi
         if (current.status === command.status) return [];
         if (current.status !== 'active')
           throw new ConflictError(`status: the assignment has already ended (${current.status})`);
-        const completedAt = command.completedAt ?? command.now;
-        if (Date.parse(completedAt) < Date.parse(current.startedAt))
-          throw new ValidationError('completedAt: must not be before the assignment started');
+        const completedAt = endTimeOf(command.completedAt ?? command.now, current.startedAt);
         return [
           {
             type: END_EVENT[command.status],

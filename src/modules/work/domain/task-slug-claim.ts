@@ -36,8 +36,10 @@ export function taskSlugClaims(events: readonly TaskEvent[], _before: TaskState)
   return { take, release };
 }
 
-/** The 409 of a slug another task of the workspace holds (owner: `task-<id>`). */
-export function taskSlugConflict(error: ClaimTakenError, slug: string): ConflictError {
-  const holder = /^task-(\d+)$/.exec(error.owner)?.[1] ?? error.owner;
-  return new ConflictError(`slug: task ${holder} of this workspace already has the slug "${slug}"`);
+/**
+ * The 409 of a slug another task of the workspace holds. It names no holder: the holder may
+ * be an admin-only task, whose id a caller without assignments:admin must not learn.
+ */
+export function taskSlugConflict(_error: ClaimTakenError, slug: string): ConflictError {
+  return new ConflictError(`slug: another task of this workspace already has the slug "${slug}"`);
 }

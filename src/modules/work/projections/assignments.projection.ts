@@ -1,9 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { parseDateTime } from '../../../core/http/pagination';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { AssignmentEvent } from '../domain/work.events';
 import { AssignmentEntity } from './work.entities';
+
+/**
+ * An event's time as a Date. Events appended before the decider normalised completedAt
+ * may hold it as the client wrote it (`+05` offsets included, which `new Date` cannot
+ * read): parsed as core parses input, so such an event cannot stop the projection.
+ */
+function instantOf(value: string): Date {
+  const parsed = parseDateTime(value);
+  return parsed ? new Date(Number(parsed.epochNanos / 1_000_000n)) : new Date(value);
+}
 
 /** The assignments read model: every event carries the whole assignment, written as it stands. */
 @Injectable()
@@ -44,7 +55,7 @@ export class AssignmentsProjection implements ProjectionHandler {
           { id: a.id },
           {
             status: a.status,
-            completedAt: a.completedAt === null ? null : new Date(a.completedAt),
+            completedAt: a.completedAt === null ? null : instantOf(a.completedAt),
             updatedAt: new Date(stored.metadata.occurredAt),
             version: () => 'version + 1',
             streamRevision: stored.revision.toString(),
