@@ -556,6 +556,78 @@ describe('work and calendars under attack (e2e)', () => {
     });
   });
 
+  describe('offsets beyond what PostgreSQL reads', () => {
+    it('are 400 naming the field in bodies and list filters, and never stop a projection', async () => {
+      const w = `/w/${a.workspaceId}`;
+      const ann = await person(t, a.workspaceId, a.apiKey);
+      const annCal = await req('POST', `${w}/calendars`, ann.token, { name: 'Ann' });
+      // A member with no scope at all, on its own calendar.
+      for (const startTime of ['2026-01-01T00:00:00+16:00', '0001-01-01T00:00:00+23:59', '2026-01-01T09:00:00-20']) {
+        const res = await req('POST', `${w}/calendar-events`, ann.token, { title: 'Far east', startTime, calendarId: annCal.body.id });
+        expectDetail(res, 400, 'startTime');
+        await t.expectEvents(res, []);
+      }
+      const ev = await req('POST', `${w}/calendar-events`, ann.token, {
+        title: 'Near',
+        startTime: '2026-01-01T09:00:00+15:59',
+        calendarId: annCal.body.id,
+      });
+      expect(ev.status).toBe(201);
+      expect(ev.body.startTime).toBe('2025-12-31T17:01:00.000Z');
+      expectDetail(await req('PUT', `${w}/calendar-events/${ev.body.id}`, ann.token, { endTime: '2026-01-02T00:00:00+18:00' }), 400, 'endTime');
+      const run = await req('POST', `${w}/assignments`, a.apiKey, { workflowId: aWorkflow.id });
+      expectDetail(await req('PUT', `${w}/assignments/${run.body.id}`, a.apiKey, { status: 'completed', completedAt: '2099-01-01T00:00:00+23:00' }), 400, 'completedAt');
+      expectDetail(await req('POST', `${w}/tasks`, a.apiKey, { name: 'X', dueAt: '2026-01-01T00:00:00-16:00' }), 400, 'dueAt');
+      for (const path of ['workflows', 'tasks', 'assignments', 'calendars', 'calendar-events', 'members'])
+        for (const q of ['startTime=2026-01-01T00:00:00%2B20:00', 'endTime=2026-01-01T00:00:00-16:00'])
+          expectDetail(await req('GET', `${w}/${path}?${q}`, a.apiKey), 400, q.split('=')[0]);
+      // The read models still follow: a write after all that is read back at once.
+      const later = await req('POST', `${w}/calendar-events`, ann.token, { title: 'After', startTime: '2026-01-01T10:00:00Z', calendarId: annCal.body.id });
+      expect(later.status).toBe(201);
+      expect((await req('PUT', `${w}/assignments/${run.body.id}`, a.apiKey, { status: 'completed' })).body.status).toBe('completed');
+    });
+  });
+
+  describe('round trips of a careless client', () => {
+    it('sends back a task with an assignee archived since, or a workflow whose gate role was deleted since', async () => {
+      const w = `/w/${a.workspaceId}`;
+      const ann = await person(t, a.workspaceId, a.apiKey);
+      const bob = await person(t, a.workspaceId, a.apiKey);
+      const task = await req('POST', `${w}/tasks`, a.apiKey, { name: 'Round trip', assignees: [ann.memberId, a.memberId] });
+      expect((await req('DELETE', `${w}/members/${ann.memberId}`, a.apiKey)).status).toBe(200);
+      const read = await req('GET', `${w}/tasks/${task.body.id}`, a.apiKey);
+      const { id: _i, createdAt: _c, updatedAt: _u, slug: _s, workflowId: _w, isAdmin: _a, ...editable } = read.body;
+      void [_i, _c, _u, _s, _w, _a];
+      const put = await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, { ...editable, status: 'done' });
+      expect({ status: put.status, assignees: put.body.assignees }).toEqual({
+        status: 200,
+        assignees: [ann.memberId, a.memberId],
+      });
+      // Once dropped, an archived member is not assigned anew.
+      expect((await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, { assignees: [a.memberId] })).status).toBe(200);
+      const reassign = await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, { assignees: [ann.memberId, bob.memberId] });
+      expectDetail(reassign, 400, 'assignees');
+
+      const temp = await customRole(t, a.workspaceId, a.apiKey, 'Temp');
+      const wf = await createWorkflow(t, a.workspaceId, a.apiKey, { name: 'Temp only', agentId: aAgent, roleGate: { roleIds: [temp] } });
+      expect((await req('DELETE', `${w}/member-roles/${temp}`, a.apiKey)).status).toBe(204);
+      const got = await req('GET', `${w}/workflows/${wf.id}`, a.apiKey);
+      const renamed = await req('PUT', `${w}/workflows/${wf.id}`, a.apiKey, {
+        name: 'Renamed',
+        agentId: got.body.agentId,
+        roleGate: got.body.roleGate,
+      });
+      expect({ status: renamed.status, name: renamed.body.name }).toEqual({ status: 200, name: 'Renamed' });
+      const other = await customRole(t, a.workspaceId, a.apiKey, 'Other');
+      expect((await req('DELETE', `${w}/member-roles/${other}`, a.apiKey)).status).toBe(204);
+      expectDetail(
+        await req('PUT', `${w}/workflows/${wf.id}`, a.apiKey, { roleGate: { roleIds: [temp, other] } }),
+        400,
+        `roleGate.roleIds: ${other} is not`,
+      );
+    });
+  });
+
   describe('races', () => {
     it('20 parallel creates of one slug make one task; the others are 409 and append nothing', async () => {
       const w = `/w/${a.workspaceId}`;

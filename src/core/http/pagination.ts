@@ -22,12 +22,15 @@ export const MAX_SEARCH_LENGTH = 200;
  */
 export const MAX_PAGE = 1_000_000_000;
 
+/** The widest UTC offset (in whole hours, plus up to 59 minutes) a date-time may carry. */
+export const MAX_OFFSET_HOURS = 15;
+
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
 
 /**
  * An ISO 8601 date-time with an offset (`2024-05-01T12:00:00Z`, `2024-05-01T14:00+02:00`),
- * as `YYYY-MM-DDTHH:MM:SS[.fraction]±HH:MM` or `...Z`, with its instant in nanoseconds since
+ * as `YYYY-MM-DDTHH:MM:SS[.fraction]±HH:MM` or `...Z` (offsets up to ±15:59), with its instant in nanoseconds since
  * the epoch (for comparisons finer than Date's milliseconds); null when not such a string or
  * not a real calendar time.
  */
@@ -49,7 +52,11 @@ export function parseDateTime(value: unknown): { iso: string; epochNanos: bigint
     const digits = zone.slice(1).replace(':', '');
     const oh = Number(digits.slice(0, 2));
     const om = Number(digits.slice(2) || '0');
-    if (oh > 23 || om > 59) return null;
+    // PostgreSQL reads offsets up to ±15:59 ("time zone displacement out of range" beyond),
+    // and every offset in use lies within −12:00 … +14:00. A wider one, valid ISO 8601 as it
+    // is, would reach the database as a 500 in a list filter, or stop a projection that
+    // writes the time as sent: it is refused here like any other bad date-time.
+    if (oh > MAX_OFFSET_HOURS || om > 59) return null;
     offset = `${zone[0]}${digits.slice(0, 2)}:${digits.slice(2) || '00'}`;
     offsetMinutes = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
   }

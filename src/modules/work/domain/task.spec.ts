@@ -110,6 +110,30 @@ describe('task decider', () => {
       .thenThrows(ValidationError, /^status:/);
   });
 
+  it('keeps an assignee archived since it was assigned, but assigns no archived member anew', () => {
+    // Member 8 was archived after being assigned: sending the list back with a change is fine.
+    const archived8 = { unknownAssignees: [8], workflowExists: true };
+    spec
+      .given([created])
+      .when(update({ status: 'done', assignees: [7, 8], refs: archived8 }))
+      .then([
+        {
+          type: 'TaskUpdated',
+          data: {
+            taskId: 30,
+            workspaceId: ws,
+            changes: { status: 'done' },
+            task: { ...task, status: 'done', updatedAt: later },
+            updatedAt: later,
+          },
+        },
+      ]);
+    spec
+      .given([created])
+      .when(update({ assignees: [7, 8, 9], refs: { unknownAssignees: [8, 9], workflowExists: true } }))
+      .thenThrows(ValidationError, /^assignees: 9 not an active member of this workspace$/);
+  });
+
   it('deletes a live task, releasing its slug; a deleted or foreign task is not found', () => {
     const deleted: TaskEvent = {
       type: 'TaskDeleted',

@@ -85,11 +85,20 @@ function dueAtOf(raw: string | null | undefined): string | null {
   return new Date(Number(parsed.epochNanos / 1_000_000n)).toISOString();
 }
 
-function assigneesOf(ids: readonly number[], refs: TaskReferences): number[] {
+/**
+ * Assignees in the caller's order, repeats dropped. A member newly assigned must be an
+ * active member of the workspace; one already assigned stays even if archived since, so a
+ * client that sends back the list it read (plus a change) is not refused for it.
+ */
+function assigneesOf(
+  ids: readonly number[],
+  refs: TaskReferences,
+  alreadyAssigned: readonly number[] = [],
+): number[] {
   const unique = [...new Set(ids)];
   if (unique.length > TASK_MAX_ASSIGNEES)
     throw new ValidationError(`assignees: at most ${TASK_MAX_ASSIGNEES} members`);
-  const unknown = unique.filter((id) => refs.unknownAssignees.includes(id));
+  const unknown = unique.filter((id) => refs.unknownAssignees.includes(id) && !alreadyAssigned.includes(id));
   if (unknown.length)
     throw new ValidationError(`assignees: ${unknown.join(', ')} not an active member of this workspace`);
   return unique;
@@ -177,7 +186,7 @@ export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
           if (dueAt !== task.dueAt) changes.dueAt = dueAt;
         }
         if (command.assignees !== undefined) {
-          const assignees = assigneesOf(command.assignees, command.refs);
+          const assignees = assigneesOf(command.assignees, command.refs, task.assignees);
           if (!sameList(assignees, task.assignees)) changes.assignees = assignees;
         }
         if (!Object.keys(changes).length) return [];

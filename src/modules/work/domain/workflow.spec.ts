@@ -113,6 +113,28 @@ describe('workflow decider', () => {
       .then([]);
   });
 
+  it('keeps gate roles deleted since they were listed, but lists no unknown role anew', () => {
+    // Role 5 was deleted after the gate listed it: the gate sent back with a new message passes.
+    spec
+      .given([created])
+      .when(update({ roleGate: { roleIds: [3, 5], message: 'Nurses only', unknownRoleIds: [5] } }))
+      .then([
+        {
+          type: 'WorkflowUpdated',
+          data: {
+            workflowId: 4,
+            workspaceId: ws,
+            changes: { roleGate: { roleIds: [3, 5], message: 'Nurses only' } },
+            updatedAt: later,
+          },
+        },
+      ]);
+    spec
+      .given([created])
+      .when(update({ roleGate: { roleIds: [3, 5, 77], unknownRoleIds: [5, 77] } }))
+      .thenThrows(ValidationError, /^roleGate\.roleIds: 77 is not a role of this workspace$/);
+  });
+
   it('checks a new agent as on create', () => {
     spec
       .given([created])

@@ -86,8 +86,18 @@ const sameGate = (a: RoleGate | null, b: RoleGate | null): boolean =>
     a.roleIds.length === b.roleIds.length &&
     a.roleIds.every((id, i) => id === b.roleIds[i]));
 
-const gateOf = (g: RequestedRoleGate | null): RoleGate | null =>
-  g === null ? null : checkRoleGate(g, g.unknownRoleIds);
+/**
+ * The gate as stored. Roles the gate already lists pass even if deleted or merged away
+ * since (as an unchanged agentId passes): a client that sends back the gate it read, with
+ * another change, is not refused for it. A role added anew must be a live one.
+ */
+const gateOf = (g: RequestedRoleGate | null, listed: readonly number[] = []): RoleGate | null =>
+  g === null
+    ? null
+    : checkRoleGate(
+        g,
+        g.unknownRoleIds.filter((id) => !listed.includes(id)),
+      );
 
 /** A workflow of another workspace, or a deleted one, reads as absent. */
 function assertLive(state: WorkflowState, workspaceId: string): void {
@@ -163,7 +173,7 @@ export const workflowDecider: Decider<WorkflowState, WorkflowCommand, WorkflowEv
           if (id !== state.defaultPhoneNumberId) changes.defaultPhoneNumberId = id;
         }
         if (command.roleGate !== undefined) {
-          const gate = gateOf(command.roleGate);
+          const gate = gateOf(command.roleGate, state.roleGate?.roleIds);
           if (!sameGate(gate, state.roleGate)) changes.roleGate = gate;
         }
         if (!Object.keys(changes).length) return [];
