@@ -543,6 +543,24 @@ describe('work and calendars under attack (e2e)', () => {
         endTime: '2026-03-01T10:00:00Z',
       });
       expect(ev.status).toBe(201);
+      // An end later only by nanoseconds is the same microsecond in the read model: not after.
+      expectDetail(
+        await req('POST', `${w}/calendar-events`, a.apiKey, {
+          title: 'Blink',
+          startTime: '2026-04-01T00:00:00.0000001Z',
+          endTime: '2026-04-01T00:00:00.0000009Z',
+        }),
+        400,
+        'endTime',
+      );
+      const tiny = await req('POST', `${w}/calendar-events`, a.apiKey, {
+        title: 'Blink',
+        startTime: '2026-04-01T00:00:00.0000001Z',
+        endTime: '2026-04-01T00:00:00.0000019Z',
+      });
+      expect(tiny.status).toBe(201);
+      const blink = await req('GET', `${w}/calendar-events?search=Blink&startTime=2026-04-01T00:00:00Z&endTime=2026-04-02T00:00:00Z`, a.apiKey);
+      expect(blink.body.items.map((e: { id: number }) => e.id)).toEqual([tiny.body.id]);
       // A new end against the kept start, a new start against the kept end.
       expectDetail(await req('PUT', `${w}/calendar-events/${ev.body.id}`, a.apiKey, { endTime: '2026-03-01T08:00:00Z' }), 400, 'endTime');
       expectDetail(await req('PUT', `${w}/calendar-events/${ev.body.id}`, a.apiKey, { startTime: '2026-03-01T11:00:00Z' }), 400, 'endTime');

@@ -129,6 +129,26 @@ describe('calendar event decider', () => {
         .thenThrows(ValidationError, /^endTime: must be after startTime/);
     });
 
+    it('keeps microseconds, as the read model does: an end after the start only by nanoseconds is not after it', () => {
+      spec
+        .given([])
+        .when(create({ startTime: '2026-02-01T00:00:00.0000001Z', endTime: '2026-02-01T00:00:00.0000009Z' }))
+        .thenThrows(ValidationError, /^endTime: must be after startTime/);
+      spec
+        .given([])
+        .when(create({ startTime: '2026-02-01T00:00:00.1234567+01:00', endTime: '2026-02-01T00:00:00.000002Z' }))
+        .then([
+          {
+            type: 'CalendarEventCreated',
+            data: {
+              ...created.data,
+              startTime: '2026-02-01T00:00:00.123456+01:00',
+              endTime: '2026-02-01T00:00:00.000002Z',
+            },
+          },
+        ]);
+    });
+
     it('refuses times without an offset or not on the calendar, naming the field', () => {
       spec
         .given([])

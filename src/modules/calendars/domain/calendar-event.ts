@@ -96,8 +96,15 @@ function checkDescription(description: string | null | undefined): string | null
   return description;
 }
 
+/**
+ * A time as the read model holds it: PostgreSQL keeps microseconds, so digits beyond the
+ * sixth are cut here (an earlier time, never a later one) and the comparisons below are on
+ * what is stored. Otherwise an end a few nanoseconds after the start passed as "after",
+ * both became the same microsecond in the database, and the event's `during` was the
+ * empty range: an event no window query ever found.
+ */
 function instant(field: string, value: string): { iso: string; epochNanos: bigint } {
-  const parsed = parseDateTime(value);
+  const parsed = parseDateTime(value.replace(/(\.\d{6})\d+/, '$1'));
   if (!parsed)
     throw new ValidationError(
       `${field}: must be an ISO 8601 date-time with an offset, e.g. 2024-05-01T12:00:00Z`,
