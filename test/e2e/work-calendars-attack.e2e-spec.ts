@@ -40,7 +40,10 @@ describe('work and calendars under attack (e2e)', () => {
       })
     ).body.id;
     aCalendar = (
-      await t.request('POST', `/w/${a.workspaceId}/calendars`, { token: a.apiKey, body: { name: 'Victim rota' } })
+      await t.request('POST', `/w/${a.workspaceId}/calendars`, {
+        token: a.apiKey,
+        body: { name: 'Victim rota' },
+      })
     ).body.id;
     aEvent = (
       await t.request('POST', `/w/${a.workspaceId}/calendar-events`, {
@@ -52,10 +55,18 @@ describe('work and calendars under attack (e2e)', () => {
   });
   afterAll(() => t.close());
 
-  const req = (method: string, path: string, token: string, body?: unknown, headers?: Record<string, string>) =>
-    t.request(method, path, { token, body, headers });
+  const req = (
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => t.request(method, path, { token, body, headers });
   const expectDetail = (res: TestResponse, status: number, field?: string) => {
-    expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { detail: expect.any(String) } });
+    expect({ status: res.status, body: res.body }).toMatchObject({
+      status,
+      body: { detail: expect.any(String) },
+    });
     if (field) expect(res.body.detail).toContain(field);
   };
 
@@ -77,13 +88,22 @@ describe('work and calendars under attack (e2e)', () => {
         [`${w}/calendar-events/${aEvent}`, { title: 'Mine now' }],
       ];
       for (const [p, body] of puts) {
-        for (const headers of [undefined, { 'if-match': '"1"' }, { 'if-match': '"99"' }, { 'if-match': '*' }]) {
+        for (const headers of [
+          undefined,
+          { 'if-match': '"1"' },
+          { 'if-match': '"99"' },
+          { 'if-match': '*' },
+        ]) {
           const res = await req('PUT', p, b.apiKey, body, headers);
           expectDetail(res, 404);
           await t.expectEvents(res, []);
         }
       }
-      for (const p of [`${w}/workflows/${aWorkflow.id}`, `${w}/tasks/${aTask}`, `${w}/calendar-events/${aEvent}`]) {
+      for (const p of [
+        `${w}/workflows/${aWorkflow.id}`,
+        `${w}/tasks/${aTask}`,
+        `${w}/calendar-events/${aEvent}`,
+      ]) {
         for (const headers of [undefined, { 'if-match': '"1"' }]) {
           const res = await req('DELETE', p, b.apiKey, undefined, headers);
           expectDetail(res, 404);
@@ -104,13 +124,28 @@ describe('work and calendars under attack (e2e)', () => {
       const aRoles = await builtInRoles(t, a.workspaceId, a.apiKey);
       const bodies: [string, string, Record<string, unknown>, string][] = [
         ['POST', `${w}/workflows`, { name: 'X', agentId: aAgent }, 'agentId'],
-        ['POST', `${w}/workflows`, { name: 'X', agentId: bAgent, roleGate: { roleIds: [aRoles.User] } }, 'roleGate.roleIds'],
+        [
+          'POST',
+          `${w}/workflows`,
+          { name: 'X', agentId: bAgent, roleGate: { roleIds: [aRoles.User] } },
+          'roleGate.roleIds',
+        ],
         ['POST', `${w}/assignments`, { workflowId: aWorkflow.id }, 'workflowId'],
         ['POST', `${w}/tasks`, { name: 'X', workflowId: aWorkflow.id }, 'workflowId'],
         ['POST', `${w}/tasks`, { name: 'X', assignees: [a.memberId] }, 'assignees'],
         ['POST', `${w}/calendars`, { name: 'X', ownerMemberId: a.memberId }, 'ownerMemberId'],
-        ['POST', `${w}/calendar-events`, { title: 'X', startTime: '2026-01-01T09:00:00Z', calendarId: aCalendar }, 'calendarId'],
-        ['POST', `${w}/calendar-events`, { title: 'X', startTime: '2026-01-01T09:00:00Z', attendeeMemberIds: [a.memberId] }, 'attendeeMemberIds'],
+        [
+          'POST',
+          `${w}/calendar-events`,
+          { title: 'X', startTime: '2026-01-01T09:00:00Z', calendarId: aCalendar },
+          'calendarId',
+        ],
+        [
+          'POST',
+          `${w}/calendar-events`,
+          { title: 'X', startTime: '2026-01-01T09:00:00Z', attendeeMemberIds: [a.memberId] },
+          'attendeeMemberIds',
+        ],
       ];
       for (const [method, path, body, field] of bodies) {
         const res = await req(method, path, b.apiKey, body);
@@ -118,11 +153,16 @@ describe('work and calendars under attack (e2e)', () => {
         await t.expectEvents(res, []);
       }
       const bFlow = await createWorkflow(t, b.workspaceId, b.apiKey, { name: 'Mine', agentId: bAgent });
-      const res = await req('POST', `${w}/assignments`, b.apiKey, { workflowId: bFlow.id, memberId: a.memberId });
+      const res = await req('POST', `${w}/assignments`, b.apiKey, {
+        workflowId: bFlow.id,
+        memberId: a.memberId,
+      });
       expectDetail(res, 400, 'memberId');
       const upd = await req('PUT', `${w}/workflows/${bFlow.id}`, b.apiKey, { agentId: aAgent });
       expectDetail(upd, 400, 'agentId');
-      const gate = await req('PUT', `${w}/workflows/${bFlow.id}`, b.apiKey, { roleGate: { roleIds: [aRoles.Manager] } });
+      const gate = await req('PUT', `${w}/workflows/${bFlow.id}`, b.apiKey, {
+        roleGate: { roleIds: [aRoles.Manager] },
+      });
       expectDetail(gate, 400, 'roleGate.roleIds');
     });
 
@@ -180,7 +220,11 @@ describe('work and calendars under attack (e2e)', () => {
 
     it('a key holding only assignments:read lists tasks and assignments but changes nothing and sees no admin task', async () => {
       const w = `/w/${a.workspaceId}`;
-      const admin = await req('POST', `${w}/tasks`, a.apiKey, { name: 'Salary review', isAdmin: true, slug: 'salary-review' });
+      const admin = await req('POST', `${w}/tasks`, a.apiKey, {
+        name: 'Salary review',
+        isAdmin: true,
+        slug: 'salary-review',
+      });
       expect(admin.status).toBe(201);
       const key = await keyWithScopes(t, a.apiKey, ['assignments:read']);
       const list = await req('GET', `${w}/tasks?pageSize=1000`, key);
@@ -221,7 +265,11 @@ describe('work and calendars under attack (e2e)', () => {
       for (const [method, path, body] of [
         ['POST', `${w}/calendars`, { name: 'X', ownerMemberId: ann.memberId }],
         ['POST', `${w}/calendars`, { name: 'X', ownerMemberId: null }],
-        ['POST', `${w}/calendar-events`, { title: 'X', startTime: '2026-01-01T09:00:00Z', calendarId: annCal.body.id }],
+        [
+          'POST',
+          `${w}/calendar-events`,
+          { title: 'X', startTime: '2026-01-01T09:00:00Z', calendarId: annCal.body.id },
+        ],
         ['POST', `${w}/calendar-events`, { title: 'X', startTime: '2026-01-01T09:00:00Z' }],
         ['PUT', `${w}/calendar-events/${annEvent.body.id}`, { title: 'X' }],
         ['PUT', `${w}/calendar-events/${aEvent}`, { calendarId: annCal.body.id }],
@@ -246,10 +294,18 @@ describe('work and calendars under attack (e2e)', () => {
         calendarId: annsCal.body.id,
       });
       const other = await person(t, a.workspaceId, a.apiKey);
-      const othersRun = await req('POST', `${w}/assignments`, a.apiKey, { workflowId: aWorkflow.id, memberId: other.memberId });
+      const othersRun = await req('POST', `${w}/assignments`, a.apiKey, {
+        workflowId: aWorkflow.id,
+        memberId: other.memberId,
+      });
       expect(othersRun.status).toBe(201);
       for (const token of [none, user.token, ext.token]) {
-        for (const path of [`${w}/workflows`, `${w}/tasks`, `${w}/tasks/${aTask}`, `${w}/workflows/${aWorkflow.id}`])
+        for (const path of [
+          `${w}/workflows`,
+          `${w}/tasks`,
+          `${w}/tasks/${aTask}`,
+          `${w}/workflows/${aWorkflow.id}`,
+        ])
           expect({ path, status: (await req('GET', path, token)).status }).toEqual({ path, status: 403 });
         expectDetail(await req('GET', `${w}/assignments/${othersRun.body.id}`, token), 404);
         const runs = await req('GET', `${w}/assignments?memberId=${other.memberId}`, token);
@@ -266,11 +322,16 @@ describe('work and calendars under attack (e2e)', () => {
         const own = await req('POST', `${w}/assignments`, who.token, { workflowId: aWorkflow.id });
         expect(own.status).toBe(201);
         expect(own.body.memberId).toBe(who.memberId);
-        const other = await req('POST', `${w}/assignments`, who.token, { workflowId: aWorkflow.id, memberId: a.memberId });
+        const other = await req('POST', `${w}/assignments`, who.token, {
+          workflowId: aWorkflow.id,
+          memberId: a.memberId,
+        });
         expectDetail(other, 403, 'memberId');
         await t.expectEvents(other, []);
         // ... and neither ends its own assignment without assignments:write.
-        expect((await req('PUT', `${w}/assignments/${own.body.id}`, who.token, { status: 'completed' })).status).toBe(403);
+        expect(
+          (await req('PUT', `${w}/assignments/${own.body.id}`, who.token, { status: 'completed' })).status,
+        ).toBe(403);
         expect((await req('GET', `${w}/assignments/${own.body.id}`, who.token)).status).toBe(200);
       }
     });
@@ -294,18 +355,27 @@ describe('work and calendars under attack (e2e)', () => {
       // The writer for its own member, implicitly and explicitly: the gate.
       for (const body of [{ workflowId: gated.id }, { workflowId: gated.id, memberId: writer.memberId }]) {
         const res = await req('POST', `${w}/assignments`, writer.token, body);
-        expect({ status: res.status, body: res.body }).toEqual({ status: 403, body: { detail: 'Users only' } });
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 403,
+          body: { detail: 'Users only' },
+        });
         await t.expectEvents(res, []);
       }
       // For an External member, or the Manager: the gate, whoever asks.
       for (const memberId of [ext.memberId, nursey.memberId]) {
         for (const token of [writer.token, a.apiKey]) {
           const res = await req('POST', `${w}/assignments`, token, { workflowId: gated.id, memberId });
-          expect({ status: res.status, body: res.body }).toEqual({ status: 403, body: { detail: 'Users only' } });
+          expect({ status: res.status, body: res.body }).toEqual({
+            status: 403,
+            body: { detail: 'Users only' },
+          });
         }
       }
       // For a listed member, the writer may.
-      const ok = await req('POST', `${w}/assignments`, writer.token, { workflowId: gated.id, memberId: user.memberId });
+      const ok = await req('POST', `${w}/assignments`, writer.token, {
+        workflowId: gated.id,
+        memberId: user.memberId,
+      });
       expect(ok.status).toBe(201);
       expect((await req('GET', `${w}/workflows/${gated.id}`, a.apiKey)).body.roleGate).toEqual({
         roleIds: [roles.User],
@@ -343,7 +413,12 @@ describe('work and calendars under attack (e2e)', () => {
       }
       expectDetail(await req('GET', `${w}/tasks/${id}`, writer), 404);
       // Whatever If-Match says, a hidden task is as absent as a missing one: 404, nothing appended.
-      for (const headers of [undefined, { 'if-match': '"1"' }, { 'if-match': '"7"' }, { 'if-match': '"1", "2"' }]) {
+      for (const headers of [
+        undefined,
+        { 'if-match': '"1"' },
+        { 'if-match': '"7"' },
+        { 'if-match': '"1", "2"' },
+      ]) {
         const res = await req('PUT', `${w}/tasks/${id}`, writer, { name: 'Keep Bob' }, headers);
         expect({ headers, status: res.status }).toEqual({ headers, status: 404 });
         await t.expectEvents(res, []);
@@ -357,7 +432,10 @@ describe('work and calendars under attack (e2e)', () => {
       expectDetail(clash, 409, 'slug');
       expect(clash.body.detail).not.toContain(String(id));
       // Still as it was.
-      expect((await req('GET', `${w}/tasks/${id}`, a.apiKey)).body).toMatchObject({ name: 'Fire Bob', isAdmin: true });
+      expect((await req('GET', `${w}/tasks/${id}`, a.apiKey)).body).toMatchObject({
+        name: 'Fire Bob',
+        isAdmin: true,
+      });
     });
   });
 
@@ -440,10 +518,14 @@ describe('work and calendars under attack (e2e)', () => {
       const same = await req('PUT', `${w}/tasks/${res.body.id}`, a.apiKey, {});
       expect(same.status).toBe(200);
       await t.expectEvents(same, []);
-      const dup = await req('PUT', `${w}/tasks/${res.body.id}`, a.apiKey, { assignees: [ann.memberId, a.memberId, a.memberId] });
+      const dup = await req('PUT', `${w}/tasks/${res.body.id}`, a.apiKey, {
+        assignees: [ann.memberId, a.memberId, a.memberId],
+      });
       expect(dup.status).toBe(200);
       await t.expectEvents(dup, []);
-      const due = await req('PUT', `${w}/tasks/${res.body.id}`, a.apiKey, { dueAt: '2026-12-01T09:00:00-05:00' });
+      const due = await req('PUT', `${w}/tasks/${res.body.id}`, a.apiKey, {
+        dueAt: '2026-12-01T09:00:00-05:00',
+      });
       expect(due.body.dueAt).toBe('2026-12-01T14:00:00.000Z');
       const cleared = await req('PUT', `${w}/tasks/${res.body.id}`, a.apiKey, { dueAt: null });
       expect(cleared.body.dueAt).toBeNull();
@@ -503,7 +585,9 @@ describe('work and calendars under attack (e2e)', () => {
       expect(later.status).toBe(200);
       expect(later.body.completedAt).toBe('2099-01-01T00:00:00.000Z');
       const [ended] = await t.expectEvents(later, [{ type: 'AssignmentCompleted' }]);
-      expect(new Date((ended.data as { completedAt: string }).completedAt).toISOString()).toBe('2099-01-01T00:00:00.000Z');
+      expect(new Date((ended.data as { completedAt: string }).completedAt).toISOString()).toBe(
+        '2099-01-01T00:00:00.000Z',
+      );
       // Reads and lists still answer (the projection took the event).
       expect((await req('GET', `${w}/assignments/${id}`, a.apiKey)).body.status).toBe('completed');
       const next = await start();
@@ -526,7 +610,14 @@ describe('work and calendars under attack (e2e)', () => {
         [{ title: 'X', startTime: '2026-01-01T09:00:00Z', endTime: null }, 'endTime'],
         [{ title: 'X', startTime: null }, 'startTime'],
         [{ title: 'X'.repeat(201), startTime: '2026-01-01T09:00:00Z' }, 'title'],
-        [{ title: 'X', startTime: '2026-01-01T09:00:00Z', attendeeMemberIds: Array.from({ length: 10_000 }, (_, i) => i + 1) }, 'attendeeMemberIds'],
+        [
+          {
+            title: 'X',
+            startTime: '2026-01-01T09:00:00Z',
+            attendeeMemberIds: Array.from({ length: 10_000 }, (_, i) => i + 1),
+          },
+          'attendeeMemberIds',
+        ],
         [{ title: 'X', startTime: '2026-01-01T09:00:00Z', calendarId: -1 }, 'calendarId'],
       ] as const) {
         const res = await req('POST', `${w}/calendar-events`, a.apiKey, body);
@@ -559,18 +650,35 @@ describe('work and calendars under attack (e2e)', () => {
         endTime: '2026-04-01T00:00:00.0000019Z',
       });
       expect(tiny.status).toBe(201);
-      const blink = await req('GET', `${w}/calendar-events?search=Blink&startTime=2026-04-01T00:00:00Z&endTime=2026-04-02T00:00:00Z`, a.apiKey);
+      const blink = await req(
+        'GET',
+        `${w}/calendar-events?search=Blink&startTime=2026-04-01T00:00:00Z&endTime=2026-04-02T00:00:00Z`,
+        a.apiKey,
+      );
       expect(blink.body.items.map((e: { id: number }) => e.id)).toEqual([tiny.body.id]);
       // A new end against the kept start, a new start against the kept end.
-      expectDetail(await req('PUT', `${w}/calendar-events/${ev.body.id}`, a.apiKey, { endTime: '2026-03-01T08:00:00Z' }), 400, 'endTime');
-      expectDetail(await req('PUT', `${w}/calendar-events/${ev.body.id}`, a.apiKey, { startTime: '2026-03-01T11:00:00Z' }), 400, 'endTime');
+      expectDetail(
+        await req('PUT', `${w}/calendar-events/${ev.body.id}`, a.apiKey, { endTime: '2026-03-01T08:00:00Z' }),
+        400,
+        'endTime',
+      );
+      expectDetail(
+        await req('PUT', `${w}/calendar-events/${ev.body.id}`, a.apiKey, {
+          startTime: '2026-03-01T11:00:00Z',
+        }),
+        400,
+        'endTime',
+      );
       for (const q of [
         'startTime=2026-03-01T10:00:00Z&endTime=2026-03-01T10:00:00Z',
         'startTime=2026-03-01T10:00:00Z&endTime=2026-03-01T09:00:00Z',
         'startTime=2026-03-01T10:00:00',
         'endTime=yesterday',
       ])
-        expect({ q, status: (await req('GET', `${w}/calendar-events?${q}`, a.apiKey)).status }).toEqual({ q, status: 400 });
+        expect({ q, status: (await req('GET', `${w}/calendar-events?${q}`, a.apiKey)).status }).toEqual({
+          q,
+          status: 400,
+        });
     });
   });
 
@@ -580,8 +688,16 @@ describe('work and calendars under attack (e2e)', () => {
       const ann = await person(t, a.workspaceId, a.apiKey);
       const annCal = await req('POST', `${w}/calendars`, ann.token, { name: 'Ann' });
       // A member with no scope at all, on its own calendar.
-      for (const startTime of ['2026-01-01T00:00:00+16:00', '0001-01-01T00:00:00+23:59', '2026-01-01T09:00:00-20']) {
-        const res = await req('POST', `${w}/calendar-events`, ann.token, { title: 'Far east', startTime, calendarId: annCal.body.id });
+      for (const startTime of [
+        '2026-01-01T00:00:00+16:00',
+        '0001-01-01T00:00:00+23:59',
+        '2026-01-01T09:00:00-20',
+      ]) {
+        const res = await req('POST', `${w}/calendar-events`, ann.token, {
+          title: 'Far east',
+          startTime,
+          calendarId: annCal.body.id,
+        });
         expectDetail(res, 400, 'startTime');
         await t.expectEvents(res, []);
       }
@@ -592,17 +708,40 @@ describe('work and calendars under attack (e2e)', () => {
       });
       expect(ev.status).toBe(201);
       expect(ev.body.startTime).toBe('2025-12-31T17:01:00.000Z');
-      expectDetail(await req('PUT', `${w}/calendar-events/${ev.body.id}`, ann.token, { endTime: '2026-01-02T00:00:00+18:00' }), 400, 'endTime');
+      expectDetail(
+        await req('PUT', `${w}/calendar-events/${ev.body.id}`, ann.token, {
+          endTime: '2026-01-02T00:00:00+18:00',
+        }),
+        400,
+        'endTime',
+      );
       const run = await req('POST', `${w}/assignments`, a.apiKey, { workflowId: aWorkflow.id });
-      expectDetail(await req('PUT', `${w}/assignments/${run.body.id}`, a.apiKey, { status: 'completed', completedAt: '2099-01-01T00:00:00+23:00' }), 400, 'completedAt');
-      expectDetail(await req('POST', `${w}/tasks`, a.apiKey, { name: 'X', dueAt: '2026-01-01T00:00:00-16:00' }), 400, 'dueAt');
+      expectDetail(
+        await req('PUT', `${w}/assignments/${run.body.id}`, a.apiKey, {
+          status: 'completed',
+          completedAt: '2099-01-01T00:00:00+23:00',
+        }),
+        400,
+        'completedAt',
+      );
+      expectDetail(
+        await req('POST', `${w}/tasks`, a.apiKey, { name: 'X', dueAt: '2026-01-01T00:00:00-16:00' }),
+        400,
+        'dueAt',
+      );
       for (const path of ['workflows', 'tasks', 'assignments', 'calendars', 'calendar-events', 'members'])
         for (const q of ['startTime=2026-01-01T00:00:00%2B20:00', 'endTime=2026-01-01T00:00:00-16:00'])
           expectDetail(await req('GET', `${w}/${path}?${q}`, a.apiKey), 400, q.split('=')[0]);
       // The read models still follow: a write after all that is read back at once.
-      const later = await req('POST', `${w}/calendar-events`, ann.token, { title: 'After', startTime: '2026-01-01T10:00:00Z', calendarId: annCal.body.id });
+      const later = await req('POST', `${w}/calendar-events`, ann.token, {
+        title: 'After',
+        startTime: '2026-01-01T10:00:00Z',
+        calendarId: annCal.body.id,
+      });
       expect(later.status).toBe(201);
-      expect((await req('PUT', `${w}/assignments/${run.body.id}`, a.apiKey, { status: 'completed' })).body.status).toBe('completed');
+      expect(
+        (await req('PUT', `${w}/assignments/${run.body.id}`, a.apiKey, { status: 'completed' })).body.status,
+      ).toBe('completed');
     });
   });
 
@@ -611,10 +750,21 @@ describe('work and calendars under attack (e2e)', () => {
       const w = `/w/${a.workspaceId}`;
       const ann = await person(t, a.workspaceId, a.apiKey);
       const bob = await person(t, a.workspaceId, a.apiKey);
-      const task = await req('POST', `${w}/tasks`, a.apiKey, { name: 'Round trip', assignees: [ann.memberId, a.memberId] });
+      const task = await req('POST', `${w}/tasks`, a.apiKey, {
+        name: 'Round trip',
+        assignees: [ann.memberId, a.memberId],
+      });
       expect((await req('DELETE', `${w}/members/${ann.memberId}`, a.apiKey)).status).toBe(200);
       const read = await req('GET', `${w}/tasks/${task.body.id}`, a.apiKey);
-      const { id: _i, createdAt: _c, updatedAt: _u, slug: _s, workflowId: _w, isAdmin: _a, ...editable } = read.body;
+      const {
+        id: _i,
+        createdAt: _c,
+        updatedAt: _u,
+        slug: _s,
+        workflowId: _w,
+        isAdmin: _a,
+        ...editable
+      } = read.body;
       void [_i, _c, _u, _s, _w, _a];
       const put = await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, { ...editable, status: 'done' });
       expect({ status: put.status, assignees: put.body.assignees }).toEqual({
@@ -622,12 +772,20 @@ describe('work and calendars under attack (e2e)', () => {
         assignees: [ann.memberId, a.memberId],
       });
       // Once dropped, an archived member is not assigned anew.
-      expect((await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, { assignees: [a.memberId] })).status).toBe(200);
-      const reassign = await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, { assignees: [ann.memberId, bob.memberId] });
+      expect(
+        (await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, { assignees: [a.memberId] })).status,
+      ).toBe(200);
+      const reassign = await req('PUT', `${w}/tasks/${task.body.id}`, a.apiKey, {
+        assignees: [ann.memberId, bob.memberId],
+      });
       expectDetail(reassign, 400, 'assignees');
 
       const temp = await customRole(t, a.workspaceId, a.apiKey, 'Temp');
-      const wf = await createWorkflow(t, a.workspaceId, a.apiKey, { name: 'Temp only', agentId: aAgent, roleGate: { roleIds: [temp] } });
+      const wf = await createWorkflow(t, a.workspaceId, a.apiKey, {
+        name: 'Temp only',
+        agentId: aAgent,
+        roleGate: { roleIds: [temp] },
+      });
       expect((await req('DELETE', `${w}/member-roles/${temp}`, a.apiKey)).status).toBe(204);
       const got = await req('GET', `${w}/workflows/${wf.id}`, a.apiKey);
       const renamed = await req('PUT', `${w}/workflows/${wf.id}`, a.apiKey, {
@@ -650,7 +808,9 @@ describe('work and calendars under attack (e2e)', () => {
     it('20 parallel creates of one slug make one task; the others are 409 and append nothing', async () => {
       const w = `/w/${a.workspaceId}`;
       const racing = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => req('POST', `${w}/tasks`, a.apiKey, { name: `Racer ${i}`, slug: 'photo-finish' })),
+        Array.from({ length: 20 }, (_, i) =>
+          req('POST', `${w}/tasks`, a.apiKey, { name: `Racer ${i}`, slug: 'photo-finish' }),
+        ),
       );
       expect(racing.filter((r) => r.status === 201)).toHaveLength(1);
       expect(racing.filter((r) => r.status === 409)).toHaveLength(19);
@@ -663,7 +823,10 @@ describe('work and calendars under attack (e2e)', () => {
       const w = `/w/${a.workspaceId}`;
       const task = await req('POST', `${w}/tasks`, a.apiKey, { name: 'Contended' });
       const wf = await createWorkflow(t, a.workspaceId, a.apiKey, { name: 'Contended', agentId: aAgent });
-      const ev = await req('POST', `${w}/calendar-events`, a.apiKey, { title: 'Contended', startTime: '2026-05-01T09:00:00Z' });
+      const ev = await req('POST', `${w}/calendar-events`, a.apiKey, {
+        title: 'Contended',
+        startTime: '2026-05-01T09:00:00Z',
+      });
       for (const [path, field] of [
         [`${w}/tasks/${task.body.id}`, 'name'],
         [`${w}/workflows/${wf.id}`, 'name'],
@@ -671,7 +834,9 @@ describe('work and calendars under attack (e2e)', () => {
       ] as const) {
         const etag = (await req('GET', path, a.apiKey)).headers.get('etag')!;
         const racing = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => req('PUT', path, a.apiKey, { [field]: `Writer ${i}` }, { 'if-match': etag })),
+          Array.from({ length: 10 }, (_, i) =>
+            req('PUT', path, a.apiKey, { [field]: `Writer ${i}` }, { 'if-match': etag }),
+          ),
         );
         const won = racing.filter((r) => r.status === 200);
         expect({ path, statuses: racing.map((r) => r.status).sort() }).toEqual({
@@ -724,7 +889,9 @@ describe('work and calendars under attack (e2e)', () => {
       expect(Object.keys(payload.task)).not.toContain('workspaceId');
       const updated = await req('PUT', `${w}/tasks/${created.body.id}`, a.apiKey, { status: 'done' });
       const [taskUpdated] = await t.expectEvents(updated, [{ type: 'TaskUpdated' }]);
-      expect(catalogue.fromSource('TaskUpdated')[0].payload(taskUpdated as never)).toEqual({ task: updated.body });
+      expect(catalogue.fromSource('TaskUpdated')[0].payload(taskUpdated as never)).toEqual({
+        task: updated.body,
+      });
 
       for (const [status, type, name] of [
         ['completed', 'AssignmentCompleted', 'workflow.completed'],
@@ -758,8 +925,15 @@ describe('work and calendars under attack (e2e)', () => {
         expect((await req('GET', `${w}/tasks/${task.body.id}`, a.apiKey)).status).toBe(200);
         const listed = await req('GET', `${w}/tasks?search=Fresh ${i}`, a.apiKey);
         expect(listed.body.items.map((x: { id: number }) => x.id)).toEqual([task.body.id]);
-        const ev = await req('POST', `${w}/calendar-events`, a.apiKey, { title: `Fresh ${i}`, startTime: '2026-07-01T09:00:00Z' });
-        const window = await req('GET', `${w}/calendar-events?search=Fresh ${i}&startTime=2026-07-01T09:00:00Z&endTime=2026-07-01T09:00:01Z`, a.apiKey);
+        const ev = await req('POST', `${w}/calendar-events`, a.apiKey, {
+          title: `Fresh ${i}`,
+          startTime: '2026-07-01T09:00:00Z',
+        });
+        const window = await req(
+          'GET',
+          `${w}/calendar-events?search=Fresh ${i}&startTime=2026-07-01T09:00:00Z&endTime=2026-07-01T09:00:01Z`,
+          a.apiKey,
+        );
         expect(window.body.items.map((x: { id: number }) => x.id)).toEqual([ev.body.id]);
       }
     });

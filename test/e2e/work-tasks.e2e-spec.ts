@@ -125,9 +125,7 @@ describe('tasks (e2e)', () => {
     );
     expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
     const loser = racing.find((r) => r.status === 409)!;
-    expect(loser.body.detail).toBe(
-      'slug: another task of this workspace already has the slug "intake"',
-    );
+    expect(loser.body.detail).toBe('slug: another task of this workspace already has the slug "intake"');
     expect((await t.request('GET', `/w/${a.workspaceId}/tasks`, { token: a.apiKey })).body.total).toBe(1);
     expect(
       (

@@ -136,7 +136,9 @@ describe('calendar event decider', () => {
         .thenThrows(ValidationError, /^endTime: must be after startTime/);
       spec
         .given([])
-        .when(create({ startTime: '2026-02-01T00:00:00.1234567+01:00', endTime: '2026-02-01T00:00:00.000002Z' }))
+        .when(
+          create({ startTime: '2026-02-01T00:00:00.1234567+01:00', endTime: '2026-02-01T00:00:00.000002Z' }),
+        )
         .then([
           {
             type: 'CalendarEventCreated',
