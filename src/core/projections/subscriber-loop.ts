@@ -2,6 +2,7 @@ import { comparePositions } from '../event-store/event-store.port';
 import type { EventFilter, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
 import { LeaderLocks } from './leader-locks';
+import type { SharedScans } from './shared-scans';
 
 export type BatchOutcome = 'committed' | 'stale';
 
@@ -85,6 +86,8 @@ export class SubscriberLoop {
     private readonly batchSize: number,
     /** Shared by the loops of one process (absent: reads never wait). */
     private readonly batches?: LocalBatches,
+    /** Shared by the loops of one process over the store's scanAll (absent: each scans alone). */
+    private readonly scans?: SharedScans,
   ) {}
 
   start(): void {
@@ -176,6 +179,7 @@ export class SubscriberLoop {
     after: Position | undefined,
     filter: EventFilter | undefined,
   ): Promise<{ events: StoredEvent[]; scannedTo?: Position; more: boolean }> {
+    if (this.scans) return this.scans.scan({ after, limit: this.batchSize, filter });
     if (this.store.scanAll) return this.store.scanAll({ after, limit: this.batchSize, filter });
     const events = await this.store.readAll({ after, maxCount: this.batchSize, filter });
     return { events, more: false };
