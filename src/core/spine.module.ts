@@ -12,7 +12,6 @@ import { ReadYourWritesBuses } from './cqrs/read-your-writes';
 import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
 import { EVENT_STORE } from './event-store/event-store.port';
 import { IdempotencyInterceptor } from './http/idempotency';
-import { ETagInterceptor } from './http/preconditions';
 import { AuthCache } from './auth/auth-cache';
 import { CheckpointFeed } from './projections/checkpoint-feed';
 import { ConsistencyWaiter } from './projections/consistency';
@@ -35,7 +34,6 @@ import { SubscribersHost } from './projections/subscribers.host';
     // First, so it wraps the others: a replay skips them, a first execution runs them all.
     { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
-    { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
     { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },
   ],
   exports: [

@@ -27,6 +27,12 @@ const MAX_ENTRIES = 50_000;
 @Injectable()
 export class AuthCache implements OnModuleDestroy {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Loads under way, by key: the requests that miss one key together (every entry of a
+   * busy credential expires at once, each AUTH_CACHE_TTL_MS) share one load instead of
+   * each reading the same rows. Only a load of the current generation is joined.
+   */
+  private readonly loading = new Map<string, { generation: number; value: Promise<unknown> }>();
   /** Bumped by every invalidation: a load that began before it is not stored. */
   private generation = 0;
   private readonly unsubscribe: (() => void)[];
@@ -65,7 +71,16 @@ export class AuthCache implements OnModuleDestroy {
     if (hit && hit.until > now) return hit.value as T;
     if (hit) this.entries.delete(key);
     const generation = this.generation;
-    const value = await load();
+    const under = this.loading.get(key);
+    if (under && under.generation === generation) return under.value as Promise<T | undefined>;
+    const loaded = load();
+    this.loading.set(key, { generation, value: loaded });
+    let value: T | undefined;
+    try {
+      value = await loaded;
+    } finally {
+      if (this.loading.get(key)?.value === loaded) this.loading.delete(key);
+    }
     const ttl = this.config.authCacheTtlMs;
     if (value === undefined || ttl <= 0 || generation !== this.generation) return value;
     const expires = Math.min(now + ttl, until ? until(value) : Infinity);
@@ -79,6 +94,7 @@ export class AuthCache implements OnModuleDestroy {
   clear(): void {
     this.generation++;
     this.entries.clear();
+    this.loading.clear();
   }
 
   onModuleDestroy(): void {

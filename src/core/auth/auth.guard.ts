@@ -12,7 +12,7 @@ import {
   MembershipResolver,
   Principal,
 } from './principal';
-import { grants, intersectScopes } from './scopes';
+import { grants, intersectScopesOnce } from './scopes';
 
 export interface AuthenticatedRequest extends FastifyRequest {
   principal?: Principal;
@@ -97,7 +97,9 @@ export class AuthGuard implements CanActivate {
       if (!membership) throw workspaceNotFound();
       principal.membership = membership;
       principal.effectiveScopes =
-        credential.kind === 'member_token' ? [] : intersectScopes(credential.scopes, membership.roleScopes);
+        credential.kind === 'member_token'
+          ? []
+          : intersectScopesOnce(credential.scopes, membership.roleScopes);
       principal.actor = { ...principal.actor, memberId: membership.memberId };
     }
     req.principal = principal;

@@ -103,3 +103,19 @@ export function intersectScopes(a: readonly string[], b: readonly string[]): str
   }
   return out.sort();
 }
+
+const intersections = new WeakMap<readonly string[], WeakMap<readonly string[], readonly string[]>>();
+
+/**
+ * intersectScopes, remembered per pair of list objects (frozen): the guard intersects a
+ * credential's scopes with its role's on every request, both from the credential cache,
+ * so the same pair comes back until the cache drops them; a fresh array each time would
+ * also make `grants` parse it again (levels() remembers per list object).
+ */
+export function intersectScopesOnce(a: readonly string[], b: readonly string[]): readonly string[] {
+  let byB = intersections.get(a);
+  if (!byB) intersections.set(a, (byB = new WeakMap()));
+  let out = byB.get(b);
+  if (!out) byB.set(b, (out = Object.freeze(intersectScopes(a, b))));
+  return out;
+}

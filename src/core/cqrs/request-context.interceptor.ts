@@ -1,8 +1,11 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Reflector } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, mergeMap, Observable } from 'rxjs';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import type { Actor } from '../event-store/event-store.port';
+import { CREATED_LOCATION, LocationOf, setCreatedLocation } from '../http/location';
+import { setETagFrom } from '../http/preconditions';
 import { ConsistencyWaiter } from '../projections/consistency';
 import { RequestContext, requestContext } from './request-context';
 
@@ -16,18 +19,24 @@ export interface RequestWithActor extends FastifyRequest {
 /**
  * Runs the handler inside the request context (request id = correlation id, actor),
  * and holds the response until the projections have caught up with what the handler
- * appended (read-your-writes, DESIGN.md), on success and on failure alike.
+ * appended (read-your-writes, DESIGN.md), on success and on failure alike. It also sets
+ * the ETag of a versioned body (core/http/preconditions.ts) and the Location of a 201
+ * (core/http/location.ts): each interceptor Nest runs costs every request an
+ * AsyncResource binding and rxjs operators, so these two have none of their own.
  */
 @Injectable()
 export class RequestContextInterceptor implements NestInterceptor {
   constructor(
     private readonly waiter: ConsistencyWaiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly reflector: Reflector,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
-    const req = context.switchToHttp().getRequest<RequestWithActor>();
+    const http = context.switchToHttp();
+    const req = http.getRequest<RequestWithActor>();
+    const reply = http.getResponse<FastifyReply>();
     const ctx: RequestContext = { requestId: req.id, actor: req.actor ?? ANONYMOUS_ACTOR, appended: [] };
     return new Observable((subscriber) =>
       requestContext.run(ctx, () =>
@@ -44,7 +53,15 @@ export class RequestContextInterceptor implements NestInterceptor {
               throw err;
             }),
             mergeMap(async (result: unknown) => {
-              await this.waiter.waitFor(ctx.appended, this.config.readYourWritesTimeoutMs);
+              setETagFrom(result, reply);
+              setCreatedLocation(
+                this.reflector.get<LocationOf<unknown> | undefined>(CREATED_LOCATION, context.getHandler()),
+                result,
+                req,
+                reply,
+              );
+              if (ctx.appended.length)
+                await this.waiter.waitFor(ctx.appended, this.config.readYourWritesTimeoutMs);
               return result;
             }),
           )

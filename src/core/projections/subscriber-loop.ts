@@ -2,6 +2,7 @@ import { comparePositions } from '../event-store/event-store.port';
 import type { EventFilter, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
 import { LeaderLocks } from './leader-locks';
+import type { SharedScans } from './shared-scans';
 
 export type BatchOutcome = 'committed' | 'stale';
 
@@ -22,6 +23,48 @@ const LEADER_RETRY_MS = 1000;
 const BUSY_POLL_MS = 20;
 const IDLE_POLL_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
+/** The longest a read waits for this process's other batches to commit (see LocalBatches). */
+const BATCH_WAIT_MS = 50;
+
+/**
+ * The batches this process's subscriber loops are committing right now. A projection
+ * batch is a transaction with an id, and until it commits the store's horizon holds back
+ * every event appended after it began, for every reader in the cluster. Two projections
+ * that take turns (members and the audit log, both fed by every member write) so hide
+ * each other's new events: each scan while the other commits finds nothing readable, and
+ * under load a loop scanned a dozen times per batch, one empty scan per append that woke
+ * it. So a loop reads only when no other local batch is in flight (or after
+ * BATCH_WAIT_MS): then it finds what the other's transaction held back, in one scan and
+ * one larger batch. A batch of another process is not waited for (its commit wakes the
+ * loop through the store's notification, as before).
+ */
+export class LocalBatches {
+  private running = 0;
+  private readonly waiters = new Set<() => void>();
+
+  begin(): void {
+    this.running++;
+  }
+
+  end(): void {
+    this.running--;
+    if (this.running === 0) for (const w of [...this.waiters]) w();
+  }
+
+  /** Resolves at once when no batch is in flight, else when the last ends or after `ms`. */
+  idle(ms: number): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+}
 
 /**
  * Runs one checkpointed subscriber: wins its leadership lock, then reads batches from
@@ -41,6 +84,10 @@ export class SubscriberLoop {
     private readonly locks: LeaderLocks,
     private readonly logger: JsonLogger,
     private readonly batchSize: number,
+    /** Shared by the loops of one process (absent: reads never wait). */
+    private readonly batches?: LocalBatches,
+    /** Shared by the loops of one process over the store's scanAll (absent: each scans alone). */
+    private readonly scans?: SharedScans,
   ) {}
 
   start(): void {
@@ -102,6 +149,7 @@ export class SubscriberLoop {
     let readFrom = checkpoint;
     const filter = this.spec.eventTypes === 'all' ? undefined : { eventTypes: this.spec.eventTypes };
     while (!this.stopping && this.locks.holds(this.spec.name)) {
+      await this.batches?.idle(BATCH_WAIT_MS);
       const { events, scannedTo, more } = await this.read(readFrom, filter);
       if (!events.length) {
         if (scannedTo) readFrom = later(readFrom, scannedTo);
@@ -109,7 +157,13 @@ export class SubscriberLoop {
         await this.sleep(Date.now() - this.lastWakeAt < 2000 ? BUSY_POLL_MS : IDLE_POLL_MS);
         continue;
       }
-      const outcome = await this.spec.commitBatch(events, checkpoint);
+      this.batches?.begin();
+      let outcome: BatchOutcome;
+      try {
+        outcome = await this.spec.commitBatch(events, checkpoint);
+      } finally {
+        this.batches?.end();
+      }
       if (outcome === 'stale') {
         checkpoint = await this.spec.loadCheckpoint();
         readFrom = checkpoint;
@@ -125,6 +179,7 @@ export class SubscriberLoop {
     after: Position | undefined,
     filter: EventFilter | undefined,
   ): Promise<{ events: StoredEvent[]; scannedTo?: Position; more: boolean }> {
+    if (this.scans) return this.scans.scan({ after, limit: this.batchSize, filter });
     if (this.store.scanAll) return this.store.scanAll({ after, limit: this.batchSize, filter });
     const events = await this.store.readAll({ after, maxCount: this.batchSize, filter });
     return { events, more: false };

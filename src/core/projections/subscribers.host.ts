@@ -7,9 +7,16 @@ import { requestContext, SYSTEM_ACTOR } from '../cqrs/request-context';
 import { CHECKPOINT_CHANNEL, readCheckpoint, samePosition, writeCheckpoint } from './checkpoints';
 import { CheckpointFeed, encodeNotice } from './checkpoint-feed';
 import { LeaderLocks } from './leader-locks';
+import { SharedScans } from './shared-scans';
 import { applyEvents, RegisteredProjection } from './projection';
 import { RegisteredReactor, SubscriberRegistry } from './subscriber-registry';
-import { BatchOutcome, beforeCheckpointWrite, SubscriberLoop, SubscriberSpec } from './subscriber-loop';
+import {
+  BatchOutcome,
+  beforeCheckpointWrite,
+  LocalBatches,
+  SubscriberLoop,
+  SubscriberSpec,
+} from './subscriber-loop';
 
 /**
  * Runs every projection and reactor in processes whose ROLE is `all` or `worker`.
@@ -20,6 +27,8 @@ import { BatchOutcome, beforeCheckpointWrite, SubscriberLoop, SubscriberSpec } f
 export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly loops: SubscriberLoop[] = [];
   private locks: LeaderLocks | undefined;
+  private readonly batches = new LocalBatches();
+  private scans: SharedScans | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -33,18 +42,24 @@ export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy 
   onApplicationBootstrap(): void {
     if (this.config.role === 'api') return;
     this.locks = new LeaderLocks(this.config.databaseUrl, this.logger);
+    const store = this.store;
+    if (store.scanAll) this.scans = new SharedScans((options) => store.scanAll!(options));
+    // Projection batches hold the store's horizon while they commit: their loops take
+    // turns reading (LocalBatches). A reactor's batch is no transaction: its loop reads freely.
     for (const p of this.registry.projections())
-      this.startLoop(projectionSpec(p, this.db, undefined, this.feed));
-    for (const r of this.registry.reactors()) this.startLoop(reactorSpec(r, this.db));
+      this.startLoop(projectionSpec(p, this.db, undefined, this.feed), this.batches, this.scans);
+    for (const r of this.registry.reactors()) this.startLoop(reactorSpec(r, this.db), undefined, this.scans);
   }
 
-  private startLoop(spec: SubscriberSpec): void {
+  private startLoop(spec: SubscriberSpec, batches?: LocalBatches, scans?: SharedScans): void {
     const loop = new SubscriberLoop(
       spec,
       this.store,
       this.locks!,
       this.logger,
       this.config.projectionBatchSize,
+      batches,
+      scans,
     );
     this.loops.push(loop);
     loop.start();

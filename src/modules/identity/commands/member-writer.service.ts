@@ -42,6 +42,9 @@ export interface LoadedMember {
   revision: bigint | undefined;
 }
 
+/** Member snapshots whose role MemberWriter.effective has already followed through merges. */
+const resolved = new WeakSet<MemberSnapshot>();
+
 const FIELD_LABEL: Record<UniqueMemberField, string> = {
   email: 'email',
   phone: 'phone',
@@ -332,13 +335,21 @@ export class MemberWriter {
     return { state: { ...state, member: await this.effective(workspaceId, state) }, revision };
   }
 
-  /** The member with its effective role; 404 when absent or of another workspace. */
+  /**
+   * The member with its effective role; 404 when absent or of another workspace. A
+   * snapshot this method returned is returned as it is: a command deciding on the member
+   * its caller just loaded (`loaded`) does not read the role streams a second time.
+   */
   private async effective(workspaceId: string, state: MemberState): Promise<MemberSnapshot> {
     if (!state.member || state.member.workspaceId !== workspaceId)
       throw new NotFoundError('Member not found');
+    if (resolved.has(state.member)) return state.member;
     const role = await this.roles.effective(state.member.memberRoleId);
-    return role.roleId === state.member.memberRoleId
-      ? state.member
-      : { ...state.member, memberRoleId: role.roleId };
+    const member =
+      role.roleId === state.member.memberRoleId
+        ? state.member
+        : { ...state.member, memberRoleId: role.roleId };
+    resolved.add(member);
+    return member;
   }
 }

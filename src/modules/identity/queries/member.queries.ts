@@ -1,5 +1,6 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
+import { queryPrepared } from '../../../core/database/prepared';
 import { withVersion } from '../../../core/http/preconditions';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
@@ -57,12 +58,23 @@ export interface MemberRow {
   notify_sms: boolean;
   notify_email: boolean;
   notify_voice: boolean;
-  created_at: Date;
-  updated_at: Date;
+  /** ISO 8601 in UTC with milliseconds, as Date.toISOString() writes it (see ISO_MS). */
+  created_at: string;
+  updated_at: string;
 }
 
-export const MEMBER_SELECT = `SELECT m.id, m.workspace_id, m.account_uuid, m.email, m.phone, m.name, m.external_id, m.member_role_id, m.kind, m.status,
-  m.notify_sms, m.notify_email, m.notify_voice, m.created_at, m.updated_at, m.version FROM members m`;
+/**
+ * A timestamptz as Date.toISOString() would write it (milliseconds truncated, as pg's Date
+ * parsing truncates them): formatted by PostgreSQL rather than parsed into a Date and
+ * written out again for each of a page's rows.
+ */
+const isoMs = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column.slice(column.indexOf('.') + 1)}`;
+
+const MEMBER_FIELDS = `m.id, m.workspace_id, m.account_uuid, m.email, m.phone, m.name, m.external_id, m.member_role_id, m.kind, m.status,
+  m.notify_sms, m.notify_email, m.notify_voice, ${isoMs('m.created_at')}, ${isoMs('m.updated_at')}, m.version`;
+
+export const MEMBER_SELECT = `SELECT ${MEMBER_FIELDS} FROM members m`;
 
 export function toMemberResponse(r: MemberRow): MemberResponse {
   return MemberResponse.of({
@@ -79,8 +91,8 @@ export function toMemberResponse(r: MemberRow): MemberResponse {
     notifySms: r.notify_sms,
     notifyEmail: r.notify_email,
     notifyVoice: r.notify_voice,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   });
 }
 
@@ -122,12 +134,15 @@ export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
     const condition = where.join(' AND ');
     // The count and the page in one statement: one round trip, and one snapshot, so the
     // total always agrees with the items. A page past the end is the count's row alone.
-    const rows = (await this.db.query(
+    // The page's rows are formatted after the LIMIT: a plan that sorts the workspace's
+    // members (statistics not yet taken after an import) must not format them all.
+    const rows = await queryPrepared<MemberRow & { total: number }>(
+      this.db,
       `SELECT t.total, p.* FROM (SELECT count(*)::int AS total FROM members m WHERE ${condition}) t
-         LEFT JOIN LATERAL (${MEMBER_SELECT} WHERE ${condition} ORDER BY m.id
-                            LIMIT $${params.length + 1} OFFSET $${params.length + 2}) p ON true`,
+         LEFT JOIN LATERAL (SELECT ${MEMBER_FIELDS} FROM (SELECT * FROM members m WHERE ${condition} ORDER BY m.id
+                            LIMIT $${params.length + 1} OFFSET $${params.length + 2}) m ORDER BY m.id) p ON true`,
       [...params, page.pageSize, page.offset],
-    )) as (MemberRow & { total: number })[];
+    );
     const items = rows.filter((r) => r.id !== null).map(toMemberResponse);
     return paginated(items, rows[0].total, page);
   }
@@ -139,10 +154,11 @@ export class GetMemberHandler implements IQueryHandler<GetMemberQuery> {
 
   async execute({ workspaceId, memberId, visibility, access }: GetMemberQuery): Promise<MemberResponse> {
     const params: unknown[] = [workspaceId, memberId];
-    const rows = (await this.db.query(
+    const rows = await queryPrepared<MemberRow>(
+      this.db,
       `${MEMBER_SELECT} WHERE m.workspace_id = $1 AND m.id = $2 AND ${visibilityCondition(visibility, params)}`,
       params,
-    )) as MemberRow[];
+    );
     if (!rows.length) throw new NotFoundError('Member not found');
     if (access) assertScopeOrSelf(access.caller, access.scope, memberId);
     return withVersion(toMemberResponse(rows[0]), rows[0].version);

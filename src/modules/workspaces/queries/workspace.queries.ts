@@ -2,6 +2,7 @@ import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { ListMembershipsOfAccountQuery } from '../../identity';
 import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { queryPrepared } from '../../../core/database/prepared';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { withVersion } from '../../../core/http/preconditions';
 import { WorkspaceResponse } from '../http/workspace.dto';
@@ -56,12 +57,8 @@ export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
   constructor(private readonly db: DataSource) {}
 
   async execute(q: GetWorkspaceQuery): Promise<WorkspaceResponse> {
-    // Plain SQL on the hottest read: the repository's query building cost more than the query.
-    const [r] = (await this.db.query(
-      `SELECT id, name, settings, created_at, updated_at, version, stream_revision::text AS stream_revision
-         FROM workspaces WHERE id = $1`,
-      [q.workspaceId],
-    )) as {
+    // Plain SQL, prepared, on the hottest read: the repository's query building cost more than the query.
+    const [r] = await queryPrepared<{
       id: string;
       name: string;
       settings: WorkspaceEntity['settings'];
@@ -69,7 +66,12 @@ export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
       updated_at: Date;
       version: number;
       stream_revision: string;
-    }[];
+    }>(
+      this.db,
+      `SELECT id, name, settings, created_at, updated_at, version, stream_revision::text AS stream_revision
+         FROM workspaces WHERE id = $1`,
+      [q.workspaceId],
+    );
     if (!r) throw new NotFoundError('Workspace not found');
     const row: WorkspaceEntity = {
       id: r.id,
