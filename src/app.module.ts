@@ -13,6 +13,7 @@ import { RateLimitModule } from './core/rate-limit/rate-limit.module';
 import { SpineModule } from './core/spine.module';
 import { ApiKeysModule } from './modules/api-keys/api-keys.module';
 import { AuditModule } from './modules/audit/audit.module';
+import { FilesModule } from './modules/files/files.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
@@ -30,6 +31,7 @@ export const FEATURES = [
   RolesModule,
   ApiKeysModule,
   AuditModule,
+  FilesModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

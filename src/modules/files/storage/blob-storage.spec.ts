@@ -145,6 +145,15 @@ describe.each([
     expect(await subject.keys()).toEqual(before);
   });
 
+  it('rejects a stream that failed before it was handed over, keeping nothing', async () => {
+    const before = await subject.keys();
+    const failed = new Readable({ read() {} });
+    failed.on('error', () => undefined);
+    failed.destroy(new Error('failed early'));
+    await expect(storage.stage(failed)).rejects.toThrow('failed early');
+    expect(await subject.keys()).toEqual(before);
+  });
+
   it('discards a staged blob and deletes a committed one, each idempotently', async () => {
     const before = await subject.keys();
     const dropped = await storage.stage(chunked(randomBytes(10)));
