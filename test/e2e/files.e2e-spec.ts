@@ -106,7 +106,10 @@ describe.each(['disk', 's3'] as const)('Files on %s storage (e2e)', (storage) =>
     expect(meta.body).toEqual(res.body);
     expect(meta.headers.get('etag')).toBe('"1"');
 
-    for (const url of [`/w/${a.workspaceId}/files/${id}?download=1`, `/w/${a.workspaceId}/files/${id}/content`]) {
+    for (const url of [
+      `/w/${a.workspaceId}/files/${id}?download=1`,
+      `/w/${a.workspaceId}/files/${id}/content`,
+    ]) {
       const got = await download(t, url, a.apiKey);
       expect(got.status).toBe(200);
       expect(got.headers.get('content-type')).toBe('image/png');
@@ -127,7 +130,9 @@ describe.each(['disk', 's3'] as const)('Files on %s storage (e2e)', (storage) =>
     expect(await keys()).toEqual([]);
     expect((await t.request('GET', `/w/${a.workspaceId}/files/${id}`, { token: a.apiKey })).status).toBe(404);
     expect((await download(t, `/w/${a.workspaceId}/files/${id}/content`, a.apiKey)).status).toBe(404);
-    expect((await t.request('DELETE', `/w/${a.workspaceId}/files/${id}`, { token: a.apiKey })).status).toBe(404);
+    expect((await t.request('DELETE', `/w/${a.workspaceId}/files/${id}`, { token: a.apiKey })).status).toBe(
+      404,
+    );
     expect((await t.request('GET', `/w/${a.workspaceId}/files`, { token: a.apiKey })).body.total).toBe(0);
   });
 
@@ -167,10 +172,16 @@ describe('Files (e2e)', () => {
 
   it('sniffs the type from the bytes: text is text/plain whatever was declared, unknown bytes octet-stream', async () => {
     const a = await t.bootstrap();
-    const html = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, Buffer.from('<script>alert(1)</script>'), {
-      name: 'page.html',
-      type: 'text/html',
-    });
+    const html = await uploadFile(
+      t.baseUrl,
+      a.workspaceId,
+      a.apiKey,
+      Buffer.from('<script>alert(1)</script>'),
+      {
+        name: 'page.html',
+        type: 'text/html',
+      },
+    );
     expect(html.body.contentType).toBe('text/plain; charset=utf-8');
     const blob = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, Buffer.from([0, 1, 2, 3, 0xff, 0xfe]), {
       type: 'image/png',
@@ -195,7 +206,10 @@ describe('Files (e2e)', () => {
 
   it('reads multipart only on the upload route, and JSON everywhere else (415), before reading the body', async () => {
     const a = await t.bootstrap();
-    const json = await t.request('POST', `/w/${a.workspaceId}/files`, { token: a.apiKey, body: { file: 'x' } });
+    const json = await t.request('POST', `/w/${a.workspaceId}/files`, {
+      token: a.apiKey,
+      body: { file: 'x' },
+    });
     expect(json.status).toBe(415);
     expect(json.body).toEqual({
       detail: 'Content-Type application/json is not supported; send multipart/form-data',
@@ -205,6 +219,18 @@ describe('Files (e2e)', () => {
       headers: { authorization: `Bearer ${a.apiKey}` },
     });
     expect(none.status).toBe(415);
+    expect(await none.json()).toEqual({
+      detail: 'The request has no body; send the file as multipart/form-data',
+    });
+    const text = await fetch(`${t.baseUrl}/w/${a.workspaceId}/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'text/plain' },
+      body: 'x'.repeat(1000),
+    });
+    expect(text.status).toBe(415);
+    expect(await text.json()).toEqual({
+      detail: 'Content-Type text/plain is not supported; send multipart/form-data',
+    });
 
     const form = new FormData();
     form.append('name', 'Sneaky');
@@ -221,7 +247,9 @@ describe('Files (e2e)', () => {
 
   it('refuses a form without the part named file, and malformed multipart, with 400 naming file or body', async () => {
     const a = await t.bootstrap();
-    const wrong = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, Buffer.from('x'), { field: 'attachment' });
+    const wrong = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, Buffer.from('x'), {
+      field: 'attachment',
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body.detail).toMatch(/^file: required/);
 
@@ -287,7 +315,9 @@ describe('Files (e2e)', () => {
     expect((await t.request('GET', `/w/${b.workspaceId}/files/${id}`, { token: b.apiKey })).status).toBe(404);
     expect((await download(t, `/w/${b.workspaceId}/files/${id}/content`, b.apiKey)).status).toBe(404);
     expect((await download(t, `/w/${b.workspaceId}/files/${id}?download=1`, b.apiKey)).status).toBe(404);
-    expect((await t.request('DELETE', `/w/${b.workspaceId}/files/${id}`, { token: b.apiKey })).status).toBe(404);
+    expect((await t.request('DELETE', `/w/${b.workspaceId}/files/${id}`, { token: b.apiKey })).status).toBe(
+      404,
+    );
     expect((await t.request('GET', `/w/${b.workspaceId}/files`, { token: b.apiKey })).body.total).toBe(0);
     // B's credential on A's workspace.
     expect((await t.request('GET', `/w/${a.workspaceId}/files/${id}`, { token: b.apiKey })).status).toBe(404);
@@ -324,7 +354,9 @@ describe('Files (e2e)', () => {
   it('does not take ?download values it does not know', async () => {
     const a = await t.bootstrap();
     const up = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, PNG_1X1);
-    const res = await t.request('GET', `/w/${a.workspaceId}/files/${up.body.id}?download=yes`, { token: a.apiKey });
+    const res = await t.request('GET', `/w/${a.workspaceId}/files/${up.body.id}?download=yes`, {
+      token: a.apiKey,
+    });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/^download: /);
   });

@@ -90,7 +90,8 @@ export function uploadChunked(
       while (sent < size) {
         const n = Math.min(chunk.length, size - sent);
         sent += n;
-        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once('drain', pump);
+        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n)))
+          return void req.once('drain', pump);
       }
       req.end(tail);
     };

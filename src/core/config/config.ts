@@ -387,7 +387,8 @@ export const CONFIG_VARIABLES = {
   s3ForcePathStyle: {
     name: 'S3_FORCE_PATH_STYLE',
     default: '',
-    describe: 'true | false: bucket in the path rather than the host name; unset: true when S3_ENDPOINT is set',
+    describe:
+      'true | false: bucket in the path rather than the host name; unset: true when S3_ENDPOINT is set',
     // Resolved against S3_ENDPOINT in loadConfig.
     parse: (raw: string, name: string) => optionalBoolean(raw, name) as boolean,
   },

@@ -37,11 +37,17 @@ export const MULTIPART_LIMITS = {
   headerPairs: 100,
 } as const;
 
+function hasBody(req: FastifyRequest): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /**
  * Registers @fastify/multipart (its content-type parser only marks the request; nothing is
  * read until the handler asks) and keeps each route to its own kind of body: a multipart
- * body on a JSON route, or any other body (or none) on a multipart route, is 415 naming the
- * type to send, before anything of the body is read.
+ * body on a JSON route, or any other body on a multipart route, is 415 naming the type to
+ * send, before anything of the body is read (a multipart route without a body answers 415
+ * itself, after authorization: see readFilePart in the files feature).
  */
 export function registerMultipart(fastify: FastifyInstance, defaultFileBytes: number): void {
   void fastify.register(fastifyMultipart, {
@@ -58,11 +64,13 @@ export function registerMultipart(fastify: FastifyInstance, defaultFileBytes: nu
       return reply
         .code(415)
         .send({ detail: 'Content-Type multipart/form-data is not supported; send application/json' });
-    if (expects === 'multipart' && type !== 'multipart/form-data')
+    // A request without a body passes: the route answers 415 after authorization, so a
+    // workspace the caller cannot see is still 404 whatever was sent.
+    if (expects === 'multipart' && type !== 'multipart/form-data' && hasBody(req))
       return reply.code(415).send({
         detail: type
           ? `Content-Type ${type} is not supported; send multipart/form-data`
-          : 'The request has no Content-Type; send multipart/form-data',
+          : 'The request has a body but no Content-Type; send multipart/form-data',
       });
   });
 }

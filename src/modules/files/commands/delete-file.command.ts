@@ -33,15 +33,21 @@ export class DeleteFileHandler implements ICommandHandler<DeleteFileCommand> {
       workspaceId: cmd.workspaceId,
       decider: fileDecider,
       expectedRevision: cmd.expectedRevision,
-      command: { type: 'DeleteFile', fileId: cmd.fileId, workspaceId: cmd.workspaceId, now: new Date().toISOString() },
+      command: {
+        type: 'DeleteFile',
+        fileId: cmd.fileId,
+        workspaceId: cmd.workspaceId,
+        now: new Date().toISOString(),
+      },
     });
     const { storageKey, stagingKey, fileId } = (events[0] as FileDeleted).data;
-    await Promise.all([this.storage.delete(storageKey), this.storage.discard(stagingKey)]).catch((err: unknown) =>
-      this.logger.event('warn', {
-        msg: 'deleted file left its bytes behind',
-        fileId,
-        err: err instanceof Error ? err.message : String(err),
-      }),
+    await Promise.all([this.storage.delete(storageKey), this.storage.discard(stagingKey)]).catch(
+      (err: unknown) =>
+        this.logger.event('warn', {
+          msg: 'deleted file left its bytes behind',
+          fileId,
+          err: err instanceof Error ? err.message : String(err),
+        }),
     );
   }
 }

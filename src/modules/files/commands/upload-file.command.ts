@@ -52,8 +52,7 @@ export class UploadFileHandler implements ICommandHandler<UploadFileCommand, num
     // it gets here) fails the staging as the client's fault; a failure of storage itself
     // stays a 500.
     finished(cmd.body, (err) => {
-      if (err)
-        meter.destroy(new ValidationError(`file: the upload did not arrive whole (${err.message})`));
+      if (err) meter.destroy(new ValidationError(`file: the upload did not arrive whole (${err.message})`));
     });
     const stagingKey = await this.storage.stage(cmd.body.pipe(meter));
     try {

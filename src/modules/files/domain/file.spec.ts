@@ -1,4 +1,9 @@
-import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  ConflictError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ValidationError,
+} from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
 import { contentTypeOf, OCTET_STREAM, PLAIN_TEXT } from './content-type';
 import { FileCommand, fileDecider, FileUploaded, normalizeFileName } from './file';
@@ -43,9 +48,18 @@ describe('file decider', () => {
   });
 
   it('refuses an upload over the limit, a bad hash or size, and a second upload of the same id', () => {
-    spec.given([]).when({ ...upload, size: 2001 }).thenThrows(PayloadTooLargeError, /limit of 2000 bytes/);
-    spec.given([]).when({ ...upload, size: -1 }).thenThrows(ValidationError, /^file:/);
-    spec.given([]).when({ ...upload, sha256: 'xyz' }).thenThrows(ValidationError, /sha256/);
+    spec
+      .given([])
+      .when({ ...upload, size: 2001 })
+      .thenThrows(PayloadTooLargeError, /limit of 2000 bytes/);
+    spec
+      .given([])
+      .when({ ...upload, size: -1 })
+      .thenThrows(ValidationError, /^file:/);
+    spec
+      .given([])
+      .when({ ...upload, sha256: 'xyz' })
+      .thenThrows(ValidationError, /sha256/);
     spec.given([uploaded]).when(upload).thenThrows(ConflictError);
   });
 
@@ -57,11 +71,20 @@ describe('file decider', () => {
       .then([
         {
           type: 'FileDeleted',
-          data: { fileId: 7, workspaceId: wid, storageKey: `files/${wid}/k`, stagingKey: 'staging/s', deletedAt: now },
+          data: {
+            fileId: 7,
+            workspaceId: wid,
+            storageKey: `files/${wid}/k`,
+            stagingKey: 'staging/s',
+            deletedAt: now,
+          },
         },
       ]);
     spec.given([]).when(del).thenThrows(NotFoundError);
-    spec.given([uploaded]).when({ ...del, workspaceId: 'another' }).thenThrows(NotFoundError);
+    spec
+      .given([uploaded])
+      .when({ ...del, workspaceId: 'another' })
+      .thenThrows(NotFoundError);
     spec
       .given([uploaded, ...fileDecider.decide(del, fileDecider.evolve(fileDecider.initialState(), uploaded))])
       .when(del)

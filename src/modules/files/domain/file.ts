@@ -1,5 +1,10 @@
 import { Decider } from '../../../core/cqrs/decider';
-import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  ConflictError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ValidationError,
+} from '../../../core/http/domain-errors';
 import type { FileDeleted, FileEvent, FileUploaded } from './file.events';
 
 export { fileStream } from './file.events';

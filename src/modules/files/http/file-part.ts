@@ -1,6 +1,11 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { DomainError, PayloadTooLargeError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  DomainError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../../../core/http/domain-errors';
 import { MULTIPART_LIMITS } from '../../../core/http/multipart';
 
 /** The most a multipart body may carry besides the file: its small fields and part headers. */
@@ -27,6 +32,10 @@ export interface FilePart {
  * there, whatever adapter it was streaming to.
  */
 export async function readFilePart(req: FastifyRequest, maxBytes: number): Promise<FilePart> {
+  // Bodies of another type were refused before the route (core/http/multipart.ts); this is
+  // a request without any.
+  if (!req.isMultipart())
+    throw new UnsupportedMediaTypeError('The request has no body; send the file as multipart/form-data');
   let part: MultipartFile | undefined;
   try {
     part = await req.file({ limits: { fileSize: maxBytes + 1 } });
@@ -34,12 +43,14 @@ export async function readFilePart(req: FastifyRequest, maxBytes: number): Promi
     // Limits of the parser (parts, fields) carry their own 4xx; anything else is a body
     // that is not well-formed multipart.
     const status = (err as { statusCode?: unknown }).statusCode;
-    if (err instanceof DomainError || (typeof status === 'number' && status >= 400 && status < 500)) throw err;
+    if (err instanceof DomainError || (typeof status === 'number' && status >= 400 && status < 500))
+      throw err;
     throw new ValidationError(
       `body: not valid multipart/form-data (${err instanceof Error ? err.message : String(err)})`,
     );
   }
-  if (!part) throw new ValidationError('file: required; send the file as a multipart/form-data part named file');
+  if (!part)
+    throw new ValidationError('file: required; send the file as a multipart/form-data part named file');
   if (part.fieldname !== 'file') {
     part.file.resume();
     throw new ValidationError('file: required; the file part must be named file');

@@ -8,7 +8,8 @@ export class FileResponse {
   @ApiProperty({ description: 'the uploaded file name, without any path' }) name: string;
   @ApiProperty({
     example: 'image/png',
-    description: 'sniffed from the bytes (never the type the client declared); text/plain or application/octet-stream when unknown',
+    description:
+      'sniffed from the bytes (never the type the client declared); text/plain or application/octet-stream when unknown',
   })
   contentType: string;
   @ApiProperty({ description: 'bytes' }) size: number;

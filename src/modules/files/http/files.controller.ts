@@ -59,7 +59,10 @@ export class FilesController {
   @ApiBody({ schema: UPLOAD_BODY_SCHEMA })
   @CreatedLocation<FileResponse>((r, p) => `/w/${seg(p.wid.toLowerCase())}/files/${seg(r.id)}`)
   @ApiCreatedResponse({ type: FileResponse })
-  @ApiResponse({ status: 413, description: 'the file is larger than the limit (FILE_MAX_BYTES); nothing is kept' })
+  @ApiResponse({
+    status: 413,
+    description: 'the file is larger than the limit (FILE_MAX_BYTES); nothing is kept',
+  })
   @ApiResponse({ status: 415, description: 'the body is not multipart/form-data' })
   async upload(@Param('wid') wid: string, @Req() req: FastifyRequest): Promise<FileResponse> {
     const workspaceId = wid.toLowerCase();

@@ -130,7 +130,9 @@ export class S3BlobStorage implements BlobStorage {
 
   async open(key: string): Promise<StoredBlob | undefined> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: assertBlobKey(key) }));
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: assertBlobKey(key) }),
+      );
       return { stream: res.Body as Readable, size: Number(res.ContentLength ?? 0) };
     } catch (err) {
       if (isNotFound(err)) return undefined;
