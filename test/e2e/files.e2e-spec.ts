@@ -351,6 +351,20 @@ describe('Files (e2e)', () => {
     expect(await walk(dir)).not.toContain(stagingKey);
   });
 
+  it('replays an upload retried with its Idempotency-Key instead of storing it twice', async () => {
+    const a = await t.bootstrap();
+    const headers = { 'idempotency-key': `upload-${Date.now()}` };
+    const first = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, PNG_1X1, { headers });
+    const again = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, PNG_1X1, { headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    await t.expectEvents(again, []);
+    expect((await t.request('GET', `/w/${a.workspaceId}/files`, { token: a.apiKey })).body.total).toBe(1);
+  });
+
   it('does not take ?download values it does not know', async () => {
     const a = await t.bootstrap();
     const up = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, PNG_1X1);

@@ -154,7 +154,12 @@ export class S3BlobStorage implements BlobStorage {
     }
   }
 
-  /** Closes the client's sockets (on shutdown). */
+  /** Nest calls this on shutdown: the client's sockets are closed. */
+  onModuleDestroy(): void {
+    this.destroy();
+  }
+
+  /** Closes the client's sockets. */
   destroy(): void {
     this.client.destroy();
   }
