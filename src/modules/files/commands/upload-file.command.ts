@@ -6,10 +6,10 @@ import { DataSource } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
-import { ValidationError } from '../../../core/http/domain-errors';
+import { DomainError, ValidationError } from '../../../core/http/domain-errors';
 import { JsonLogger } from '../../../core/logging/json-logger';
 import { contentTypeOf } from '../domain/content-type';
-import { fileDecider, fileStream } from '../domain/file';
+import { FileCommand, fileDecider, fileStream } from '../domain/file';
 import { BLOB_STORAGE, BlobStorage } from '../storage/blob-storage.port';
 import { UploadMeter } from './upload-meter';
 
@@ -55,41 +55,62 @@ export class UploadFileHandler implements ICommandHandler<UploadFileCommand, num
       if (err) meter.destroy(new ValidationError(`file: the upload did not arrive whole (${err.message})`));
     });
     const stagingKey = await this.storage.stage(cmd.body.pipe(meter));
+    let command: FileCommand;
+    let fileId: number;
+    let storageKey: string;
     try {
       const head = meter.head();
       const sniffed = await FileType.fromBuffer(head);
-      const fileId = await nextId(this.db, 'file_id_seq');
-      const storageKey = `files/${cmd.workspaceId}/${uuidv7()}`;
+      fileId = await nextId(this.db, 'file_id_seq');
+      storageKey = `files/${cmd.workspaceId}/${uuidv7()}`;
+      command = {
+        type: 'UploadFile',
+        fileId,
+        workspaceId: cmd.workspaceId,
+        name: cmd.name,
+        contentType: contentTypeOf(head, sniffed?.mime),
+        size: meter.size,
+        sha256: meter.sha256(),
+        storageKey,
+        stagingKey,
+        maxBytes: cmd.maxBytes,
+        now: new Date().toISOString(),
+      };
+    } catch (err) {
+      await this.discard(stagingKey);
+      throw err;
+    }
+    try {
       await this.repo.handle({
         streamName: fileStream(fileId),
         workspaceId: cmd.workspaceId,
         decider: fileDecider,
-        command: {
-          type: 'UploadFile',
-          fileId,
-          workspaceId: cmd.workspaceId,
-          name: cmd.name,
-          contentType: contentTypeOf(head, sniffed?.mime),
-          size: meter.size,
-          sha256: meter.sha256(),
-          storageKey,
-          stagingKey,
-          maxBytes: cmd.maxBytes,
-          now: new Date().toISOString(),
-        },
+        command,
       });
-      await this.storage.commit(stagingKey, storageKey).catch((err: unknown) =>
-        // Recorded, and the bytes are safe where they were staged: the first read commits them.
-        this.logger.event('warn', {
-          msg: 'file commit deferred to its first read',
-          fileId,
-          err: err instanceof Error ? err.message : String(err),
-        }),
-      );
-      return fileId;
     } catch (err) {
-      await this.storage.discard(stagingKey).catch(() => undefined); // else an orphan, never a record
+      // Refused by the decider: nothing was appended, the staged bytes go. Any other failure
+      // may have appended after all (a connection lost after the commit): the bytes stay,
+      // at worst an orphan, never a record without bytes.
+      if (err instanceof DomainError) await this.discard(stagingKey);
       throw err;
     }
+    await this.storage.commit(stagingKey, storageKey).catch((err: unknown) =>
+      // Recorded, and the bytes are safe where they were staged: the first read commits them.
+      this.logger.event('warn', {
+        msg: 'file commit deferred to its first read',
+        fileId,
+        err: err instanceof Error ? err.message : String(err),
+      }),
+    );
+    return fileId;
+  }
+
+  private async discard(stagingKey: string): Promise<void> {
+    await this.storage.discard(stagingKey).catch((err: unknown) =>
+      this.logger.event('warn', {
+        msg: 'staged upload not discarded (an orphan under staging/)',
+        err: err instanceof Error ? err.message : String(err),
+      }),
+    );
   }
 }
