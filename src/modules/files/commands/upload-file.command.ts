@@ -11,6 +11,7 @@ import { JsonLogger } from '../../../core/logging/json-logger';
 import { contentTypeOf } from '../domain/content-type';
 import { FileCommand, fileDecider, fileStream } from '../domain/file';
 import { BLOB_STORAGE, BlobStorage } from '../storage/blob-storage.port';
+import { crashPoint } from './crash-points';
 import { UploadMeter } from './upload-meter';
 
 export class UploadFileCommand {
@@ -55,6 +56,7 @@ export class UploadFileHandler implements ICommandHandler<UploadFileCommand, num
       if (err) meter.destroy(new ValidationError(`file: the upload did not arrive whole (${err.message})`));
     });
     const stagingKey = await this.storage.stage(cmd.body.pipe(meter));
+    crashPoint('staged');
     let command: FileCommand;
     let fileId: number;
     let storageKey: string;
@@ -94,6 +96,7 @@ export class UploadFileHandler implements ICommandHandler<UploadFileCommand, num
       if (err instanceof DomainError) await this.discard(stagingKey);
       throw err;
     }
+    crashPoint('recorded');
     await this.storage.commit(stagingKey, storageKey).catch((err: unknown) =>
       // Recorded, and the bytes are safe where they were staged: the first read commits them.
       this.logger.event('warn', {
