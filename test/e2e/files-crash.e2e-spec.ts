@@ -88,7 +88,11 @@ describe('Files: a crash during an upload (e2e)', () => {
     await expect(uploadFile(api.base, a.workspaceId, a.apiKey, bytes)).rejects.toThrow();
     expect(await api.proc.exited).toBe('SIGKILL');
 
-    const [uploaded, ...rest] = await fileEvents(a.workspaceId);
+    // The store shows an append to readers once no older transaction in the cluster is open.
+    const [uploaded, ...rest] = await eventually(async () => {
+      const events = await fileEvents(a.workspaceId);
+      return events.length ? events : undefined;
+    }, 'the FileUploaded event');
     expect(rest).toEqual([]);
     expect(uploaded.type).toBe('FileUploaded');
     const { fileId, storageKey, stagingKey } = uploaded.data as {
