@@ -14,6 +14,10 @@ ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# Uploaded files with FILE_STORAGE=disk (the default): a volume mounted here keeps them, and
+# the directory exists owned by the service's user, so a new named volume is writable.
+ENV FILE_STORAGE_DIR=/app/data/files
+RUN mkdir -p /app/data/files && chown -R node:node /app/data
 USER node
 EXPOSE 3000
 CMD ["node", "dist/main.js"]

@@ -14,6 +14,7 @@ import { SpineModule } from './core/spine.module';
 import { ApiKeysModule } from './modules/api-keys/api-keys.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { CalendarsModule } from './modules/calendars/calendars.module';
+import { FilesModule } from './modules/files/files.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
@@ -34,6 +35,7 @@ export const FEATURES = [
   AuditModule,
   WorkModule,
   CalendarsModule,
+  FilesModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

@@ -11,6 +11,7 @@ import { CREDENTIAL_RESOLVER, CredentialResolver } from './core/auth/principal';
 import { HttpExceptionFilter } from './core/http/http-exception.filter';
 import { registerInputGuard } from './core/http/input-guard';
 import { registerMethodNotAllowed } from './core/http/method-not-allowed';
+import { registerMultipart } from './core/http/multipart';
 import { setupOpenApi } from './core/http/openapi';
 import { registerRequestHooks, requestIdFor } from './core/http/request-context';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './core/http/transport-errors';
@@ -60,6 +61,8 @@ export async function createHttpApp(
     app.get<CredentialResolver>(CREDENTIAL_RESOLVER, { strict: false }),
   );
   registerBodyParsers(fastify, BODY_LIMIT);
+  // After the JSON parsers: adds multipart/form-data for the routes that declare @MultipartBody.
+  registerMultipart(fastify, BODY_LIMIT);
   registerInputGuard(fastify);
   app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'admin/{*path}', method: RequestMethod.ALL }] });
   app.useGlobalFilters(new HttpExceptionFilter(logger));

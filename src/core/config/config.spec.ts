@@ -102,6 +102,28 @@ describe('loadConfig', () => {
     }
   });
 
+  it('keeps uploads on disk by default, and on S3 only with a bucket and whole credentials', () => {
+    expect(loadConfig({})).toMatchObject({
+      fileStorage: 'disk',
+      fileStorageDir: 'data/files',
+      fileMaxBytes: 50 * 1024 * 1024,
+      s3ForcePathStyle: false,
+    });
+    expect(
+      loadConfig({ FILE_STORAGE: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'http://127.0.0.1:9000' }),
+    ).toMatchObject({ fileStorage: 's3', s3Bucket: 'b', s3ForcePathStyle: true, s3Region: 'us-east-1' });
+    expect(
+      loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000', S3_FORCE_PATH_STYLE: 'false' }).s3ForcePathStyle,
+    ).toBe(false);
+    expect(() => loadConfig({ FILE_STORAGE: 's3' })).toThrow(/^S3_BUCKET: required when FILE_STORAGE=s3/);
+    expect(() => loadConfig({ S3_ACCESS_KEY_ID: 'k' })).toThrow(/^S3_SECRET_ACCESS_KEY: /);
+    expect(() => loadConfig({ FILE_MAX_BYTES: '0' })).toThrow(/^FILE_MAX_BYTES: expected an integer/);
+    expect(() => loadConfig({ FILE_STORAGE: 'ftp' })).toThrow(/^FILE_STORAGE: expected one of disk \| s3/);
+    expect(() => loadConfig({ S3_FORCE_PATH_STYLE: 'yes' })).toThrow(
+      /^S3_FORCE_PATH_STYLE: expected true or false/,
+    );
+  });
+
   it('documents every variable with a description', () => {
     for (const spec of Object.values(CONFIG_VARIABLES)) expect(spec.describe.length).toBeGreaterThan(3);
   });

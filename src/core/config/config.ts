@@ -6,6 +6,7 @@
 export type Role = 'all' | 'api' | 'worker';
 export type EventStoreKind = 'postgres' | 'eventstoredb';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+export type BlobStorageKind = 'disk' | 's3';
 
 export interface AppConfig {
   port: number;
@@ -49,6 +50,19 @@ export interface AppConfig {
   queueStalledIntervalMs: number;
   /** Stalls a job may survive before it is failed (a job that kills its worker every time). */
   queueMaxStalledCount: number;
+  /** Where uploaded bytes (files, recordings) are kept: a local directory or an S3 bucket. */
+  fileStorage: BlobStorageKind;
+  fileStorageDir: string;
+  /** The largest upload accepted, in bytes; larger is 413 and nothing is kept. */
+  fileMaxBytes: number;
+  s3Endpoint: string | undefined;
+  s3Bucket: string | undefined;
+  s3Region: string;
+  /** Unset: the AWS SDK's default credential chain (environment, profile, instance role). */
+  s3AccessKeyId: string | undefined;
+  s3SecretAccessKey: string | undefined;
+  /** Path-style addressing (bucket in the path), as MinIO and most S3-compatible servers need. */
+  s3ForcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {
@@ -120,6 +134,14 @@ function url(protocols: string[]) {
 }
 
 const text = (raw: string): string => raw;
+
+/** `true` or `false`; empty: undefined (the caller's default). */
+function optionalBoolean(raw: string, name: string): boolean | undefined {
+  const v = raw.trim().toLowerCase();
+  if (v === '') return undefined;
+  if (v === 'true' || v === 'false') return v === 'true';
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
 
 /** The client address (rate limits per address, logs) comes from X-Forwarded-For only behind trusted proxies. */
 function trustProxy(raw: string, name: string): boolean | number | string {
@@ -315,6 +337,61 @@ export const CONFIG_VARIABLES = {
     describe: 'times a job may lose its worker before it is failed',
     parse: integer(0, 1000),
   },
+  fileStorage: {
+    name: 'FILE_STORAGE',
+    default: 'disk',
+    describe: 'where uploaded files are kept: disk (FILE_STORAGE_DIR) | s3 (S3_BUCKET)',
+    parse: oneOf(['disk', 's3'] as const),
+  },
+  fileStorageDir: {
+    name: 'FILE_STORAGE_DIR',
+    default: 'data/files',
+    describe: 'directory of uploaded files with FILE_STORAGE=disk (created when missing)',
+    parse: (raw: string, name: string) => {
+      if (!raw.trim()) throw new ConfigError(name, 'expected a directory path, got an empty value');
+      return raw;
+    },
+  },
+  fileMaxBytes: {
+    name: 'FILE_MAX_BYTES',
+    default: String(50 * 1024 * 1024),
+    describe: 'largest upload accepted, in bytes (larger: 413, nothing kept)',
+    // S3 copies objects of up to 5 GiB in one request (the commit of a staged upload).
+    parse: integer(1, 5 * 1024 * 1024 * 1024),
+  },
+  s3Endpoint: {
+    name: 'S3_ENDPOINT',
+    default: '',
+    describe: 'S3-compatible endpoint URL (MinIO, R2, ...); unset: AWS S3 of S3_REGION',
+    parse: (raw: string, name: string) => (raw === '' ? undefined : url(['http', 'https'])(raw, name)),
+  },
+  s3Bucket: {
+    name: 'S3_BUCKET',
+    default: '',
+    describe: 'bucket of uploaded files, required with FILE_STORAGE=s3',
+    parse: optionalText,
+  },
+  s3Region: { name: 'S3_REGION', default: 'us-east-1', describe: 'S3 region', parse: text },
+  s3AccessKeyId: {
+    name: 'S3_ACCESS_KEY_ID',
+    default: '',
+    describe: "S3 access key id; unset: the AWS SDK's default credential chain",
+    parse: optionalText,
+  },
+  s3SecretAccessKey: {
+    name: 'S3_SECRET_ACCESS_KEY',
+    default: '',
+    describe: 'S3 secret access key, with S3_ACCESS_KEY_ID',
+    parse: optionalText,
+  },
+  s3ForcePathStyle: {
+    name: 'S3_FORCE_PATH_STYLE',
+    default: '',
+    describe:
+      'true | false: bucket in the path rather than the host name; unset: true when S3_ENDPOINT is set',
+    // Resolved against S3_ENDPOINT in loadConfig.
+    parse: (raw: string, name: string) => optionalBoolean(raw, name) as boolean,
+  },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -326,6 +403,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   const config = out as unknown as AppConfig;
   config.publicBaseUrl ||= `http://localhost:${config.port}/api/v2`;
+  config.s3ForcePathStyle ??= config.s3Endpoint !== undefined;
+  if (config.fileStorage === 's3' && !config.s3Bucket) {
+    throw new ConfigError('S3_BUCKET', 'required when FILE_STORAGE=s3');
+  }
+  if (!config.s3AccessKeyId !== !config.s3SecretAccessKey) {
+    throw new ConfigError(
+      config.s3AccessKeyId ? 'S3_SECRET_ACCESS_KEY' : 'S3_ACCESS_KEY_ID',
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together',
+    );
+  }
   if (config.eventStore === 'eventstoredb' && !config.eventStoreConnectionString) {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'required when EVENT_STORE=eventstoredb');
   }

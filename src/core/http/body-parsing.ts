@@ -52,10 +52,11 @@ export function parseJsonBody(text: string): unknown {
 }
 
 /**
- * Every route reads JSON and nothing else. A form-encoded or text body is refused with
- * 415 naming the type to send, rather than read as something else and then refused
- * field by field. Nest's own parsers are off (bootstrap.ts: bodyParser: false) and
- * Fastify's defaults are replaced, so this is the only place a body is parsed.
+ * Every route reads JSON and nothing else, except the upload routes that declare
+ * @MultipartBody (multipart.ts). A form-encoded or text body is refused with 415 naming
+ * the type to send, rather than read as something else and then refused field by field.
+ * Nest's own parsers are off (bootstrap.ts: bodyParser: false) and Fastify's defaults are
+ * replaced, so this is the only place a JSON body is parsed.
  */
 export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number): void {
   fastify.removeAllContentTypeParsers();

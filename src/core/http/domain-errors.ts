@@ -42,3 +42,7 @@ export class TooManyRequestsError extends DomainError {
 export class UnsupportedMediaTypeError extends DomainError {
   readonly status = 415;
 }
+/** A body larger than the route accepts (an upload over its size limit). */
+export class PayloadTooLargeError extends DomainError {
+  readonly status = 413;
+}
