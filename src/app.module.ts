@@ -12,6 +12,7 @@ import { QueuesModule } from './core/queues/queues.module';
 import { RateLimitModule } from './core/rate-limit/rate-limit.module';
 import { SpineModule } from './core/spine.module';
 import { ApiKeysModule } from './modules/api-keys/api-keys.module';
+import { AutomationModule } from './modules/automation/automation.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RegistryModule } from './modules/registry/registry.module';
@@ -30,6 +31,7 @@ export const FEATURES = [
   RolesModule,
   ApiKeysModule,
   AuditModule,
+  AutomationModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */
