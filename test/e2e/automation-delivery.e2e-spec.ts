@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/processes';
-import { startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/webhook-receiver';
+import { Reply, startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/webhook-receiver';
 
 /** Retries in milliseconds (6 attempts over about 3 s), so a receiver down for a second still gets everything. */
 const RETRY_DELAYS = '100,200,400,800,1600';
@@ -181,14 +181,12 @@ describe('webhook delivery (e2e)', () => {
 
   it('retries non-2xx answers on the schedule with one stable webhook-id, and honours Retry-After', async () => {
     const rx = await receiver();
-    rx.reply = (r) =>
-      r.n === 1
-        ? { status: 500, body: 'boom' }
-        : r.n === 2
-          ? { status: 503, headers: { 'retry-after': '1' } }
-          : r.n === 3
-            ? { status: 302, headers: { location: `${rx.url}/elsewhere` } }
-            : { status: 204 };
+    const replies: Reply[] = [
+      { status: 500, body: 'boom' },
+      { status: 503, headers: { 'retry-after': '1' } },
+      { status: 302, headers: { location: `${rx.url}/elsewhere` } },
+    ];
+    rx.reply = (r) => replies[r.n - 1] ?? { status: 204 };
     const w = await workspace('Retries');
     await w.rule({ trigger: 'member:updated', webhookUrl: rx.url });
     await w.updateMember('retry');

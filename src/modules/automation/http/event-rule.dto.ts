@@ -22,6 +22,7 @@ import type { EventRuleEntity } from '../projections/event-rule.entity';
 export const SECRET_MIN = 16;
 export const SECRET_MAX = 256;
 const FILTER_MAX = 200;
+const SECRET_EXAMPLE = 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3';
 const EVENT_TYPE_DESCRIPTION = `one of ${ACCEPTED_EVENT_TYPES.join(', ')} (record.created and record.updated are aliases of data_record:created and data_record:updated)`;
 
 export class ActionParamsDto {
@@ -34,6 +35,7 @@ export class ActionParamsDto {
   @ApiPropertyOptional({
     minLength: SECRET_MIN,
     maxLength: SECRET_MAX,
+    example: SECRET_EXAMPLE,
     description: 'HMAC key of the signatures; stored encrypted, never returned (only hasSigningSecret)',
   })
   @IsOptional()
@@ -85,7 +87,8 @@ export class CreateEventRuleDto {
   @IsIn([WEBHOOK_SEND])
   actionType?: string;
 
-  @ApiPropertyOptional({ type: ActionParamsDto, description: 'long form' })
+  // No description here: a described $ref becomes allOf in the document, which clients read worse.
+  @ApiPropertyOptional({ type: ActionParamsDto })
   @IsOptional()
   @ValidateNested()
   @Type(() => ActionParamsDto)
@@ -102,13 +105,22 @@ export class CreateEventRuleDto {
   @IsIn([WEBHOOK_SEND, 'webhook'])
   action?: string;
 
-  @ApiPropertyOptional({ maxLength: WEBHOOK_URL_MAX, description: 'short form' })
+  @ApiPropertyOptional({
+    maxLength: WEBHOOK_URL_MAX,
+    example: 'https://hooks.example.com/workspace',
+    description: 'short form',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(WEBHOOK_URL_MAX)
   webhookUrl?: string;
 
-  @ApiPropertyOptional({ minLength: SECRET_MIN, maxLength: SECRET_MAX, description: 'short form' })
+  @ApiPropertyOptional({
+    minLength: SECRET_MIN,
+    maxLength: SECRET_MAX,
+    example: SECRET_EXAMPLE,
+    description: 'short form',
+  })
   @IsOptional()
   @IsString()
   @MinLength(SECRET_MIN)
