@@ -36,7 +36,7 @@ export interface DeliveryToSend {
 
 /**
  * The webhook_deliveries table, the automation feature's own log (not a projection: the
- * reactor and the worker write it as deliveries happen). Every statement is keyed by the
+ * delivery worker writes it as deliveries happen). Every statement is keyed by the
  * delivery or rule id, and the HTTP reads filter by workspace.
  */
 @Injectable()
@@ -68,15 +68,43 @@ export class DeliveryLog {
     );
   }
 
-  async load(id: string): Promise<DeliveryToSend | undefined> {
-    const rows = (await this.db.query(
-      `SELECT d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test,
-              r.id AS r_id, r.webhook_url, r.enabled, r.secret, r.previous_secret, r.previous_secret_until,
-              r.max_per_second, r.enabled_since
-         FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id
-        WHERE d.id = $1`,
-      [id],
-    )) as Record<string, unknown>[];
+  /**
+   * The delivery with its rule; with `pending`, logs it first when it is not there yet, in
+   * the same statement (the worker's first run of a job: one round trip, not two).
+   */
+  async load(id: string, pending?: PendingDelivery): Promise<DeliveryToSend | undefined> {
+    const columns = `d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test`;
+    const rule = `r.id AS r_id, r.webhook_url, r.enabled, r.secret, r.previous_secret, r.previous_secret_until,
+                  r.max_per_second, r.enabled_since`;
+    const rows = (
+      pending
+        ? await this.db.query(
+            `WITH ins AS (
+               INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
+               VALUES ($1, $2, $3, $4, $5, 'pending', $6, false, $7) ON CONFLICT DO NOTHING
+               RETURNING id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test),
+             d AS (
+               SELECT * FROM ins
+               UNION ALL
+               SELECT id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test
+                 FROM webhook_deliveries WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins))
+             SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id`,
+            [
+              pending.id,
+              pending.workspaceId,
+              pending.ruleId,
+              pending.eventId,
+              pending.eventType,
+              pending.body,
+              pending.createdAt,
+            ],
+          )
+        : await this.db.query(
+            `SELECT ${columns}, ${rule} FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id
+              WHERE d.id = $1`,
+            [id],
+          )
+    ) as Record<string, unknown>[];
     const r = rows[0];
     if (!r) return undefined;
     return {

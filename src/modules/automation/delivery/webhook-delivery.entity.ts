@@ -18,8 +18,9 @@ export interface DeliveryAttempt {
 }
 
 /**
- * The delivery log: one row per (event, rule), written by the reactor (pending, with the
- * exact body every attempt sends) and the worker (attempts, outcome). Its id is the
+ * The delivery log: one row per (event, rule), with the exact body every attempt sends,
+ * written by the delivery worker (pending before the first attempt, then each attempt and
+ * the outcome) and by the test endpoint. Its id is the
  * delivery's `webhook-id`, the same on every retry and redelivery.
  */
 @Entity({ name: 'webhook_deliveries' })

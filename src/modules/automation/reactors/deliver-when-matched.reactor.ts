@@ -9,8 +9,8 @@ import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { PublicEventCatalogue } from '../../../core/events/public-events';
 import { jobIdFor, Reactor, ReactorDefinition, ReactorHandler } from '../../../core/reactors/reactor';
 import { GetWorkspaceNamesQuery } from '../../workspaces';
-import { DeliveryLog, PendingDelivery } from '../delivery/delivery-log';
-import type { PayloadFormat, RuleFilters } from '../domain/event-rule.events';
+import type { PendingDelivery } from '../delivery/delivery-log';
+import { EVENT_RULE_EVENT_TYPES, PayloadFormat, RuleFilters } from '../domain/event-rule.events';
 import { buildPayload, matchesFilters } from '../domain/payload';
 import { WEBHOOK_QUEUE, WebhookJob } from '../workers/webhook-delivery.processor';
 
@@ -25,6 +25,8 @@ export const deliveryIdFor = (eventId: string, ruleId: number): string =>
  * constructor fills them in before core's registry reads the definition (onModuleInit).
  * A feature that declares a public event thus makes it deliverable with no change here.
  */
+const RULE_CACHE_MS = 2000;
+
 const DEFINITION: ReactorDefinition & { eventTypes: string[] } = {
   name: 'automation-webhooks',
   eventTypes: [],
@@ -42,8 +44,8 @@ interface MatchingRule {
 
 /**
  * Stored event → the public events it gives rise to (catalogue) → the workspace's enabled
- * rules of those types → one pending delivery (its exact body) and one BullMQ job per
- * (event, rule), the job id from both, so replaying the reactor enqueues nothing twice.
+ * rules of those types → one BullMQ job per (event, rule) carrying the delivery (its id
+ * and exact body), the job id from both, so replaying the reactor enqueues nothing twice.
  * A rule matches events from when it was (re-)enabled on, so a replay or a re-enable
  * never delivers what happened before.
  */
@@ -51,28 +53,51 @@ interface MatchingRule {
 @Reactor(DEFINITION)
 export class DeliverWhenMatchedReactor implements ReactorHandler {
   private readonly workspaceNames = new Map<string, { name: string | null; at: number }>();
+  private readonly rules = new Map<string, { rules: MatchingRule[]; at: number }>();
 
   constructor(
     private readonly catalogue: PublicEventCatalogue,
     @InjectQueue(WEBHOOK_QUEUE) private readonly queue: Queue<WebhookJob>,
     private readonly db: DataSource,
-    private readonly log: DeliveryLog,
     private readonly queries: QueryBus,
   ) {
     const sources = new Set(catalogue.list().flatMap((d) => d.sources as readonly string[]));
+    // Rule events only empty the cache of their workspace's rules (see rulesOf).
+    for (const type of EVENT_RULE_EVENT_TYPES) sources.add(type);
     DEFINITION.eventTypes.splice(0, DEFINITION.eventTypes.length, ...[...sources].sort());
   }
 
   async react(stored: StoredEvent): Promise<void> {
-    const publics = this.catalogue.fromSource(stored.type);
+    await this.reactBatch([stored]);
+  }
+
+  /** The whole batch's jobs in one Redis call. */
+  async reactBatch(events: readonly StoredEvent[]): Promise<void> {
+    const jobs: { name: string; data: WebhookJob; opts: { jobId: string } }[] = [];
+    for (const stored of events) {
+      for (const d of await this.match(stored))
+        jobs.push({
+          name: 'deliver',
+          data: { deliveryId: d.id, pending: d },
+          opts: { jobId: jobIdFor(stored, `rule:${d.ruleId}`) },
+        });
+    }
+    // The job carries its delivery's row, which the worker writes to the log: no statement
+    // per event on this sequential path, which every workspace's deliveries go through.
+    if (jobs.length) await this.queue.addBulk(jobs);
+  }
+
+  private async match(stored: StoredEvent): Promise<PendingDelivery[]> {
     const workspaceId = stored.metadata.workspaceId;
-    if (!publics.length || !workspaceId) return;
-    const rules = (await this.db.query(
-      `SELECT id, uuid, name, event_type, payload_format, filters, enabled_since FROM event_rules
-        WHERE workspace_id = $1 AND enabled AND event_type = ANY($2) ORDER BY id`,
-      [workspaceId, publics.map((d) => d.name)],
-    )) as MatchingRule[];
-    if (!rules.length) return;
+    if ((EVENT_RULE_EVENT_TYPES as readonly string[]).includes(stored.type)) {
+      this.rules.delete(workspaceId);
+      return [];
+    }
+    const publics = this.catalogue.fromSource(stored.type);
+    if (!publics.length || !workspaceId) return [];
+    const names = new Set<string>(publics.map((d) => d.name));
+    const rules = (await this.rulesOf(workspaceId)).filter((r) => names.has(r.event_type));
+    if (!rules.length) return [];
     const occurredAt = new Date(stored.metadata.occurredAt);
     const workspace = { uuid: workspaceId, name: await this.workspaceName(workspaceId) };
     const event = { type: stored.type, data: stored.data } as DomainEvent;
@@ -103,14 +128,26 @@ export class DeliverWhenMatchedReactor implements ReactorHandler {
         createdAt: new Date().toISOString(),
       });
     }
-    await this.log.insertPending(pending);
-    await this.queue.addBulk(
-      pending.map((d) => ({
-        name: 'deliver',
-        data: { deliveryId: d.id },
-        opts: { jobId: jobIdFor(stored, `rule:${d.ruleId}`) },
-      })),
-    );
+    return pending;
+  }
+
+  /**
+   * The workspace's enabled rules, cached: a burst of events asks once. The reactor reads
+   * events in global order, so a rule's own event, which empties the entry, comes before
+   * any event after it; the read model it then reads has usually caught up (the write that
+   * made the rule waited for it), and the TTL bounds anything else.
+   */
+  private async rulesOf(workspaceId: string): Promise<MatchingRule[]> {
+    const cached = this.rules.get(workspaceId);
+    if (cached && Date.now() - cached.at < RULE_CACHE_MS) return cached.rules;
+    const rules = (await this.db.query(
+      `SELECT id, uuid, name, event_type, payload_format, filters, enabled_since FROM event_rules
+        WHERE workspace_id = $1 AND enabled ORDER BY id`,
+      [workspaceId],
+    )) as MatchingRule[];
+    if (this.rules.size > 10_000) this.rules.clear();
+    this.rules.set(workspaceId, { rules, at: Date.now() });
+    return rules;
   }
 
   /** Cached for a few seconds: a burst of events of one workspace asks once. */

@@ -5,7 +5,7 @@ import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
 import { JsonLogger } from '../../../core/logging/json-logger';
-import { DeliveryLog, DeliveryToSend } from '../delivery/delivery-log';
+import { DeliveryLog, DeliveryToSend, PendingDelivery } from '../delivery/delivery-log';
 import { Deliverer, isSuccess, retryAfterMs, retryDelayMs } from '../delivery/deliverer';
 import { RulePacer } from '../delivery/pacer';
 import { eventRuleDecider } from '../domain/event-rule';
@@ -15,6 +15,8 @@ export const WEBHOOK_QUEUE = 'webhook-deliveries';
 
 export interface WebhookJob {
   deliveryId: string;
+  /** The delivery as the reactor matched it, logged (once) by the job's first run. */
+  pending?: PendingDelivery;
   /** The pacing slot this job already holds (set when it was put back to wait for it). */
   slotAt?: number;
 }
@@ -54,8 +56,10 @@ export class WebhookDeliveryProcessor extends WorkerHost {
   }
 
   async process(job: Job<WebhookJob>, token?: string): Promise<string> {
-    const delivery = await this.log.load(job.data.deliveryId);
-    if (!delivery || delivery.status !== 'pending') return 'done already';
+    // Logged before the first attempt (a no-op when a run of this job, or a replay's, did it).
+    const delivery = await this.log.load(job.data.deliveryId, job.data.pending);
+    if (!delivery) throw new Error(`delivery ${job.data.deliveryId} is not logged`);
+    if (delivery.status !== 'pending') return 'done already';
     if (!delivery.rule || !delivery.rule.enabled) {
       await this.log.recordAttempt(
         delivery.id,
