@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { WebhookDeliveryProcessor } from '../../src/modules/automation/workers/webhook-delivery.processor';
 import { startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/processes';
 import { Reply, startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/webhook-receiver';
@@ -25,6 +26,7 @@ describe('webhook delivery (e2e)', () => {
         WEBHOOK_RETRY_DELAYS_MS: RETRY_DELAYS,
         WEBHOOK_TIMEOUT_MS: '2000',
         WEBHOOK_DISABLE_AFTER_DAYS: DISABLE_AFTER_DAYS,
+        WEBHOOK_CONCURRENCY: '20',
       },
     });
   });
@@ -58,6 +60,11 @@ describe('webhook delivery (e2e)', () => {
       (await t.request('GET', `/w/${w.workspaceId}/webhook-logs${query}`, { token: w.apiKey })).body;
     return { ...w, rule, updateMember, logs };
   }
+
+  it('runs the delivery worker at the configured concurrency', () => {
+    const processor = t.app.get(WebhookDeliveryProcessor, { strict: false });
+    expect(processor.worker.concurrency).toBe(20);
+  });
 
   it('delivers member:updated, flat, with headers and signatures that independent verifiers accept on the exact bytes', async () => {
     const rx = await receiver();

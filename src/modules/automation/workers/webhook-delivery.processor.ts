@@ -1,6 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { DelayedError, Job } from 'bullmq';
+import { DelayedError, Job, WorkerOptions } from 'bullmq';
+// Not re-exported by the package index; core's queues module reads it the same way.
+import { WORKER_METADATA } from '@nestjs/bullmq/dist/bull.constants';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
@@ -48,11 +50,15 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     private readonly logger: JsonLogger,
   ) {
     super();
-  }
-
-  onModuleInit(): void {
-    // @Processor options are static; the concurrency is configuration.
-    this.worker.concurrency = this.config.webhookConcurrency;
+    // The concurrency is configuration, but @nestjs/bullmq takes worker options only from
+    // the class's @Processor metadata, read after this instance exists: the queues module
+    // instantiates a per-application subclass (new.target), so setting it there is local.
+    const options = (Reflect.getMetadata(WORKER_METADATA, new.target) ?? {}) as WorkerOptions;
+    Reflect.defineMetadata(
+      WORKER_METADATA,
+      { ...options, concurrency: config.webhookConcurrency },
+      new.target,
+    );
   }
 
   async process(job: Job<WebhookJob>, token?: string): Promise<string> {
