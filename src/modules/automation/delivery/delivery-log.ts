@@ -70,7 +70,10 @@ export class DeliveryLog {
 
   /**
    * The delivery with its rule; with `pending`, logs it first when it is not there yet, in
-   * the same statement (the worker's first run of a job: one round trip, not two).
+   * the same statement (the worker's first run of a job: one round trip, not two). That
+   * insert does not wait for its WAL flush (synchronous_commit off in its own transaction):
+   * the attempt's update after it waits for its own, which covers the insert too; a crash
+   * before that leaves the job to run again and insert it again.
    */
   async load(id: string, pending?: PendingDelivery): Promise<DeliveryToSend | undefined> {
     const columns = `d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test`;
@@ -79,7 +82,8 @@ export class DeliveryLog {
     const rows = (
       pending
         ? await this.db.query(
-            `WITH ins AS (
+            `WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
+             ins AS (
                INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
                VALUES ($1, $2, $3, $4, $5, 'pending', $6, false, $7) ON CONFLICT DO NOTHING
                RETURNING id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test),
@@ -88,7 +92,7 @@ export class DeliveryLog {
                UNION ALL
                SELECT id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test
                  FROM webhook_deliveries WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins))
-             SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id`,
+             SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id, async_commit`,
             [
               pending.id,
               pending.workspaceId,
