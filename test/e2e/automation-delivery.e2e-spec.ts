@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { DeliverWhenMatchedReactor } from '../../src/modules/automation/reactors/deliver-when-matched.reactor';
 import { WebhookDeliveryProcessor } from '../../src/modules/automation/workers/webhook-delivery.processor';
 import { startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/processes';
@@ -149,6 +150,10 @@ describe('webhook delivery (e2e)', () => {
     });
     expect(d.attempts[0].requestHeaders['x-webhook-signature']).toBe(req.headers['x-webhook-signature']);
     expect(JSON.stringify(log)).not.toContain(plainSecret);
+    // A replay of the reactor (the same stored event again) enqueues nothing new.
+    await t.app.get(DeliverWhenMatchedReactor, { strict: false }).reactBatch([event]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(rx.received).toHaveLength(1);
     const one = await t.request('GET', `/w/${w.workspaceId}/webhook-logs/${d.id}`, { token: w.apiKey });
     expect(one.status).toBe(200);
     expect(one.body.requestBody).toBe(req.raw.toString('utf8'));
