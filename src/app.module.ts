@@ -12,6 +12,7 @@ import { QueuesModule } from './core/queues/queues.module';
 import { RateLimitModule } from './core/rate-limit/rate-limit.module';
 import { SpineModule } from './core/spine.module';
 import { ApiKeysModule } from './modules/api-keys/api-keys.module';
+import { AutomationModule } from './modules/automation/automation.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { CalendarsModule } from './modules/calendars/calendars.module';
 import { FilesModule } from './modules/files/files.module';
@@ -36,6 +37,7 @@ export const FEATURES = [
   WorkModule,
   CalendarsModule,
   FilesModule,
+  AutomationModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

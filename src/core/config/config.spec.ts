@@ -56,6 +56,24 @@ describe('loadConfig', () => {
     expect((err as Error).message).not.toContain('\n');
   });
 
+  it('refuses http webhooks and the development encryption key in production', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: key, WEBHOOK_ALLOW_HTTP: 'true' }),
+    ).toThrow(/^WEBHOOK_ALLOW_HTTP: must not be true with NODE_ENV=production/);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /^SECRETS_ENCRYPTION_KEY: required with NODE_ENV=production/,
+    );
+    expect(
+      loadConfig({ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: key }).secretsEncryptionKey,
+    ).toHaveLength(32);
+    expect(() => loadConfig({ SECRETS_ENCRYPTION_KEY: 'short' })).toThrow(
+      /^SECRETS_ENCRYPTION_KEY: expected 32 bytes/,
+    );
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '0, 50,100' }).webhookRetryDelaysMs).toEqual([0, 50, 100]);
+    expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '1s' })).toThrow(/^WEBHOOK_RETRY_DELAYS_MS:/);
+  });
+
   it('reads TRUST_PROXY as false, true, a hop count or trusted addresses', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);

@@ -63,6 +63,24 @@ export interface AppConfig {
   s3SecretAccessKey: string | undefined;
   /** Path-style addressing (bucket in the path), as MinIO and most S3-compatible servers need. */
   s3ForcePathStyle: boolean;
+  /** Webhook URLs may be http:// (never in production). */
+  webhookAllowHttp: boolean;
+  /** Webhook hosts may resolve to loopback, private, link-local or metadata addresses (tests). */
+  webhookAllowPrivateNetworks: boolean;
+  /** A delivery attempt not answered within this long counts as failed. */
+  webhookTimeoutMs: number;
+  /** Waits before each retry of a failed delivery (jittered); its length is the number of retries. */
+  webhookRetryDelaysMs: number[];
+  /** Deliveries in flight per worker process. */
+  webhookConcurrency: number;
+  /** Deliveries in flight to one rule's receiver per worker process, so one slow receiver cannot take every slot. */
+  webhookRuleConcurrency: number;
+  /** After a secret rotation, deliveries are signed with the old secret too for this long. */
+  webhookSecretOverlapHours: number;
+  /** A rule whose every delivery failed for this long is disabled. */
+  webhookDisableAfterDays: number;
+  /** 32-byte key (base64 or hex) that encrypts stored secrets (webhook signing secrets). */
+  secretsEncryptionKey: Buffer;
 }
 
 export class ConfigError extends Error {
@@ -141,6 +159,45 @@ function optionalBoolean(raw: string, name: string): boolean | undefined {
   if (v === '') return undefined;
   if (v === 'true' || v === 'false') return v === 'true';
   throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+function bool(raw: string, name: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+/** Comma-separated milliseconds, e.g. "0,10000,60000". */
+function delays(raw: string, name: string): number[] {
+  const parts = raw.split(',').map((x) => x.trim());
+  if (!parts.length || parts.length > 50 || parts.some((x) => !/^\d{1,9}$/.test(x)))
+    throw new ConfigError(name, `expected comma-separated milliseconds such as 0,10000,60000, got "${raw}"`);
+  return parts.map(Number);
+}
+
+/**
+ * Publicly known key for development and tests only: loadConfig refuses it in production,
+ * where a leaked default would decrypt every stored secret.
+ */
+export const DEV_SECRETS_ENCRYPTION_KEY = 'ZGV2ZWxvcG1lbnQtb25seS1rZXktMzItYnl0ZXMhISE=';
+
+function encryptionKey(raw: string, name: string): Buffer {
+  const v = raw.trim();
+  const key = /^[0-9a-f]{64}$/i.test(v) ? Buffer.from(v, 'hex') : Buffer.from(v, 'base64');
+  if (key.length !== 32 || (!/^[0-9a-f]{64}$/i.test(v) && key.toString('base64') !== v))
+    throw new ConfigError(name, 'expected 32 bytes, as 64 hex digits or base64 (openssl rand -base64 32)');
+  return key;
+}
+
+function positiveNumber(max: number) {
+  return (raw: string, name: string): number => {
+    const v = raw.trim();
+    const n = Number(v);
+    if (!/^\d+(\.\d+)?$/.test(v) || n <= 0 || n > max)
+      throw new ConfigError(name, `expected a number above 0 and at most ${max}, got "${raw}"`);
+    return n;
+  };
 }
 
 /** The client address (rate limits per address, logs) comes from X-Forwarded-For only behind trusted proxies. */
@@ -392,6 +449,60 @@ export const CONFIG_VARIABLES = {
     // Resolved against S3_ENDPOINT in loadConfig.
     parse: (raw: string, name: string) => optionalBoolean(raw, name) as boolean,
   },
+  webhookAllowHttp: {
+    name: 'WEBHOOK_ALLOW_HTTP',
+    default: 'false',
+    describe: 'accept http:// webhook URLs (refused with NODE_ENV=production)',
+    parse: bool,
+  },
+  webhookAllowPrivateNetworks: {
+    name: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+    default: 'false',
+    describe: 'deliver to hosts resolving to loopback, private, link-local or metadata addresses',
+    parse: bool,
+  },
+  webhookTimeoutMs: {
+    name: 'WEBHOOK_TIMEOUT_MS',
+    default: '15000',
+    describe: 'time a webhook receiver has to answer, in ms',
+    parse: integer(100, 600_000),
+  },
+  webhookRetryDelaysMs: {
+    name: 'WEBHOOK_RETRY_DELAYS_MS',
+    default: '0,10000,60000,300000,1800000,7200000,21600000,43200000',
+    describe: 'waits before each retry of a failed delivery, in ms, comma-separated (jittered)',
+    parse: delays,
+  },
+  webhookConcurrency: {
+    name: 'WEBHOOK_CONCURRENCY',
+    default: '50',
+    describe: 'webhook deliveries in flight per worker process',
+    parse: integer(1, 10_000),
+  },
+  webhookRuleConcurrency: {
+    name: 'WEBHOOK_RULE_CONCURRENCY',
+    default: '10',
+    describe: "deliveries in flight to one rule's receiver per worker process",
+    parse: integer(1, 10_000),
+  },
+  webhookSecretOverlapHours: {
+    name: 'WEBHOOK_SECRET_OVERLAP_HOURS',
+    default: '24',
+    describe: 'how long deliveries also carry the signature of a rotated-out secret, in hours',
+    parse: positiveNumber(24 * 365),
+  },
+  webhookDisableAfterDays: {
+    name: 'WEBHOOK_DISABLE_AFTER_DAYS',
+    default: '5',
+    describe: 'a rule whose every delivery failed for this long (fractions allowed) is disabled',
+    parse: days(3650),
+  },
+  secretsEncryptionKey: {
+    name: 'SECRETS_ENCRYPTION_KEY',
+    default: DEV_SECRETS_ENCRYPTION_KEY,
+    describe: '32 bytes (base64 or hex) encrypting stored secrets; the default is refused in production',
+    parse: encryptionKey,
+  },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -415,6 +526,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   if (config.eventStore === 'eventstoredb' && !config.eventStoreConnectionString) {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'required when EVENT_STORE=eventstoredb');
+  }
+  if (config.nodeEnv === 'production') {
+    if (config.webhookAllowHttp)
+      throw new ConfigError('WEBHOOK_ALLOW_HTTP', 'must not be true with NODE_ENV=production');
+    if (config.secretsEncryptionKey.equals(Buffer.from(DEV_SECRETS_ENCRYPTION_KEY, 'base64')))
+      throw new ConfigError(
+        'SECRETS_ENCRYPTION_KEY',
+        'required with NODE_ENV=production (the default is a public development key)',
+      );
   }
   return config;
 }

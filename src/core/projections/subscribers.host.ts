@@ -148,17 +148,29 @@ function reactorSpec(r: RegisteredReactor, db: DataSource): SubscriberSpec {
     async commitBatch(events: StoredEvent[], expected: Position | undefined) {
       const current = await readCheckpoint(db.manager, name);
       if (!samePosition(current, expected)) return 'stale';
-      for (const event of events) {
+      if (r.handler.reactBatch) {
+        const first = events[0];
         await requestContext.run(
           {
-            requestId: event.metadata.correlationId,
-            causationId: event.id,
+            requestId: first.metadata.correlationId,
+            causationId: first.id,
             actor: SYSTEM_ACTOR,
             appended: [],
           },
-          () => r.handler.react(event),
+          () => r.handler.reactBatch!(events),
         );
-      }
+      } else
+        for (const event of events) {
+          await requestContext.run(
+            {
+              requestId: event.metadata.correlationId,
+              causationId: event.id,
+              actor: SYSTEM_ACTOR,
+              appended: [],
+            },
+            () => r.handler.react(event),
+          );
+        }
       await writeCheckpoint(db.manager, name, 'reactor', events[events.length - 1].position, events.length);
       return 'committed';
     },

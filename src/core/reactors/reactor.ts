@@ -15,6 +15,12 @@ export interface ReactorDefinition {
  */
 export interface ReactorHandler {
   react(event: StoredEvent): Promise<void>;
+  /**
+   * Optional: reacts to a batch (in global order) at once, e.g. one Redis call adding
+   * every job of the batch. It must enqueue what `react` called on each event in turn
+   * would, with the same job ids (the same as a projection's `handleBatch`).
+   */
+  reactBatch?(events: readonly StoredEvent[]): Promise<void>;
 }
 
 export const REACTOR_METADATA = 'spine:reactor';

@@ -1,0 +1,194 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { nextId } from '../../../core/database/ids';
+import { SECRET_BOX } from '../delivery/deliverer';
+import { WebhookTargets } from '../delivery/webhook-targets';
+import { eventRuleDecider } from '../domain/event-rule';
+import { eventRuleStream, RuleDefinition } from '../domain/event-rule.events';
+import { generateSigningSecret, SecretBox } from '../domain/secret-box';
+import type { RuleInput } from '../http/rule-input';
+
+export class CreateEventRuleCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly input: RuleInput,
+  ) {}
+}
+
+export class UpdateEventRuleCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly ruleId: number,
+    readonly input: RuleInput,
+    readonly expectedRevision?: bigint,
+  ) {}
+}
+
+export class DeleteEventRuleCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly ruleId: number,
+    readonly expectedRevision?: bigint,
+  ) {}
+}
+
+export class RotateEventRuleSecretCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly ruleId: number,
+  ) {}
+}
+
+/** Creates a rule; its URL is checked (scheme, resolved addresses) before anything is written. */
+@CommandHandler(CreateEventRuleCommand)
+export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCommand, number> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+    private readonly targets: WebhookTargets,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+  ) {}
+
+  async execute(cmd: CreateEventRuleCommand): Promise<number> {
+    const i = cmd.input;
+    await this.targets.check(i.webhookUrl!, i.webhookUrlField);
+    const definition: RuleDefinition = {
+      name: i.name!,
+      eventType: i.eventType!,
+      webhookUrl: i.webhookUrl!,
+      payloadFormat: i.payloadFormat ?? 'flat',
+      filters: i.filters ?? {},
+      maxPerSecond: i.maxPerSecond ?? null,
+    };
+    const ruleId = await nextId(this.db, 'event_rule_id_seq');
+    await this.repo.handle({
+      streamName: eventRuleStream(ruleId),
+      workspaceId: cmd.workspaceId,
+      decider: eventRuleDecider,
+      command: {
+        type: 'CreateEventRule',
+        ruleId,
+        uuid: randomUUID(),
+        workspaceId: cmd.workspaceId,
+        definition,
+        secret: i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleId),
+        now: new Date().toISOString(),
+      },
+    });
+    if (i.enabled === false)
+      await this.repo.handle({
+        streamName: eventRuleStream(ruleId),
+        workspaceId: cmd.workspaceId,
+        decider: eventRuleDecider,
+        command: {
+          type: 'UpdateEventRule',
+          ruleId,
+          workspaceId: cmd.workspaceId,
+          changes: { enabled: false },
+          now: new Date().toISOString(),
+        },
+      });
+    return ruleId;
+  }
+}
+
+@CommandHandler(UpdateEventRuleCommand)
+export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCommand, void> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly targets: WebhookTargets,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+  ) {}
+
+  async execute(cmd: UpdateEventRuleCommand): Promise<void> {
+    const i = cmd.input;
+    if (i.webhookUrl !== undefined) await this.targets.check(i.webhookUrl, i.webhookUrlField);
+    const changes: Partial<RuleDefinition> & { enabled?: boolean } = {
+      ...(i.name !== undefined ? { name: i.name } : {}),
+      ...(i.eventType !== undefined ? { eventType: i.eventType } : {}),
+      ...(i.webhookUrl !== undefined ? { webhookUrl: i.webhookUrl } : {}),
+      ...(i.payloadFormat !== undefined ? { payloadFormat: i.payloadFormat } : {}),
+      ...(i.maxPerSecond !== undefined ? { maxPerSecond: i.maxPerSecond } : {}),
+      ...(i.filters !== undefined ? { filters: i.filters } : {}),
+      ...(i.enabled !== undefined ? { enabled: i.enabled } : {}),
+    };
+    await this.repo.handle({
+      streamName: eventRuleStream(cmd.ruleId),
+      workspaceId: cmd.workspaceId,
+      decider: eventRuleDecider,
+      expectedRevision: cmd.expectedRevision,
+      command: {
+        type: 'UpdateEventRule',
+        ruleId: cmd.ruleId,
+        workspaceId: cmd.workspaceId,
+        changes,
+        secret: i.signingSecret === undefined ? undefined : this.box.seal(i.signingSecret, cmd.ruleId),
+        now: new Date().toISOString(),
+      },
+    });
+  }
+}
+
+@CommandHandler(DeleteEventRuleCommand)
+export class DeleteEventRuleHandler implements ICommandHandler<DeleteEventRuleCommand, void> {
+  constructor(private readonly repo: EventSourcedRepository) {}
+
+  async execute(cmd: DeleteEventRuleCommand): Promise<void> {
+    await this.repo.handle({
+      streamName: eventRuleStream(cmd.ruleId),
+      workspaceId: cmd.workspaceId,
+      decider: eventRuleDecider,
+      expectedRevision: cmd.expectedRevision,
+      command: {
+        type: 'DeleteEventRule',
+        ruleId: cmd.ruleId,
+        workspaceId: cmd.workspaceId,
+        now: new Date().toISOString(),
+      },
+    });
+  }
+}
+
+/**
+ * A new secret, answered once; the old one keeps signing beside it for
+ * WEBHOOK_SECRET_OVERLAP_HOURS, so receivers can switch without losing a delivery.
+ */
+@CommandHandler(RotateEventRuleSecretCommand)
+export class RotateEventRuleSecretHandler implements ICommandHandler<
+  RotateEventRuleSecretCommand,
+  { secret: string; previousValidUntil: string | null }
+> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async execute(
+    cmd: RotateEventRuleSecretCommand,
+  ): Promise<{ secret: string; previousValidUntil: string | null }> {
+    const secret = generateSigningSecret();
+    const { events } = await this.repo.handle({
+      streamName: eventRuleStream(cmd.ruleId),
+      workspaceId: cmd.workspaceId,
+      decider: eventRuleDecider,
+      command: {
+        type: 'RotateEventRuleSecret',
+        ruleId: cmd.ruleId,
+        workspaceId: cmd.workspaceId,
+        secret: this.box.seal(secret, cmd.ruleId),
+        overlapMs: this.config.webhookSecretOverlapHours * 3600 * 1000,
+        now: new Date().toISOString(),
+      },
+    });
+    const rotated = events.find((e) => e.type === 'EventRuleSecretRotated');
+    return {
+      secret,
+      previousValidUntil: rotated?.type === 'EventRuleSecretRotated' ? rotated.data.previousValidUntil : null,
+    };
+  }
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { SecretBox } from '../domain/secret-box';
+import { signatureHeaders } from '../domain/signature';
+import { DeliveryToSend } from './delivery-log';
+import type { DeliveryAttempt } from './webhook-delivery.entity';
+import { SendResult, USER_AGENT, WebhookSender } from './webhook-sender';
+
+export const SECRET_BOX = Symbol('SECRET_BOX');
+
+/** One attempt of a delivery: its headers (signed with every live secret) and the receiver's answer. */
+@Injectable()
+export class Deliverer {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SECRET_BOX) private readonly box: SecretBox,
+    private readonly sender: WebhookSender,
+  ) {}
+
+  headersFor(delivery: DeliveryToSend, now: Date): Record<string, string> {
+    const rule = delivery.rule!;
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const secrets: string[] = [];
+    if (rule.secret) secrets.push(this.box.open(rule.secret, delivery.ruleId));
+    // Rotation overlap: the old secret signs too, so receivers switch without a gap.
+    if (rule.previousSecret && rule.previousSecretUntil && rule.previousSecretUntil > now)
+      secrets.push(this.box.open(rule.previousSecret, delivery.ruleId));
+    return {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'x-webhook-event': delivery.eventType,
+      'x-webhook-id': delivery.id,
+      'webhook-id': delivery.id,
+      'webhook-timestamp': String(timestamp),
+      ...signatureHeaders(secrets, delivery.id, timestamp, delivery.body),
+    };
+  }
+
+  async attempt(delivery: DeliveryToSend): Promise<{ result: SendResult; attempt: DeliveryAttempt }> {
+    const now = new Date();
+    const headers = this.headersFor(delivery, now);
+    const result = await this.sender.send(delivery.rule!.webhookUrl, headers, delivery.body);
+    return {
+      result,
+      attempt: {
+        attempt: delivery.attemptCount + 1,
+        at: now.toISOString(),
+        requestHeaders: headers,
+        responseStatus: result.status,
+        responseBodyExcerpt: result.bodyExcerpt,
+        error: result.error,
+        durationMs: result.durationMs,
+        nextRetryAt: null,
+      },
+    };
+  }
+
+  get timeoutMs(): number {
+    return this.config.webhookTimeoutMs;
+  }
+}
+
+export const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+
+/**
+ * Retry-After (seconds or an HTTP date) as milliseconds from now; null when absent or
+ * unreadable. Capped at a day: a receiver cannot park a delivery forever.
+ */
+export function retryAfterMs(value: string | null, now = Date.now()): number | null {
+  if (!value) return null;
+  const v = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(v)) ms = Number(v) * 1000;
+  else {
+    const at = Date.parse(v);
+    if (Number.isNaN(at)) return null;
+    ms = at - now;
+  }
+  return Math.min(Math.max(ms, 0), 24 * 3600 * 1000);
+}
+
+/** The wait before retry `n` (1-based) with ±20% jitter, so retries of many deliveries spread out. */
+export function retryDelayMs(delays: readonly number[], n: number, random = Math.random()): number | null {
+  if (n > delays.length) return null;
+  const base = delays[n - 1];
+  return Math.round(base * (0.8 + 0.4 * random));
+}

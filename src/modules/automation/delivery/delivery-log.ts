@@ -1,0 +1,195 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { DeliveryAttempt, DeliveryStatus } from './webhook-delivery.entity';
+
+export interface PendingDelivery {
+  id: string;
+  workspaceId: string;
+  ruleId: number;
+  eventId: string | null;
+  eventType: string;
+  body: string;
+  isTest?: boolean;
+  createdAt: string;
+}
+
+/** A delivery with what its attempt needs of its rule (null when the rule is gone). */
+export interface DeliveryToSend {
+  id: string;
+  workspaceId: string;
+  ruleId: number;
+  eventType: string;
+  status: DeliveryStatus;
+  body: string;
+  attemptCount: number;
+  isTest: boolean;
+  rule: {
+    webhookUrl: string;
+    enabled: boolean;
+    secret: string | null;
+    previousSecret: string | null;
+    previousSecretUntil: Date | null;
+    maxPerSecond: number | null;
+    enabledSince: Date;
+  } | null;
+}
+
+/**
+ * The webhook_deliveries table, the automation feature's own log (not a projection: the
+ * delivery worker writes it as deliveries happen). Every statement is keyed by the
+ * delivery or rule id, and the HTTP reads filter by workspace.
+ */
+@Injectable()
+export class DeliveryLog {
+  constructor(private readonly db: DataSource) {}
+
+  /** New pending deliveries; one already logged for the same (event, rule) is left as it is. */
+  async insertPending(rows: readonly PendingDelivery[]): Promise<void> {
+    if (!rows.length) return;
+    const params: unknown[] = [];
+    const values = rows.map((r) => {
+      params.push(
+        r.id,
+        r.workspaceId,
+        r.ruleId,
+        r.eventId,
+        r.eventType,
+        r.body,
+        r.isTest ?? false,
+        r.createdAt,
+      );
+      const n = params.length;
+      return `($${n - 7}, $${n - 6}, $${n - 5}, $${n - 4}, $${n - 3}, 'pending', $${n - 2}, $${n - 1}, $${n})`;
+    });
+    await this.db.query(
+      `INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
+       VALUES ${values.join(', ')} ON CONFLICT DO NOTHING`,
+      params,
+    );
+  }
+
+  /**
+   * The delivery with its rule; with `pending`, logs it first when it is not there yet, in
+   * the same statement (the worker's first run of a job: one round trip, not two). That
+   * insert does not wait for its WAL flush (synchronous_commit off in its own transaction):
+   * the attempt's update after it waits for its own, which covers the insert too; a crash
+   * before that leaves the job to run again and insert it again.
+   */
+  async load(id: string, pending?: PendingDelivery): Promise<DeliveryToSend | undefined> {
+    const columns = `d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test`;
+    const rule = `r.id AS r_id, r.webhook_url, r.enabled, r.secret, r.previous_secret, r.previous_secret_until,
+                  r.max_per_second, r.enabled_since`;
+    const rows = (
+      pending
+        ? await this.db.query(
+            `WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
+             ins AS (
+               INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
+               VALUES ($1, $2, $3, $4, $5, 'pending', $6, false, $7) ON CONFLICT DO NOTHING
+               RETURNING id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test),
+             d AS (
+               SELECT * FROM ins
+               UNION ALL
+               SELECT id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test
+                 FROM webhook_deliveries WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins))
+             SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id, async_commit`,
+            [
+              pending.id,
+              pending.workspaceId,
+              pending.ruleId,
+              pending.eventId,
+              pending.eventType,
+              pending.body,
+              pending.createdAt,
+            ],
+          )
+        : await this.db.query(
+            `SELECT ${columns}, ${rule} FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id
+              WHERE d.id = $1`,
+            [id],
+          )
+    ) as Record<string, unknown>[];
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      id: r.id as string,
+      workspaceId: r.workspace_id as string,
+      ruleId: r.rule_id as number,
+      eventType: r.event_type as string,
+      status: r.status as DeliveryStatus,
+      body: r.body as string,
+      attemptCount: r.attempt_count as number,
+      isTest: r.is_test as boolean,
+      rule:
+        r.r_id === null
+          ? null
+          : {
+              webhookUrl: r.webhook_url as string,
+              enabled: r.enabled as boolean,
+              secret: r.secret as string | null,
+              previousSecret: r.previous_secret as string | null,
+              previousSecretUntil: r.previous_secret_until as Date | null,
+              maxPerSecond: r.max_per_second as number | null,
+              enabledSince: r.enabled_since as Date,
+            },
+    };
+  }
+
+  /** Appends one attempt and sets the delivery's state after it. */
+  async recordAttempt(
+    id: string,
+    attempt: DeliveryAttempt,
+    outcome: { status: DeliveryStatus; nextAttemptAt: Date | null },
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE webhook_deliveries
+          SET attempts = attempts || $2::jsonb, attempt_count = attempt_count + 1, last_status = $3,
+              status = $4, next_attempt_at = $5,
+              completed_at = CASE WHEN $4 = 'pending' THEN NULL ELSE now() END
+        WHERE id = $1`,
+      [id, JSON.stringify([attempt]), attempt.responseStatus, outcome.status, outcome.nextAttemptAt],
+    );
+  }
+
+  /** Back to pending for another round of attempts (redeliver, recover); same id, so same webhook-id. */
+  async reopen(ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    await this.db.query(
+      `UPDATE webhook_deliveries
+          SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL,
+              redeliveries = redeliveries + 1
+        WHERE id = ANY($1)`,
+      [ids],
+    );
+  }
+
+  /** Deliveries of a rule that ended failed since a time (recover), oldest first. */
+  async failedSince(workspaceId: string, ruleId: number, since: string): Promise<string[]> {
+    const rows = (await this.db.query(
+      `SELECT id FROM webhook_deliveries
+        WHERE workspace_id = $1 AND rule_id = $2 AND status = 'failed' AND NOT is_test AND completed_at >= $3
+        ORDER BY created_at`,
+      [workspaceId, ruleId, since],
+    )) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * The failing streak of a rule: the first and last failure of real deliveries since its
+   * last success (and since it was last enabled); null when the last outcome succeeded.
+   */
+  async failingStreak(ruleId: number, since: Date): Promise<{ first: Date; last: Date } | null> {
+    const rows = (await this.db.query(
+      `WITH last_ok AS (
+         SELECT max(completed_at) AS at FROM webhook_deliveries
+          WHERE rule_id = $1 AND status = 'succeeded' AND NOT is_test)
+       SELECT min(d.completed_at) AS first, max(d.completed_at) AS last
+         FROM webhook_deliveries d, last_ok
+        WHERE d.rule_id = $1 AND d.status = 'failed' AND NOT d.is_test AND d.completed_at >= $2
+          AND (last_ok.at IS NULL OR d.completed_at > last_ok.at)`,
+      [ruleId, since],
+    )) as { first: Date | null; last: Date | null }[];
+    const r = rows[0];
+    return r?.first && r.last ? { first: r.first, last: r.last } : null;
+  }
+}

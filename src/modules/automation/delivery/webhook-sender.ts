@@ -1,0 +1,90 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Agent, request } from 'undici';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { WebhookTargets } from './webhook-targets';
+
+export const RESPONSE_EXCERPT_MAX = 1024;
+/** Read at most this much of a response (the rest is dropped with the connection). */
+const RESPONSE_READ_MAX = 64 * 1024;
+export const USER_AGENT = 'workspace-service-webhooks/1';
+
+export interface SendResult {
+  status: number | null;
+  bodyExcerpt: string | null;
+  retryAfter: string | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * One POST to a receiver through undici: one Agent for the process, so connections are
+ * kept alive and reused per receiver; its sockets resolve names through
+ * WebhookTargets.lookup (checked, pinned). Redirects are not followed (undici's request
+ * follows none without the redirect interceptor); a 3xx is a failure like any non-2xx.
+ */
+@Injectable()
+export class WebhookSender implements OnModuleDestroy {
+  private readonly agent: Agent;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly targets: WebhookTargets,
+  ) {
+    this.agent = new Agent({
+      connect: { lookup: targets.lookup, timeout: config.webhookTimeoutMs },
+      keepAliveTimeout: 10_000,
+      connections: 64,
+    });
+  }
+
+  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const started = performance.now();
+    const duration = () => Math.round(performance.now() - started);
+    try {
+      const target = new URL(url);
+      this.targets.assertLiteralAllowed(target);
+      const res = await request(target, {
+        dispatcher: this.agent,
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.config.webhookTimeoutMs),
+      });
+      let read = 0;
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (read < RESPONSE_EXCERPT_MAX) chunks.push(chunk);
+        read += chunk.length;
+        if (read > RESPONSE_READ_MAX) {
+          res.body.destroy();
+          break;
+        }
+      }
+      const retryAfter = res.headers['retry-after'];
+      return {
+        status: res.statusCode,
+        bodyExcerpt: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_EXCERPT_MAX),
+        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+        error: null,
+        durationMs: duration(),
+      };
+    } catch (error) {
+      const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
+      const reason =
+        e.name === 'TimeoutError' || e.name === 'AbortError'
+          ? `no answer within ${this.config.webhookTimeoutMs} ms`
+          : `${e.code ?? e.cause?.code ?? e.name}: ${e.cause?.message ?? e.message}`;
+      return {
+        status: null,
+        bodyExcerpt: null,
+        retryAfter: null,
+        error: reason.slice(0, 500),
+        durationMs: duration(),
+      };
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,154 @@
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { deciderSpec } from '../../../core/testing/decider-spec';
+import { eventRuleDecider } from './event-rule';
+import type { EventRuleCreated, RuleDefinition } from './event-rule.events';
+import { canonicalEventType } from './event-types';
+
+const spec = deciderSpec(eventRuleDecider);
+const now = '2026-11-23T10:00:00.000Z';
+const workspaceId = '0193a0a0-0000-7000-8000-000000000001';
+const definition: RuleDefinition = {
+  name: 'Members to CRM',
+  eventType: 'member:updated',
+  webhookUrl: 'https://hooks.example.com/in',
+  payloadFormat: 'flat',
+  filters: {},
+  maxPerSecond: null,
+};
+const created: EventRuleCreated = {
+  type: 'EventRuleCreated',
+  data: {
+    ruleId: 7,
+    uuid: 'c0ffee00-0000-4000-8000-000000000007',
+    workspaceId,
+    ...definition,
+    actionType: 'webhook:send',
+    secret: 'v1.sealed',
+    createdAt: now,
+  },
+};
+
+describe('event rule decider', () => {
+  it('creates a rule, enabled, with its sealed secret', () => {
+    spec
+      .given([])
+      .when({
+        type: 'CreateEventRule',
+        ruleId: 7,
+        uuid: created.data.uuid,
+        workspaceId,
+        definition,
+        secret: 'v1.sealed',
+        now,
+      })
+      .then([created]);
+  });
+
+  it('refuses chat:summary filters on another type', () => {
+    spec
+      .given([])
+      .when({
+        type: 'CreateEventRule',
+        ruleId: 7,
+        uuid: created.data.uuid,
+        workspaceId,
+        definition: { ...definition, filters: { channel: 'sms' } },
+        secret: null,
+        now,
+      })
+      .thenThrows(ValidationError, /channel, workflowUuid: filter only chat:summary/);
+  });
+
+  it('takes filters on chat:summary and drops them when the type changes away from it', () => {
+    const summary: EventRuleCreated = {
+      ...created,
+      data: { ...created.data, eventType: 'chat:summary', filters: { channel: 'sms' } },
+    };
+    spec
+      .given([summary])
+      .when({ type: 'UpdateEventRule', ruleId: 7, workspaceId, changes: { eventType: 'chat:created' }, now })
+      .then([
+        {
+          type: 'EventRuleUpdated',
+          data: { ruleId: 7, workspaceId, eventType: 'chat:created', filters: {}, updatedAt: now },
+        },
+      ]);
+  });
+
+  it('refuses a second create, and changes to a rule of another workspace or a deleted one', () => {
+    spec
+      .given([created])
+      .when({ type: 'CreateEventRule', ruleId: 7, uuid: 'x', workspaceId, definition, secret: null, now })
+      .thenThrows(ConflictError);
+    spec
+      .given([created])
+      .when({ type: 'UpdateEventRule', ruleId: 7, workspaceId: 'other', changes: { name: 'x' }, now })
+      .thenThrows(NotFoundError);
+    spec
+      .given([created, { type: 'EventRuleDeleted', data: { ruleId: 7, workspaceId, deletedAt: now } }])
+      .when({ type: 'DeleteEventRule', ruleId: 7, workspaceId, now })
+      .thenThrows(NotFoundError);
+  });
+
+  it('rotates the secret, keeping the old one valid for the overlap', () => {
+    spec
+      .given([created])
+      .when({
+        type: 'RotateEventRuleSecret',
+        ruleId: 7,
+        workspaceId,
+        secret: 'v1.new',
+        overlapMs: 3_600_000,
+        now,
+      })
+      .then([
+        {
+          type: 'EventRuleSecretRotated',
+          data: {
+            ruleId: 7,
+            workspaceId,
+            secret: 'v1.new',
+            previousSecret: 'v1.sealed',
+            previousValidUntil: '2026-11-23T11:00:00.000Z',
+            rotatedAt: now,
+          },
+        },
+      ]);
+  });
+
+  it('disables an enabled rule once: a second 410 changes nothing', () => {
+    const disabled = {
+      type: 'EventRuleDisabled' as const,
+      data: { ruleId: 7, workspaceId, reason: 'receiver_gone' as const, detail: '410', disabledAt: now },
+    };
+    spec
+      .given([created])
+      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', now })
+      .then([disabled]);
+    spec
+      .given([created, disabled])
+      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', now })
+      .then([]);
+  });
+
+  it('refuses a maxPerSecond out of range and an empty name', () => {
+    spec
+      .given([created])
+      .when({ type: 'UpdateEventRule', ruleId: 7, workspaceId, changes: { maxPerSecond: 0 }, now })
+      .thenThrows(ValidationError, /maxPerSecond/);
+    spec
+      .given([created])
+      .when({ type: 'UpdateEventRule', ruleId: 7, workspaceId, changes: { name: '  ' }, now })
+      .thenThrows(ValidationError, /^name/);
+  });
+});
+
+describe('event types', () => {
+  it('maps the dotted aliases to their canonical type and knows the fixed list only', () => {
+    expect(canonicalEventType('record.created')).toBe('data_record:created');
+    expect(canonicalEventType('record.updated')).toBe('data_record:updated');
+    expect(canonicalEventType('task.created')).toBe('task.created');
+    expect(canonicalEventType('message:received')).toBe('message:received');
+    expect(canonicalEventType('member.updated')).toBeUndefined();
+  });
+});

@@ -1,0 +1,201 @@
+import type { Decider } from '../../../core/cqrs/decider';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  DisableReason,
+  EventRuleEvent,
+  RuleDefinition,
+  RuleFilters,
+  WEBHOOK_SEND,
+} from './event-rule.events';
+import { FILTERABLE_EVENT_TYPES } from './event-types';
+
+export const RULE_NAME_MAX = 200;
+export const MAX_PER_SECOND_MAX = 10_000;
+
+export interface EventRuleState {
+  status: 'none' | 'live' | 'deleted';
+  workspaceId?: string;
+  eventType?: RuleDefinition['eventType'];
+  filters: RuleFilters;
+  enabled: boolean;
+  secret: string | null;
+}
+
+export type EventRuleCommand =
+  | {
+      type: 'CreateEventRule';
+      ruleId: number;
+      uuid: string;
+      workspaceId: string;
+      definition: RuleDefinition;
+      secret: string | null;
+      now: string;
+    }
+  | {
+      type: 'UpdateEventRule';
+      ruleId: number;
+      workspaceId: string;
+      changes: Partial<RuleDefinition> & { enabled?: boolean };
+      secret?: string;
+      now: string;
+    }
+  | {
+      type: 'RotateEventRuleSecret';
+      ruleId: number;
+      workspaceId: string;
+      secret: string;
+      overlapMs: number;
+      now: string;
+    }
+  | { type: 'DisableEventRule'; ruleId: number; reason: DisableReason; detail: string; now: string }
+  | { type: 'DeleteEventRule'; ruleId: number; workspaceId: string; now: string };
+
+function checkName(name: string | undefined): void {
+  if (name === undefined) return;
+  if (!name.trim()) throw new ValidationError('name: must not be empty');
+  if (name.length > RULE_NAME_MAX) throw new ValidationError(`name: at most ${RULE_NAME_MAX} characters`);
+}
+
+function checkFilters(eventType: RuleDefinition['eventType'] | undefined, filters: RuleFilters): void {
+  const given = Object.values(filters).some((v) => v !== undefined);
+  if (given && !(eventType && FILTERABLE_EVENT_TYPES.includes(eventType)))
+    throw new ValidationError(
+      `channel, workflowUuid: filter only ${FILTERABLE_EVENT_TYPES.join(', ')} rules`,
+    );
+}
+
+function checkMaxPerSecond(value: number | null | undefined): void {
+  if (value === undefined || value === null) return;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_PER_SECOND_MAX)
+    throw new ValidationError(`actionParams.maxPerSecond: an integer from 1 to ${MAX_PER_SECOND_MAX}`);
+}
+
+function live(state: EventRuleState, workspaceId?: string): void {
+  if (state.status !== 'live' || (workspaceId !== undefined && state.workspaceId !== workspaceId))
+    throw new NotFoundError('Event rule not found');
+}
+
+/**
+ * An event rule: one event type, one webhook. Its secret only ever appears sealed.
+ * A disabled rule stays (with its logs); PUT `enabled: true` resumes it for new events.
+ */
+export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRuleEvent> = {
+  initialState: () => ({ status: 'none', filters: {}, enabled: false, secret: null }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'EventRuleCreated':
+        return {
+          status: 'live',
+          workspaceId: event.data.workspaceId,
+          eventType: event.data.eventType,
+          filters: event.data.filters,
+          enabled: true,
+          secret: event.data.secret,
+        };
+      case 'EventRuleUpdated':
+        return {
+          ...state,
+          eventType: event.data.eventType ?? state.eventType,
+          filters: event.data.filters ?? state.filters,
+          enabled: event.data.enabled ?? state.enabled,
+          secret: event.data.secret ?? state.secret,
+        };
+      case 'EventRuleSecretRotated':
+        return { ...state, secret: event.data.secret };
+      case 'EventRuleDisabled':
+        return { ...state, enabled: false };
+      case 'EventRuleDeleted':
+        return { ...state, status: 'deleted', enabled: false };
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateEventRule': {
+        if (state.status !== 'none') throw new ConflictError('Event rule already exists');
+        const d = command.definition;
+        checkName(d.name);
+        checkFilters(d.eventType, d.filters);
+        checkMaxPerSecond(d.maxPerSecond);
+        return [
+          {
+            type: 'EventRuleCreated',
+            data: {
+              ruleId: command.ruleId,
+              uuid: command.uuid,
+              workspaceId: command.workspaceId,
+              ...d,
+              actionType: WEBHOOK_SEND,
+              secret: command.secret,
+              createdAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'UpdateEventRule': {
+        live(state, command.workspaceId);
+        let c = command.changes;
+        checkName(c.name);
+        checkMaxPerSecond(c.maxPerSecond);
+        // A change to a type without filters drops those the rule had (they filtered chat:summary).
+        if (c.eventType && !FILTERABLE_EVENT_TYPES.includes(c.eventType) && c.filters === undefined)
+          c = Object.keys(state.filters).length ? { ...c, filters: {} } : c;
+        checkFilters(c.eventType ?? state.eventType, c.filters ?? state.filters);
+        return [
+          {
+            type: 'EventRuleUpdated',
+            data: {
+              ruleId: command.ruleId,
+              workspaceId: command.workspaceId,
+              ...c,
+              ...(command.secret !== undefined ? { secret: command.secret } : {}),
+              updatedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'RotateEventRuleSecret': {
+        live(state, command.workspaceId);
+        return [
+          {
+            type: 'EventRuleSecretRotated',
+            data: {
+              ruleId: command.ruleId,
+              workspaceId: command.workspaceId,
+              secret: command.secret,
+              previousSecret: state.secret,
+              previousValidUntil: state.secret
+                ? new Date(Date.parse(command.now) + command.overlapMs).toISOString()
+                : null,
+              rotatedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'DisableEventRule':
+        // Only a live, enabled rule is disabled: a second 410 or a late check changes nothing.
+        if (state.status !== 'live' || !state.enabled) return [];
+        return [
+          {
+            type: 'EventRuleDisabled',
+            data: {
+              ruleId: command.ruleId,
+              workspaceId: state.workspaceId!,
+              reason: command.reason,
+              detail: command.detail,
+              disabledAt: command.now,
+            },
+          },
+        ];
+      case 'DeleteEventRule':
+        live(state, command.workspaceId);
+        return [
+          {
+            type: 'EventRuleDeleted',
+            data: { ruleId: command.ruleId, workspaceId: command.workspaceId, deletedAt: command.now },
+          },
+        ];
+    }
+  },
+};

@@ -1,0 +1,194 @@
+import { Inject } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { DelayedError, Job, WorkerOptions } from 'bullmq';
+// Not re-exported by the package index; core's queues module reads it the same way.
+import { WORKER_METADATA } from '@nestjs/bullmq/dist/bull.constants';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
+import { JsonLogger } from '../../../core/logging/json-logger';
+import { DeliveryLog, DeliveryToSend, PendingDelivery } from '../delivery/delivery-log';
+import { Deliverer, isSuccess, retryAfterMs, retryDelayMs } from '../delivery/deliverer';
+import { RulePacer } from '../delivery/pacer';
+import { eventRuleDecider } from '../domain/event-rule';
+import { DisableReason, eventRuleStream } from '../domain/event-rule.events';
+
+export const WEBHOOK_QUEUE = 'webhook-deliveries';
+
+export interface WebhookJob {
+  deliveryId: string;
+  /** The delivery as the reactor matched it, logged (once) by the job's first run. */
+  pending?: PendingDelivery;
+  /** The pacing slot this job already holds (set when it was put back to wait for it). */
+  slotAt?: number;
+}
+
+/** The shortest failing streak's gap that counts, as a share of the configured period. */
+const MIN_GAP_SHARE = 0.1;
+const TWELVE_HOURS = 12 * 3600 * 1000;
+
+/**
+ * Delivers one webhook per job and records every attempt in the delivery log. A non-2xx
+ * answer (or none within WEBHOOK_TIMEOUT_MS) puts the job back in the queue until its
+ * next retry (WEBHOOK_RETRY_DELAYS_MS, jittered; later if Retry-After says so), so a
+ * waiting retry holds no worker; after the last one the delivery is failed. 410 Gone
+ * fails it at once and disables the rule. A worker that dies mid-attempt loses its job
+ * lock and the job runs again elsewhere (queue stalled-job recovery): the receiver may
+ * see it twice, always with the same webhook-id.
+ */
+@Processor(WEBHOOK_QUEUE)
+export class WebhookDeliveryProcessor extends WorkerHost {
+  /** Deliveries in flight per rule in this process (WEBHOOK_RULE_CONCURRENCY). */
+  private readonly inFlight = new Map<number, number>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: DeliveryLog,
+    private readonly deliverer: Deliverer,
+    private readonly pacer: RulePacer,
+    private readonly repo: EventSourcedRepository,
+    private readonly logger: JsonLogger,
+  ) {
+    super();
+    // The concurrency is configuration, but @nestjs/bullmq takes worker options only from
+    // the class's @Processor metadata, read after this instance exists: the queues module
+    // instantiates a per-application subclass (new.target), so setting it there is local.
+    const options = (Reflect.getMetadata(WORKER_METADATA, new.target) ?? {}) as WorkerOptions;
+    Reflect.defineMetadata(
+      WORKER_METADATA,
+      { ...options, concurrency: config.webhookConcurrency },
+      new.target,
+    );
+  }
+
+  async process(job: Job<WebhookJob>, token?: string): Promise<string> {
+    // Logged before the first attempt (a no-op when a run of this job, or a replay's, did it).
+    const delivery = await this.log.load(job.data.deliveryId, job.data.pending);
+    if (!delivery) throw new Error(`delivery ${job.data.deliveryId} is not logged`);
+    if (delivery.status !== 'pending') return 'done already';
+    if (!delivery.rule || !delivery.rule.enabled) {
+      await this.log.recordAttempt(
+        delivery.id,
+        this.skipped(delivery, delivery.rule ? 'the rule is disabled' : 'the rule was deleted'),
+        {
+          status: 'failed',
+          nextAttemptAt: null,
+        },
+      );
+      return 'rule off';
+    }
+    // Pacing: wait for this rule's next slot outside the worker.
+    const rate = delivery.rule.maxPerSecond;
+    if (rate && !(job.data.slotAt && Date.now() >= job.data.slotAt - 5)) {
+      const slot = await this.pacer.reserve(delivery.ruleId, rate);
+      if (slot > Date.now() + 5) return this.putBack(job, token, slot, { ...job.data, slotAt: slot });
+    }
+    const busy = this.inFlight.get(delivery.ruleId) ?? 0;
+    if (busy >= this.config.webhookRuleConcurrency)
+      return this.putBack(job, token, Date.now() + 50 + Math.floor(Math.random() * 100), job.data);
+    this.inFlight.set(delivery.ruleId, busy + 1);
+    try {
+      return await this.deliver(job, token, delivery);
+    } finally {
+      const left = (this.inFlight.get(delivery.ruleId) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(delivery.ruleId, left);
+      else this.inFlight.delete(delivery.ruleId);
+    }
+  }
+
+  private async deliver(
+    job: Job<WebhookJob>,
+    token: string | undefined,
+    delivery: DeliveryToSend,
+  ): Promise<string> {
+    const { result, attempt } = await this.deliverer.attempt(delivery);
+    if (isSuccess(result.status)) {
+      await this.log.recordAttempt(delivery.id, attempt, { status: 'succeeded', nextAttemptAt: null });
+      return 'succeeded';
+    }
+    if (result.status === 410) {
+      await this.log.recordAttempt(delivery.id, attempt, { status: 'failed', nextAttemptAt: null });
+      await this.disable(
+        delivery,
+        'receiver_gone',
+        `the receiver answered 410 Gone to delivery ${delivery.id}`,
+      );
+      return 'gone';
+    }
+    const wait = retryDelayMs(this.config.webhookRetryDelaysMs, attempt.attempt);
+    if (wait === null) {
+      await this.log.recordAttempt(delivery.id, attempt, { status: 'failed', nextAttemptAt: null });
+      await this.disableIfFailingTooLong(delivery);
+      return 'failed';
+    }
+    const after = retryAfterMs(result.retryAfter);
+    const next = new Date(Date.now() + Math.max(wait, after ?? 0));
+    attempt.nextRetryAt = next.toISOString();
+    await this.log.recordAttempt(delivery.id, attempt, { status: 'pending', nextAttemptAt: next });
+    return this.putBack(job, token, next.getTime(), { deliveryId: delivery.id });
+  }
+
+  /** Back to the delayed set until `at`; BullMQ's DelayedError tells the worker the job is not finished. */
+  private async putBack(
+    job: Job<WebhookJob>,
+    token: string | undefined,
+    at: number,
+    data: WebhookJob,
+  ): Promise<never> {
+    if (data !== job.data) await job.updateData(data);
+    await job.moveToDelayed(at, token);
+    throw new DelayedError();
+  }
+
+  private skipped(delivery: DeliveryToSend, reason: string) {
+    return {
+      attempt: delivery.attemptCount + 1,
+      at: new Date().toISOString(),
+      requestHeaders: {},
+      responseStatus: null,
+      responseBodyExcerpt: null,
+      error: `not sent: ${reason}`,
+      durationMs: 0,
+      nextRetryAt: null,
+    };
+  }
+
+  /**
+   * Sustained failure (issue: every delivery failed for WEBHOOK_DISABLE_AFTER_DAYS, with
+   * at least two failures 12 hours apart, or a tenth of the period when that is shorter):
+   * the rule is disabled with its logs kept; PUT enabled:true resumes it.
+   */
+  private async disableIfFailingTooLong(delivery: DeliveryToSend): Promise<void> {
+    if (delivery.isTest || !delivery.rule) return;
+    const period = this.config.webhookDisableAfterDays * 24 * 3600 * 1000;
+    const streak = await this.log.failingStreak(delivery.ruleId, delivery.rule.enabledSince);
+    if (!streak) return;
+    const gap = Math.min(TWELVE_HOURS, period * MIN_GAP_SHARE);
+    const failingFor = Date.now() - streak.first.getTime();
+    if (failingFor >= period && streak.last.getTime() - streak.first.getTime() >= gap)
+      await this.disable(
+        delivery,
+        'sustained_failure',
+        `every delivery failed since ${streak.first.toISOString()}`,
+      );
+  }
+
+  private async disable(delivery: DeliveryToSend, reason: DisableReason, detail: string): Promise<void> {
+    const ctx = { requestId: `webhook-${delivery.id}`, actor: SYSTEM_ACTOR, appended: [] };
+    await requestContext.run(ctx, () =>
+      this.repo.handle({
+        streamName: eventRuleStream(delivery.ruleId),
+        workspaceId: delivery.workspaceId,
+        decider: eventRuleDecider,
+        command: {
+          type: 'DisableEventRule',
+          ruleId: delivery.ruleId,
+          reason,
+          detail,
+          now: new Date().toISOString(),
+        },
+      }),
+    );
+    this.logger.event('warn', { msg: 'event rule disabled', ruleId: delivery.ruleId, reason });
+  }
+}
