@@ -38,6 +38,7 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import {
+  GetMemberContactsHandler,
   ListMembershipsOfAccountHandler,
   ListPendingInvitationIdsHandler,
   ListRoleHoldersHandler,
@@ -105,6 +106,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         ListRoleHoldersHandler,
         ListPendingInvitationIdsHandler,
         ListMembershipsOfAccountHandler,
+        GetMemberContactsHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],
     },

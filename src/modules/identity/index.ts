@@ -3,11 +3,12 @@
  * under modules/identity is internal (src/app.features.spec.ts enforces it).
  */
 export {
+  GetMemberContactsQuery,
   ListMembershipsOfAccountQuery,
   ListPendingInvitationIdsQuery,
   ListRoleHoldersQuery,
 } from './queries/membership.queries';
-export type { RoleHolder } from './queries/membership.queries';
+export type { MemberContact, RoleHolder } from './queries/membership.queries';
 export { accountStream, memberStream } from './domain/identity.events';
 export type { AccountRegistered, MemberCreated, MemberKind } from './domain/identity.events';
 export type { MemberEvent, MemberSnapshot, MemberUpdated } from './domain/member.events';
