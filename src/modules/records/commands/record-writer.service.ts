@@ -18,7 +18,6 @@ import {
   RecordCaller,
 } from '../domain/record-access.policy';
 import {
-  externalIdClaim,
   recordClaimConflict,
   recordClaims,
   recordIdOf,
@@ -38,6 +37,7 @@ export type CreateOutcome =
   | { kind: 'taken'; error: ClaimTakenError };
 
 const MAX_ATTEMPTS = 5;
+const UPSERT_RETRIES = 10;
 
 /**
  * The record write path shared by the record routes, bulk import and signup's `data`:
@@ -191,6 +191,7 @@ export class RecordWriter {
     fieldValues: unknown,
     authorise: (record: DataRecordState) => void,
     expectedRevision?: bigint,
+    maxRetries?: number,
   ): Promise<{ record: DataRecordState; appended: boolean }> {
     let current: DataRecordState | undefined;
     const { state, events } = await this.repo.handle({
@@ -198,6 +199,7 @@ export class RecordWriter {
       workspaceId: type.workspaceId,
       decider: dataRecordDecider,
       expectedRevision,
+      maxRetries,
       command: {
         from: async (state: DataRecordState) => {
           if (
@@ -268,7 +270,8 @@ export class RecordWriter {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const holder = await this.holderOf(type, externalId);
       if (holder !== undefined) {
-        const { record, appended } = (await this.update(type, holder, input.fieldValues, (r) => {
+        // Upserts of one externalId all land on one stream: more room for lost races than a PUT.
+        const edit = (r: DataRecordState) => {
           if (input.memberId !== null && r.memberId !== input.memberId)
             throw new ConflictError(
               `externalId: record ${r.recordId} with this externalId belongs to ${r.memberId === null ? 'no member' : `member ${r.memberId}`}`,
@@ -278,9 +281,18 @@ export class RecordWriter {
             { memberId: r.memberId, dataTypeId: type.dataTypeId, visibility: type.visibility },
             held,
           );
-        }).catch((err: unknown) => {
-          // Deleted between the lookup and the load: its claim is free now, so create.
-          if (err instanceof NotFoundError) return undefined;
+        };
+        const { record, appended } = (await this.update(
+          type,
+          holder,
+          input.fieldValues,
+          edit,
+          undefined,
+          UPSERT_RETRIES,
+        ).catch((err: unknown) => {
+          // Deleted between the lookup and the load (its claim is free now: create), or
+          // still losing races after the retries: go round again.
+          if (err instanceof NotFoundError || err instanceof WrongExpectedRevisionError) return undefined;
           throw err;
         })) ?? { record: undefined, appended: false };
         if (record) return { record, wasCreated: false, appended };
@@ -297,9 +309,5 @@ export class RecordWriter {
       // Lost the race for the externalId: the next round finds the winner and updates it.
     }
     throw new ConflictError('externalId: the upsert kept losing races with concurrent changes; retry');
-  }
-
-  externalIdClaim(type: DataTypeFacts, externalId: string) {
-    return externalIdClaim(type.workspaceId, type.dataTypeId, externalId);
   }
 }
