@@ -3,7 +3,7 @@
  * under modules/records is internal (src/app.features.spec.ts enforces it).
  */
 export { CheckSignupDataQuery, UpsertSignupRecordsCommand } from './commands/signup-records.messages';
-export type { SignupDataCaller } from './commands/signup-records.messages';
+export type { SignupDataCaller, SignupMember } from './commands/signup-records.messages';
 export type {
   DataRecordCreated,
   DataRecordDeleted,

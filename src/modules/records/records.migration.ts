@@ -5,7 +5,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * their id sequences. `indexed_values` (the record's shouldIndex fields, text lower-cased)
  * and `search_text` (its indexed text-like values, lower-cased) exist for the planner: a
  * GIN index each, so `field.<slug>=` filters (containment) and `search` (trigram ILIKE)
- * find records without reading every row of the type.
+ * find records without reading every row of the type. Their pending lists (GIN's fast
+ * update) are kept small: a bulk import's entries would otherwise sit in a list the planner
+ * counts as expensive to scan, and searches right after it would read the whole table
+ * until autovacuum merged them.
  */
 export class RecordsTables1764000007000 implements MigrationInterface {
   name = 'RecordsTables1764000007000';
@@ -50,9 +53,11 @@ export class RecordsTables1764000007000 implements MigrationInterface {
     await q.query(`CREATE INDEX data_records_member ON data_records (data_type_id, member_id)`);
     await q.query(`CREATE INDEX data_records_external_id ON data_records (data_type_id, external_id)`);
     await q.query(
-      `CREATE INDEX data_records_indexed_values ON data_records USING gin (indexed_values jsonb_path_ops)`,
+      `CREATE INDEX data_records_indexed_values ON data_records USING gin (indexed_values jsonb_path_ops) WITH (gin_pending_list_limit = 256)`,
     );
-    await q.query(`CREATE INDEX data_records_search ON data_records USING gin (search_text gin_trgm_ops)`);
+    await q.query(
+      `CREATE INDEX data_records_search ON data_records USING gin (search_text gin_trgm_ops) WITH (gin_pending_list_limit = 256)`,
+    );
     await q.query(`
       CREATE TABLE record_grants (
         id integer PRIMARY KEY,

@@ -81,10 +81,12 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     const data = input.data && Object.keys(input.data).length ? input.data : undefined;
     if (data) await this.queries.execute(new CheckSignupDataQuery(workspaceId, data, caller));
     const result = await this.signup(workspaceId, who);
-    if (data)
-      await this.commands.execute(
-        new UpsertSignupRecordsCommand(workspaceId, result.member.id, data, caller),
-      );
+    if (data) {
+      // From the member's stream: its read model may not show a member created just now.
+      const m = await this.members.get(workspaceId, result.member.id);
+      const member = { id: m.id, email: m.email, phone: m.phone, name: m.name, externalId: m.externalId };
+      await this.commands.execute(new UpsertSignupRecordsCommand(workspaceId, member, data, caller));
+    }
     return result;
   }
 

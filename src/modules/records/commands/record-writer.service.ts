@@ -259,14 +259,19 @@ export class RecordWriter {
   async upsert(
     type: DataTypeFacts,
     externalId: string,
-    input: { memberId: number | null; fieldValues: unknown },
+    input: {
+      memberId: number | null;
+      fieldValues: unknown;
+      /** The member as the caller knows it (signup: a member its read model may not show yet). */
+      member?: RecordMember;
+    },
     caller: RecordCaller,
     held: readonly HeldGrant[],
     mayCreate: () => void,
   ): Promise<{ record: DataRecordState; wasCreated: boolean; appended: boolean }> {
     assertTypeRecordsAccess(caller, type.visibility);
-    let member: RecordMember | null | undefined;
-    let memberLoaded = false;
+    let member: RecordMember | null | undefined = input.member;
+    let memberLoaded = input.member !== undefined;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const holder = await this.holderOf(type, externalId);
       if (holder !== undefined) {
@@ -303,7 +308,11 @@ export class RecordWriter {
         member = await this.member(type.workspaceId, input.memberId);
         memberLoaded = true;
       }
-      const outcome = await this.create(type, { ...input, externalId }, member);
+      const outcome = await this.create(
+        type,
+        { memberId: input.memberId, fieldValues: input.fieldValues, externalId },
+        member,
+      );
       if (outcome.kind === 'created') return { record: outcome.record, wasCreated: true, appended: true };
       if (outcome.error.kind !== RECORD_EXTERNAL_ID_CLAIM.name) throw recordClaimConflict(outcome.error);
       // Lost the race for the externalId: the next round finds the winner and updates it.

@@ -5,7 +5,7 @@ import { grants } from '../../../core/auth/scopes';
 import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
 import { DataTypeFacts, normaliseExternalId } from '../domain/data-record';
 import { checkNewValues, checkValueChanges } from '../domain/field-values';
-import { assertTypeRecordsAccess } from '../domain/record-access.policy';
+import { assertMayEdit, assertTypeRecordsAccess } from '../domain/record-access.policy';
 import {
   DATA_TYPE_SLUG_CLAIM,
   recordClaimConflict,
@@ -100,6 +100,7 @@ export class UpsertSignupRecordsHandler implements ICommandHandler<
   async execute(cmd: UpsertSignupRecordsCommand): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     const caller = { scopes: cmd.caller.scopes, memberId: cmd.caller.memberId };
+    const memberId = cmd.member.id;
     for (const e of await resolve(this.records, this.claims, cmd.workspaceId, cmd.data, cmd.caller)) {
       // The caller holds records:write (resolve); another member's existing record needs admin or a grant.
       const held = await this.records.heldGrants(cmd.workspaceId, caller);
@@ -107,7 +108,7 @@ export class UpsertSignupRecordsHandler implements ICommandHandler<
         const { record } = await this.records.upsert(
           e.type,
           e.externalId,
-          { memberId: cmd.memberId, fieldValues: e.values },
+          { memberId, fieldValues: e.values, member: cmd.member },
           caller,
           held,
           () => undefined,
@@ -118,19 +119,24 @@ export class UpsertSignupRecordsHandler implements ICommandHandler<
       const owner = await this.claims.ownerOf(
         recordScope(cmd.workspaceId, e.type.dataTypeId),
         RECORD_MEMBER_CLAIM,
-        String(cmd.memberId),
+        String(memberId),
       );
       const existing = owner === undefined ? undefined : recordIdOf(owner);
       if (existing !== undefined) {
-        await this.records.update(e.type, existing, e.values, () => undefined);
+        await this.records.update(e.type, existing, e.values, (r) =>
+          assertMayEdit(
+            caller,
+            { memberId: r.memberId, dataTypeId: e.type.dataTypeId, visibility: e.type.visibility },
+            held,
+          ),
+        );
         out[e.slug] = existing;
         continue;
       }
-      const member = await this.records.member(cmd.workspaceId, cmd.memberId);
       const outcome = await this.records.create(
         e.type,
-        { memberId: cmd.memberId, externalId: null, fieldValues: e.values },
-        member,
+        { memberId, externalId: null, fieldValues: e.values },
+        cmd.member,
       );
       if (outcome.kind === 'taken') throw recordClaimConflict(outcome.error);
       out[e.slug] = outcome.record.recordId;

@@ -8,6 +8,15 @@ export interface SignupDataCaller {
   memberId: number | undefined;
 }
 
+/** The signed-up member as identity knows it (its read model may not show a new member yet). */
+export interface SignupMember {
+  id: number;
+  email: string | null;
+  phone: string | null;
+  name: string | null;
+  externalId: string | null;
+}
+
 /** Checks a signup's `data` before anything is written: 400 for an unknown slug or a bad value. */
 export class CheckSignupDataQuery {
   constructor(
@@ -21,7 +30,7 @@ export class CheckSignupDataQuery {
 export class UpsertSignupRecordsCommand {
   constructor(
     readonly workspaceId: string,
-    readonly memberId: number,
+    readonly member: SignupMember,
     readonly data: Readonly<Record<string, unknown>>,
     readonly caller: SignupDataCaller,
   ) {}
