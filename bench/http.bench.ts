@@ -66,7 +66,7 @@ function summarise(name: string, m: Measured, baseline?: CaseResult, target?: nu
 }
 
 /** The bare baseline: read the body, one INSERT, answer 201 with a small JSON. */
-async function startBareServer(pool: Pool): Promise<{ server: Server; port: number }> {
+export async function startBareServer(pool: Pool): Promise<{ server: Server; port: number }> {
   await pool.query(
     `CREATE TABLE bench_http_baseline (id bigserial PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
   );
@@ -97,7 +97,7 @@ async function startBareServer(pool: Pool): Promise<{ server: Server; port: numb
   return { server, port: (server.address() as { port: number }).port };
 }
 
-interface Service {
+export interface Service {
   child: ChildProcess;
   output(): string;
   stop(): Promise<void>;
@@ -130,7 +130,7 @@ function spawnMain(env: Record<string, string>): Service {
   };
 }
 
-async function startService(env: Record<string, string>): Promise<{ proc: Service; port: number }> {
+export async function startService(env: Record<string, string>): Promise<{ proc: Service; port: number }> {
   const port = await freePort();
   const proc = spawnMain({ ...env, ROLE: 'all', PORT: String(port), HOST });
   const deadline = Date.now() + 120_000;
