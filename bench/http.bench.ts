@@ -66,7 +66,7 @@ function summarise(name: string, m: Measured, baseline?: CaseResult, target?: nu
 }
 
 /** The bare baseline: read the body, one INSERT, answer 201 with a small JSON. */
-async function startBareServer(pool: Pool): Promise<{ server: Server; port: number }> {
+export async function startBareServer(pool: Pool): Promise<{ server: Server; port: number }> {
   await pool.query(
     `CREATE TABLE bench_http_baseline (id bigserial PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
   );

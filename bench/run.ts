@@ -6,12 +6,14 @@ import { run as eventStore } from './event-store.bench';
 import { run as http } from './http.bench';
 import { run as memberImport } from './member-import.bench';
 import { run as webhooks } from './webhooks.bench';
+import { run as records } from './records.bench';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'event-store': eventStore,
   'member-import': memberImport,
   http,
   webhooks,
+  records,
 };
 
 async function main(): Promise<void> {

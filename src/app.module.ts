@@ -17,6 +17,7 @@ import { AuditModule } from './modules/audit/audit.module';
 import { CalendarsModule } from './modules/calendars/calendars.module';
 import { FilesModule } from './modules/files/files.module';
 import { IdentityModule } from './modules/identity/identity.module';
+import { RecordsModule } from './modules/records/records.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
 import { WorkModule } from './modules/work/work.module';
@@ -38,6 +39,7 @@ export const FEATURES = [
   CalendarsModule,
   FilesModule,
   AutomationModule,
+  RecordsModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

@@ -2,6 +2,7 @@ import { FEATURES } from './app.module';
 import { definePublicEvent, PublicEventCatalogue } from './core/events/public-events';
 import { featureOf } from './core/features/feature';
 import type { MemberSnapshot, MemberUpdated } from './modules/identity/domain/member.events';
+import type { DataRecordCreated, DataRecordUpdated } from './modules/records';
 
 const catalogue = new PublicEventCatalogue(FEATURES.flatMap((f) => featureOf(f).publicEvents ?? []));
 
@@ -24,14 +25,24 @@ const member: MemberSnapshot = {
 };
 
 describe('the catalogue of public events', () => {
-  it('lists member:updated, emitted by identity from MemberUpdated', () => {
+  it('lists the data record events (records) and member:updated (identity), in the spec order', () => {
     expect(catalogue.list().map((d) => d.name)).toEqual([
+      'data_record:created',
+      'data_record:updated',
+      'data_record:changed',
       'member:updated',
-      'task.created',
-      'task.updated',
-      'workflow.completed',
-      'workflow.failed',
     ]);
+    expect(catalogue.fromSource('DataRecordCreated').map((d) => d.name)).toEqual([
+      'data_record:created',
+      'data_record:changed',
+    ]);
+    expect(catalogue.fromSource('DataRecordUpdated').map((d) => d.name)).toEqual([
+      'data_record:updated',
+      'data_record:changed',
+    ]);
+  });
+
+  it('lists member:updated, emitted by identity from MemberUpdated', () => {
     const def = catalogue.get('member:updated')!;
     expect(def).toMatchObject({ feature: 'identity', sources: ['MemberUpdated'], payloadFields: ['member'] });
     expect(catalogue.fromSource('MemberUpdated')).toEqual([def]);
@@ -49,6 +60,83 @@ describe('the catalogue of public events', () => {
       },
     };
     expect(catalogue.get('member:updated')!.payload(event)).toEqual({ member });
+  });
+
+  it('carries the record as it now stands, its type and its member (SPEC: dataRecord with fields)', () => {
+    const dataType = { id: 4, slug: 'patients', name: 'Patients' };
+    const contact = { id: 12, email: 'ann@example.com', phone: null, name: 'Ann', externalId: null };
+    const created: DataRecordCreated = {
+      type: 'DataRecordCreated',
+      data: {
+        recordId: 9,
+        workspaceId: member.workspaceId,
+        dataTypeId: 4,
+        memberId: 12,
+        externalId: 'p-1',
+        fieldValues: { age: 41, email: 'ann@example.com' },
+        dataType,
+        member: contact,
+        createdAt: '2026-11-21T10:00:00.000Z',
+      },
+    };
+    const dataRecord = {
+      id: 9,
+      dataTypeId: 4,
+      memberId: 12,
+      externalId: 'p-1',
+      fields: { age: 41, email: 'ann@example.com' },
+      createdAt: '2026-11-21T10:00:00.000Z',
+      updatedAt: '2026-11-21T10:00:00.000Z',
+    };
+    expect(catalogue.get('data_record:created')!.payload(created)).toEqual({
+      dataRecord,
+      dataType,
+      member: contact,
+    });
+    expect(catalogue.get('data_record:changed')!.payload(created)).toEqual({
+      operation: 'created',
+      dataRecord,
+      dataType,
+      member: contact,
+    });
+    const updated: DataRecordUpdated = {
+      type: 'DataRecordUpdated',
+      data: {
+        recordId: 9,
+        workspaceId: member.workspaceId,
+        dataTypeId: 4,
+        memberId: 12,
+        externalId: 'p-1',
+        changes: { age: 42 },
+        previous: { age: 41 },
+        fieldValues: { age: 42, email: 'ann@example.com' },
+        dataType,
+        member: contact,
+        updatedAt: '2026-11-22T10:00:00.000Z',
+      },
+    };
+    const after = {
+      id: 9,
+      dataTypeId: 4,
+      memberId: 12,
+      externalId: 'p-1',
+      fields: { age: 42, email: 'ann@example.com' },
+      updatedAt: '2026-11-22T10:00:00.000Z',
+    };
+    expect(catalogue.get('data_record:updated')!.payload(updated)).toEqual({
+      dataRecord: after,
+      dataType,
+      member: contact,
+      changedFields: ['age'],
+      previousValues: { age: 41 },
+    });
+    expect(catalogue.get('data_record:changed')!.payload(updated)).toMatchObject({
+      operation: 'updated',
+      dataRecord: after,
+    });
+    // Deletions and schema changes are internal.
+    for (const internal of ['DataRecordDeleted', 'DataTypeCreated', 'DataTypeUpdated', 'RecordGrantCreated'])
+      expect(catalogue.fromSource(internal)).toEqual([]);
   });
 
   it('keeps internal events internal', () => {

@@ -13,6 +13,24 @@ describe('GET /event-types (e2e)', () => {
     expect(res.body).toEqual({
       eventTypes: [
         {
+          eventType: 'data_record:created',
+          description: 'new data record',
+          feature: 'records',
+          payloadFields: ['dataRecord', 'dataType', 'member'],
+        },
+        {
+          eventType: 'data_record:updated',
+          description: 'data record updated',
+          feature: 'records',
+          payloadFields: ['dataRecord', 'dataType', 'member', 'changedFields', 'previousValues'],
+        },
+        {
+          eventType: 'data_record:changed',
+          description: 'created or updated; payload includes an operation field',
+          feature: 'records',
+          payloadFields: ['operation', 'dataRecord', 'dataType', 'member'],
+        },
+        {
           eventType: 'member:updated',
           description: 'member information updated',
           feature: 'identity',
@@ -44,6 +62,6 @@ describe('GET /event-types (e2e)', () => {
         },
       ],
     });
-    expect(JSON.stringify(res.body)).not.toMatch(/MemberUpdated|Claim|Task(Created|Updated)|Assignment/);
+    expect(JSON.stringify(res.body)).not.toMatch(/MemberUpdated|DataRecord|Claim|Task(Created|Updated)|Assignment/);
   });
 });

@@ -38,6 +38,7 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import {
+  GetMemberContactsHandler,
   ListMembershipsOfAccountHandler,
   ListPendingInvitationIdsHandler,
   ListRoleHoldersHandler,
@@ -107,6 +108,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         GetMemberFactsHandler,
         ListPendingInvitationIdsHandler,
         ListMembershipsOfAccountHandler,
+        GetMemberContactsHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],
     },

@@ -3,11 +3,12 @@
  * under modules/identity is internal (src/app.features.spec.ts enforces it).
  */
 export {
+  GetMemberContactsQuery,
   ListMembershipsOfAccountQuery,
   ListPendingInvitationIdsQuery,
   ListRoleHoldersQuery,
 } from './queries/membership.queries';
-export type { RoleHolder } from './queries/membership.queries';
+export type { MemberContact, RoleHolder } from './queries/membership.queries';
 export { GetMemberFactsQuery } from './queries/member-facts.query';
 export type { MemberFacts } from './queries/member-facts.query';
 export { accountStream, memberStream } from './domain/identity.events';

@@ -1,8 +1,10 @@
-import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CommandBus, CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ValidationError } from '../../../core/http/domain-errors';
 import { normalizeEmail, normalizeExternalId, normalizeName, normalizePhone } from '../domain/contact';
 import type { MemberSnapshot, UniqueMemberField } from '../domain/member.events';
+import { CheckSignupDataQuery, UpsertSignupRecordsCommand } from '../../records';
+import type { Caller } from './member-input';
 import { AccountService, AccountView } from './accounts.service';
 import { MemberTokenService } from './member-tokens.service';
 import { MemberWriter } from './member-writer.service';
@@ -24,6 +26,8 @@ export class CreateSignupCommand {
   constructor(
     readonly workspaceId: string,
     readonly input: SignupInput,
+    /** Who signs the member up: its scopes decide whether `data` may write records (records:write). */
+    readonly caller: Caller = { scopes: [], memberId: undefined },
   ) {}
 }
 
@@ -47,10 +51,6 @@ export function normaliseSignup(input: SignupInput): Normalised {
     externalId: m.externalId !== undefined ? normalizeExternalId(m.externalId, 'member.externalId') : null,
   };
   if (!out.email && !out.phone) throw new ValidationError('member: one of email or phone is required');
-  // Records arrive with the data types feature; until then no slug can name one.
-  const slug = Object.keys(input.data ?? {})[0];
-  if (slug !== undefined)
-    throw new ValidationError(`data.${slug}: no data type with this slug exists in this workspace`);
   return out;
 }
 
@@ -67,10 +67,30 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     private readonly roles: RoleLookup,
     private readonly accounts: AccountService,
     private readonly tokens: MemberTokenService,
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
   ) {}
 
-  async execute({ workspaceId, input }: CreateSignupCommand): Promise<SignupResult> {
+  /**
+   * The `data` part (data type slug → {externalId, values}) is the records feature's: it
+   * is checked before anything is written (an unknown slug or a bad value is a 400 and
+   * creates nothing), then the member's records are upserted once the member is known.
+   */
+  async execute({ workspaceId, input, caller }: CreateSignupCommand): Promise<SignupResult> {
     const who = normaliseSignup(input);
+    const data = input.data && Object.keys(input.data).length ? input.data : undefined;
+    if (data) await this.queries.execute(new CheckSignupDataQuery(workspaceId, data, caller));
+    const result = await this.signup(workspaceId, who);
+    if (data) {
+      // From the member's stream: its read model may not show a member created just now.
+      const m = await this.members.get(workspaceId, result.member.id);
+      const member = { id: m.id, email: m.email, phone: m.phone, name: m.name, externalId: m.externalId };
+      await this.commands.execute(new UpsertSignupRecordsCommand(workspaceId, member, data, caller));
+    }
+    return result;
+  }
+
+  private async signup(workspaceId: string, who: Normalised): Promise<SignupResult> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const existingId = await this.find(workspaceId, who);
       if (existingId !== undefined) return this.existing(workspaceId, existingId, who);

@@ -3,8 +3,11 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RequireScope } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { CreateSignupCommand, SignupResult } from '../commands/create-signup.command';
+import { callerOf } from './caller';
 import { CreateSignupDto, SignupResponse } from './dto/signup.dto';
 
 @ApiTags('members')
@@ -21,10 +24,11 @@ export class SignupController {
   async signup(
     @Param('wid') wid: string,
     @Body() body: CreateSignupDto,
+    @CurrentPrincipal() p: Principal,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<SignupResponse> {
     const result = await this.commands.execute<CreateSignupCommand, SignupResult>(
-      new CreateSignupCommand(wid.toLowerCase(), body),
+      new CreateSignupCommand(wid.toLowerCase(), body, callerOf(p)),
     );
     void reply.status(result.wasCreated ? 201 : 200);
     return result;

@@ -78,3 +78,47 @@ export class ListMembershipsOfAccountHandler implements IQueryHandler<
     return rows.map((r) => r.id);
   }
 }
+
+/** A member as other features show it beside their own data (records: the webhook's `member` block). */
+export interface MemberContact {
+  id: number;
+  email: string | null;
+  phone: string | null;
+  name: string | null;
+  externalId: string | null;
+}
+
+/** The active members of a workspace among `memberIds` (others, archived or absent, are left out). */
+export class GetMemberContactsQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly memberIds: readonly number[],
+  ) {}
+}
+
+@QueryHandler(GetMemberContactsQuery)
+export class GetMemberContactsHandler implements IQueryHandler<GetMemberContactsQuery, MemberContact[]> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetMemberContactsQuery): Promise<MemberContact[]> {
+    if (!q.memberIds.length) return [];
+    const rows = (await this.db.query(
+      `SELECT id, email, phone, name, external_id FROM members
+        WHERE workspace_id = $1 AND id = ANY($2::int[]) AND status = 'active' ORDER BY id`,
+      [q.workspaceId, [...new Set(q.memberIds)]],
+    )) as {
+      id: number;
+      email: string | null;
+      phone: string | null;
+      name: string | null;
+      external_id: string | null;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      email: r.email,
+      phone: r.phone,
+      name: r.name,
+      externalId: r.external_id,
+    }));
+  }
+}

@@ -1,0 +1,245 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { nextIds } from '../../../core/database/ids';
+import { DomainError, ValidationError } from '../../../core/http/domain-errors';
+import { MAX_ID } from '../../../core/http/validation';
+import { DataTypeFacts, normaliseExternalId } from '../domain/data-record';
+import type { DataRecordEvent, RecordMember } from '../domain/data-record.events';
+import { assertMayCreate, assertTypeRecordsAccess, RecordCaller } from '../domain/record-access.policy';
+import { recordClaimConflict, RECORD_EXTERNAL_ID_CLAIM } from '../domain/record-claims';
+import { RecordWriter } from './record-writer.service';
+
+export const MAX_BULK_RECORDS = 10_000;
+/** Records per atomic write: one statement of a few hundred kB. */
+const BATCH = 500;
+/** Below this a batch is not worth its failed statement: records go one by one. */
+const MIN_BATCH = 8;
+const CONCURRENCY = 8;
+const RECORD_KEYS = new Set(['fieldValues', 'externalId', 'memberId']);
+
+export class BulkRecordsCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly dataTypeId: number,
+    readonly records: readonly unknown[],
+    readonly upsert: boolean,
+    readonly caller: RecordCaller,
+  ) {}
+}
+
+/** SPEC "Bulk record request and response". */
+export interface BulkResultItem {
+  index: number;
+  status: 'created' | 'updated' | 'failed';
+  recordId: number | null;
+  externalId: string | null;
+}
+
+export interface BulkResult {
+  success: boolean;
+  totalCount: number;
+  importedCount: number;
+  results: BulkResultItem[];
+  errors: { index: number; externalId: string | null; detail: string }[] | null;
+}
+
+interface Parsed {
+  index: number;
+  memberId: number | null;
+  externalId: string | null;
+  fieldValues: unknown;
+}
+
+/** A record's shape, checked here rather than by the DTO: a bad record fails alone, not the request. */
+function parse(raw: unknown, index: number): Parsed {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ValidationError('record: must be an object');
+  const r = raw as Record<string, unknown>;
+  const unknown = Object.keys(r).find((k) => !RECORD_KEYS.has(k));
+  if (unknown) throw new ValidationError(`${unknown}: unknown field`);
+  const memberId = r.memberId ?? null;
+  if (
+    memberId !== null &&
+    (!Number.isInteger(memberId) || (memberId as number) < 1 || (memberId as number) > MAX_ID)
+  )
+    throw new ValidationError(`memberId: must be an integer from 1 to ${MAX_ID}`);
+  return {
+    index,
+    memberId: memberId as number | null,
+    externalId: normaliseExternalId(r.externalId),
+    fieldValues: r.fieldValues ?? {},
+  };
+}
+
+/**
+ * POST .../records/bulk: up to 10,000 records, each validated and written on its own and
+ * reported per record. New records go in atomic batches (Claims.appendMany) decided batch
+ * by batch, so no step holds more than a batch of events; a batch meeting a taken
+ * externalId writes nothing and is halved, and the records that meet one go one by one
+ * (an error without `upsert`, an update with it).
+ */
+@CommandHandler(BulkRecordsCommand)
+export class BulkRecordsHandler implements ICommandHandler<BulkRecordsCommand, BulkResult> {
+  constructor(
+    private readonly records: RecordWriter,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute(cmd: BulkRecordsCommand): Promise<BulkResult> {
+    if (cmd.records.length > MAX_BULK_RECORDS)
+      throw new ValidationError(`records: at most ${MAX_BULK_RECORDS} records per request`);
+    const type = await this.records.type(cmd.workspaceId, cmd.dataTypeId);
+    assertTypeRecordsAccess(cmd.caller, type.visibility);
+    const results: BulkResultItem[] = [];
+    const errors: NonNullable<BulkResult['errors']> = [];
+    const fail = (index: number, externalId: string | null, err: unknown) => {
+      if (!(err instanceof DomainError)) throw err;
+      results.push({ index, status: 'failed', recordId: null, externalId });
+      errors.push({ index, externalId, detail: err.message });
+    };
+
+    const parsed: Parsed[] = [];
+    const firstOf = new Map<string, number>();
+    cmd.records.forEach((raw, index) => {
+      try {
+        const p = parse(raw, index);
+        // Two records with one externalId would race each other; the later one fails, deterministically.
+        if (p.externalId !== null) {
+          const seen = firstOf.get(p.externalId);
+          if (seen !== undefined)
+            throw new ValidationError(`externalId: duplicates record ${seen} of this request`);
+          firstOf.set(p.externalId, index);
+        }
+        assertMayCreate(cmd.caller, p.memberId, type.visibility);
+        parsed.push(p);
+      } catch (err) {
+        fail(index, externalIdOf(raw), err);
+      }
+    });
+
+    const members = await this.records.members(cmd.workspaceId, [
+      ...new Set(parsed.flatMap((p) => (p.memberId === null ? [] : [p.memberId]))),
+    ]);
+    const memberOf = (p: Parsed): RecordMember | null | undefined =>
+      p.memberId === null ? null : members.get(p.memberId);
+
+    // With upsert, records whose externalId the read model already knows go straight to the update path.
+    const known = cmd.upsert ? await this.knownExternalIds(type, parsed) : new Set<string>();
+    const fresh = parsed.filter((p) => p.externalId === null || !known.has(p.externalId));
+    const existing = parsed.filter((p) => p.externalId !== null && known.has(p.externalId));
+
+    const oneByOne = async (batch: readonly Parsed[]) =>
+      inPool(batch, CONCURRENCY, async (p) => {
+        try {
+          results.push(await this.writeOne(cmd, type, p, memberOf(p)));
+        } catch (err) {
+          fail(p.index, p.externalId, err);
+        }
+      });
+
+    const ids = await nextIds(this.db, 'data_record_id_seq', fresh.length);
+    const idOf = new Map(fresh.map((p, i) => [p, ids[i]]));
+    const batched = async (batch: readonly Parsed[]): Promise<void> => {
+      if (batch.length < MIN_BATCH || !this.records.canCreateMany) return oneByOne(batch);
+      const decided: { p: Parsed; recordId: number; events: DataRecordEvent[] }[] = [];
+      for (const p of batch) {
+        try {
+          const recordId = idOf.get(p)!;
+          decided.push({ p, recordId, events: this.records.decideCreate(type, recordId, p, memberOf(p)) });
+        } catch (err) {
+          fail(p.index, p.externalId, err);
+        }
+      }
+      if (!decided.length) return;
+      if (await this.records.createMany(type, decided)) {
+        for (const d of decided)
+          results.push({
+            index: d.p.index,
+            status: 'created',
+            recordId: d.recordId,
+            externalId: d.p.externalId,
+          });
+        return;
+      }
+      const rest = decided.map((d) => d.p);
+      const half = Math.ceil(rest.length / 2);
+      await batched(rest.slice(0, half));
+      await batched(rest.slice(half));
+    };
+    for (let i = 0; i < fresh.length; i += BATCH) await batched(fresh.slice(i, i + BATCH));
+    await oneByOne(existing);
+
+    results.sort((a, b) => a.index - b.index);
+    errors.sort((a, b) => a.index - b.index);
+    const imported = results.length - errors.length;
+    return {
+      success: errors.length === 0,
+      totalCount: cmd.records.length,
+      importedCount: imported,
+      results,
+      errors: errors.length ? errors : null,
+    };
+  }
+
+  /** One record: created, or (upsert) the record holding its externalId updated. */
+  private async writeOne(
+    cmd: BulkRecordsCommand,
+    type: DataTypeFacts,
+    p: Parsed,
+    member: RecordMember | null | undefined,
+  ): Promise<BulkResultItem> {
+    const item = (status: 'created' | 'updated', recordId: number): BulkResultItem => ({
+      index: p.index,
+      status,
+      recordId,
+      externalId: p.externalId,
+    });
+    if (cmd.upsert && p.externalId !== null) {
+      const held = await this.records.heldGrants(cmd.workspaceId, cmd.caller);
+      const { record, wasCreated } = await this.records.upsert(
+        type,
+        p.externalId,
+        { memberId: p.memberId, fieldValues: p.fieldValues },
+        cmd.caller,
+        held,
+        () => undefined,
+      );
+      return item(wasCreated ? 'created' : 'updated', record.recordId);
+    }
+    const outcome = await this.records.create(type, p, member);
+    if (outcome.kind === 'created') return item('created', outcome.record.recordId);
+    if (outcome.error.kind === RECORD_EXTERNAL_ID_CLAIM.name)
+      throw new ValidationError(
+        `${recordClaimConflict(outcome.error).message}; send upsert: true to update it`,
+      );
+    throw recordClaimConflict(outcome.error);
+  }
+
+  private async knownExternalIds(type: DataTypeFacts, parsed: readonly Parsed[]): Promise<Set<string>> {
+    const wanted = parsed.flatMap((p) => (p.externalId === null ? [] : [p.externalId]));
+    if (!wanted.length) return new Set();
+    const rows = (await this.db.query(
+      `SELECT external_id FROM data_records WHERE data_type_id = $1 AND external_id = ANY($2::text[])`,
+      [type.dataTypeId, wanted],
+    )) as { external_id: string }[];
+    return new Set(rows.map((r) => r.external_id));
+  }
+}
+
+function externalIdOf(raw: unknown): string | null {
+  const v = (raw as { externalId?: unknown } | null)?.externalId;
+  return typeof v === 'string' ? v.trim().slice(0, 255) || null : null;
+}
+
+/** Runs `fn` over `items`, at most `concurrency` at a time. */
+async function inPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}

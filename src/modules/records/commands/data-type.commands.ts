@@ -1,0 +1,180 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { ClaimTakenError } from '../../../core/claims/claims';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { nextId } from '../../../core/database/ids';
+import { DataFieldInput, dataTypeDecider, DataTypeState } from '../domain/data-type';
+import { dataTypeStream } from '../domain/data-type.events';
+import { assertMayManageSchema, assertMaySetVisibility, RecordCaller } from '../domain/record-access.policy';
+import { dataTypeClaims, slugConflict } from '../domain/record-claims';
+
+export interface DataTypeInput {
+  name: string;
+  slug: string;
+  isCollection?: boolean;
+  visibility?: string;
+  fields: DataFieldInput[];
+}
+
+export class CreateDataTypeCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly input: DataTypeInput,
+    readonly caller: RecordCaller,
+  ) {}
+}
+
+export class UpdateDataTypeCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly dataTypeId: number,
+    readonly changes: Partial<DataTypeInput>,
+    readonly force: boolean,
+    readonly caller: RecordCaller,
+    readonly expectedRevision?: bigint,
+  ) {}
+}
+
+export class DeleteDataTypeCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly dataTypeId: number,
+    readonly force: boolean,
+    readonly caller: RecordCaller,
+    readonly expectedRevision?: bigint,
+  ) {}
+}
+
+async function recordCount(db: DataSource, dataTypeId: number): Promise<number> {
+  const rows = (await db.query(`SELECT count(*)::int AS n FROM data_records WHERE data_type_id = $1`, [
+    dataTypeId,
+  ])) as { n: number }[];
+  return rows[0].n;
+}
+
+/** POST /w/{wid}/data-types: the slug is claimed with the creation; the creator is the owner. */
+@CommandHandler(CreateDataTypeCommand)
+export class CreateDataTypeHandler implements ICommandHandler<CreateDataTypeCommand, number> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute(cmd: CreateDataTypeCommand): Promise<number> {
+    const dataTypeId = await nextId(this.db, 'data_type_id_seq');
+    try {
+      await this.repo.handle({
+        streamName: dataTypeStream(dataTypeId),
+        workspaceId: cmd.workspaceId,
+        decider: dataTypeDecider,
+        command: {
+          type: 'CreateDataType',
+          dataTypeId,
+          workspaceId: cmd.workspaceId,
+          ...cmd.input,
+          ownerMemberId: cmd.caller.memberId ?? null,
+          now: new Date().toISOString(),
+        },
+        claims: dataTypeClaims,
+      });
+    } catch (err) {
+      if (err instanceof ClaimTakenError) throw slugConflict(cmd.input.slug);
+      throw err;
+    }
+    return dataTypeId;
+  }
+}
+
+/** PUT: schema changes; removing or retyping a field that holds values needs `force`. */
+@CommandHandler(UpdateDataTypeCommand)
+export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeCommand> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute(cmd: UpdateDataTypeCommand): Promise<void> {
+    try {
+      await this.repo.handle({
+        streamName: dataTypeStream(cmd.dataTypeId),
+        workspaceId: cmd.workspaceId,
+        decider: dataTypeDecider,
+        expectedRevision: cmd.expectedRevision,
+        command: {
+          from: async (state: DataTypeState) => {
+            const mine = state.status === 'active' && state.workspaceId === cmd.workspaceId;
+            if (mine) {
+              assertMayManageSchema(cmd.caller, state);
+              if (cmd.changes.visibility !== undefined && cmd.changes.visibility !== state.visibility)
+                assertMaySetVisibility(cmd.caller, state);
+            }
+            const slugs = mine ? state.fields.map((f) => f.slug) : [];
+            const [holding, count] = mine
+              ? await Promise.all([
+                  this.fieldsHoldingValues(cmd.dataTypeId, slugs),
+                  recordCount(this.db, cmd.dataTypeId),
+                ])
+              : [[], 0];
+            return {
+              type: 'UpdateDataType' as const,
+              dataTypeId: cmd.dataTypeId,
+              workspaceId: cmd.workspaceId,
+              ...cmd.changes,
+              force: cmd.force,
+              fieldsHoldingValues: holding,
+              recordCount: count,
+              now: new Date().toISOString(),
+            };
+          },
+        },
+        claims: dataTypeClaims,
+      });
+    } catch (err) {
+      if (err instanceof ClaimTakenError) throw slugConflict(cmd.changes.slug ?? '');
+      throw err;
+    }
+  }
+
+  private async fieldsHoldingValues(dataTypeId: number, slugs: string[]): Promise<string[]> {
+    if (!slugs.length) return [];
+    const rows = (await this.db.query(
+      `SELECT s FROM unnest($2::text[]) s
+        WHERE EXISTS (SELECT 1 FROM data_records WHERE data_type_id = $1 AND field_values ? s)`,
+      [dataTypeId, slugs],
+    )) as { s: string }[];
+    return rows.map((r) => r.s);
+  }
+}
+
+/** DELETE (datatypes:admin): refused while records exist, unless `force`. */
+@CommandHandler(DeleteDataTypeCommand)
+export class DeleteDataTypeHandler implements ICommandHandler<DeleteDataTypeCommand> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute(cmd: DeleteDataTypeCommand): Promise<void> {
+    await this.repo.handle({
+      streamName: dataTypeStream(cmd.dataTypeId),
+      workspaceId: cmd.workspaceId,
+      decider: dataTypeDecider,
+      expectedRevision: cmd.expectedRevision,
+      command: {
+        from: async (state: DataTypeState) => {
+          if (state.status === 'active' && state.workspaceId === cmd.workspaceId)
+            assertMayManageSchema(cmd.caller, state);
+          return {
+            type: 'DeleteDataType' as const,
+            dataTypeId: cmd.dataTypeId,
+            workspaceId: cmd.workspaceId,
+            recordCount: await recordCount(this.db, cmd.dataTypeId),
+            force: cmd.force,
+            now: new Date().toISOString(),
+          };
+        },
+      },
+      claims: dataTypeClaims,
+    });
+  }
+}

@@ -1,0 +1,322 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { nextId } from '../../../core/database/ids';
+import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
+import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
+import { GetMemberContactsQuery, MemberContact } from '../../identity';
+import { DataRecordState, dataRecordDecider, DataTypeFacts } from '../domain/data-record';
+import { DataRecordEvent, RecordMember, recordStream } from '../domain/data-record.events';
+import { dataTypeDecider } from '../domain/data-type';
+import { dataTypeStream } from '../domain/data-type.events';
+import {
+  assertMayEdit,
+  assertTypeRecordsAccess,
+  HeldGrant,
+  RecordCaller,
+} from '../domain/record-access.policy';
+import {
+  recordClaimConflict,
+  recordClaims,
+  recordIdOf,
+  RECORD_EXTERNAL_ID_CLAIM,
+  recordScope,
+} from '../domain/record-claims';
+
+export interface NewRecordInput {
+  memberId: number | null;
+  externalId: string | null;
+  fieldValues: unknown;
+}
+
+export type CreateOutcome =
+  | { kind: 'created'; record: DataRecordState }
+  /** Another record holds the externalId (or the member's one record of a profile type). */
+  | { kind: 'taken'; error: ClaimTakenError };
+
+const MAX_ATTEMPTS = 5;
+const UPSERT_RETRIES = 10;
+
+/**
+ * The record write path shared by the record routes, bulk import and signup's `data`:
+ * a type's facts from its own stream, a record's decisions with its claims (externalId per
+ * type; the member in a type that is no collection) taken with the append itself.
+ */
+@Injectable()
+export class RecordWriter {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    @Inject(CLAIMS) private readonly claims: Claims,
+    private readonly queries: QueryBus,
+    private readonly db: DataSource,
+  ) {}
+
+  /** The data type as its stream tells; 404 when absent, deleted or of another workspace. */
+  async type(workspaceId: string, dataTypeId: number): Promise<DataTypeFacts> {
+    const { state } = await this.repo.load(dataTypeStream(dataTypeId), dataTypeDecider);
+    if (state.status !== 'active' || state.workspaceId !== workspaceId)
+      throw new NotFoundError('Data type not found');
+    return state;
+  }
+
+  /** Active members of the workspace among `ids`, by id (identity's query: members are its own). */
+  async members(workspaceId: string, ids: readonly number[]): Promise<Map<number, RecordMember>> {
+    if (!ids.length) return new Map();
+    const found = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
+      new GetMemberContactsQuery(workspaceId, ids),
+    );
+    return new Map(found.map((m) => [m.id, m]));
+  }
+
+  async member(workspaceId: string, memberId: number | null): Promise<RecordMember | null | undefined> {
+    if (memberId === null) return null;
+    return (await this.members(workspaceId, [memberId])).get(memberId);
+  }
+
+  /** The grants the caller holds as grantee (none without a member). */
+  async heldGrants(workspaceId: string, caller: RecordCaller): Promise<HeldGrant[]> {
+    if (caller.memberId === undefined) return [];
+    const rows = (await this.db.query(
+      `SELECT owner_member_id, access, data_type_id FROM record_grants WHERE workspace_id = $1 AND grantee_member_id = $2`,
+      [workspaceId, caller.memberId],
+    )) as { owner_member_id: number; access: 'read' | 'write'; data_type_id: number | null }[];
+    return rows.map((r) => ({
+      ownerMemberId: r.owner_member_id,
+      access: r.access,
+      dataTypeId: r.data_type_id,
+    }));
+  }
+
+  /** The record holding an externalId in a type, if any. */
+  async holderOf(type: DataTypeFacts, externalId: string): Promise<number | undefined> {
+    const owner = await this.claims.ownerOf(
+      recordScope(type.workspaceId, type.dataTypeId),
+      RECORD_EXTERNAL_ID_CLAIM,
+      externalId,
+    );
+    return owner === undefined ? undefined : recordIdOf(owner);
+  }
+
+  async load(recordId: number): Promise<{ state: DataRecordState; revision: bigint | undefined }> {
+    return this.repo.load(recordStream(recordId), dataRecordDecider);
+  }
+
+  newRecordId(): Promise<number> {
+    return nextId(this.db, 'data_record_id_seq');
+  }
+
+  /** Decides a new record (throws its validation errors) without writing it. */
+  decideCreate(
+    type: DataTypeFacts,
+    recordId: number,
+    input: NewRecordInput,
+    member: RecordMember | null | undefined,
+  ): DataRecordEvent[] {
+    return dataRecordDecider.decide(
+      {
+        type: 'CreateRecord',
+        recordId,
+        dataType: type,
+        memberId: input.memberId,
+        member,
+        externalId: input.externalId,
+        fieldValues: input.fieldValues,
+        now: new Date().toISOString(),
+      },
+      dataRecordDecider.initialState(),
+    );
+  }
+
+  async create(
+    type: DataTypeFacts,
+    input: NewRecordInput,
+    member: RecordMember | null | undefined,
+    recordId?: number,
+  ): Promise<CreateOutcome> {
+    recordId ??= await this.newRecordId();
+    const events = this.decideCreate(type, recordId, input, member);
+    const empty = dataRecordDecider.initialState();
+    try {
+      await this.repo.appendClaimed(
+        recordStream(recordId),
+        type.workspaceId,
+        events,
+        'no_stream',
+        recordClaims(events, empty, type.isCollection),
+      );
+    } catch (err) {
+      if (err instanceof ClaimTakenError) return { kind: 'taken', error: err };
+      throw err;
+    }
+    return { kind: 'created', record: events.reduce(dataRecordDecider.evolve, empty) };
+  }
+
+  get canCreateMany(): boolean {
+    return this.repo.canAppendClaimedMany;
+  }
+
+  /** New records with their claims in one atomic write; false, nothing written, when a claim or id is taken. */
+  async createMany(
+    type: DataTypeFacts,
+    decided: readonly { recordId: number; events: DataRecordEvent[] }[],
+  ): Promise<boolean> {
+    const empty = dataRecordDecider.initialState();
+    try {
+      await this.repo.appendClaimedMany(
+        type.workspaceId,
+        decided.map((d) => ({
+          streamName: recordStream(d.recordId),
+          events: d.events,
+          expectedRevision: 'no_stream' as const,
+          plan: recordClaims(d.events, empty, type.isCollection),
+        })),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ClaimTakenError || err instanceof WrongExpectedRevisionError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Applies a partial change of values; `authorise` is called with the record as each
+   * attempt finds it (its owner decides who may edit). Returns the record and whether
+   * anything was appended.
+   */
+  async update(
+    type: DataTypeFacts,
+    recordId: number,
+    fieldValues: unknown,
+    authorise: (record: DataRecordState) => void,
+    expectedRevision?: bigint,
+    maxRetries?: number,
+  ): Promise<{ record: DataRecordState; appended: boolean }> {
+    let current: DataRecordState | undefined;
+    const { state, events } = await this.repo.handle({
+      streamName: recordStream(recordId),
+      workspaceId: type.workspaceId,
+      decider: dataRecordDecider,
+      expectedRevision,
+      maxRetries,
+      command: {
+        from: async (state: DataRecordState) => {
+          if (
+            state.status === 'active' &&
+            state.workspaceId === type.workspaceId &&
+            state.dataTypeId === type.dataTypeId
+          )
+            authorise(state);
+          current = state;
+          return {
+            type: 'UpdateRecord' as const,
+            dataType: type,
+            fieldValues,
+            member:
+              state.status === 'active'
+                ? ((await this.member(type.workspaceId, state.memberId)) ?? null)
+                : null,
+            now: new Date().toISOString(),
+          };
+        },
+      },
+    });
+    return events.length ? { record: state, appended: true } : { record: current!, appended: false };
+  }
+
+  async delete(
+    type: DataTypeFacts,
+    recordId: number,
+    authorise: (record: DataRecordState) => void,
+    expectedRevision?: bigint,
+  ): Promise<void> {
+    await this.repo.handle({
+      streamName: recordStream(recordId),
+      workspaceId: type.workspaceId,
+      decider: dataRecordDecider,
+      expectedRevision,
+      command: {
+        from: (state: DataRecordState) => {
+          if (
+            state.status === 'active' &&
+            state.workspaceId === type.workspaceId &&
+            state.dataTypeId === type.dataTypeId
+          )
+            authorise(state);
+          return { type: 'DeleteRecord' as const, dataType: type, now: new Date().toISOString() };
+        },
+      },
+      claims: (events, state) => recordClaims(events, state, type.isCollection),
+    });
+  }
+
+  /**
+   * Creates the record of an externalId or updates the one holding it. Concurrent upserts
+   * of one externalId meet at its claim: one creates, the others find it and update it.
+   * `mayCreate` / `mayEdit` are the caller's rules (checked before anything is written).
+   */
+  async upsert(
+    type: DataTypeFacts,
+    externalId: string,
+    input: {
+      memberId: number | null;
+      fieldValues: unknown;
+      /** The member as the caller knows it (signup: a member its read model may not show yet). */
+      member?: RecordMember;
+    },
+    caller: RecordCaller,
+    held: readonly HeldGrant[],
+    mayCreate: () => void,
+  ): Promise<{ record: DataRecordState; wasCreated: boolean; appended: boolean }> {
+    assertTypeRecordsAccess(caller, type.visibility);
+    let member: RecordMember | null | undefined = input.member;
+    let memberLoaded = input.member !== undefined;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const holder = await this.holderOf(type, externalId);
+      if (holder !== undefined) {
+        // Upserts of one externalId all land on one stream: more room for lost races than a PUT.
+        const edit = (r: DataRecordState) => {
+          if (input.memberId !== null && r.memberId !== input.memberId)
+            throw new ConflictError(
+              `externalId: record ${r.recordId} with this externalId belongs to ${r.memberId === null ? 'no member' : `member ${r.memberId}`}`,
+            );
+          assertMayEdit(
+            caller,
+            { memberId: r.memberId, dataTypeId: type.dataTypeId, visibility: type.visibility },
+            held,
+          );
+        };
+        const { record, appended } = (await this.update(
+          type,
+          holder,
+          input.fieldValues,
+          edit,
+          undefined,
+          UPSERT_RETRIES,
+        ).catch((err: unknown) => {
+          // Deleted between the lookup and the load (its claim is free now: create), or
+          // still losing races after the retries: go round again.
+          if (err instanceof NotFoundError || err instanceof WrongExpectedRevisionError) return undefined;
+          throw err;
+        })) ?? { record: undefined, appended: false };
+        if (record) return { record, wasCreated: false, appended };
+        continue;
+      }
+      mayCreate();
+      if (!memberLoaded) {
+        member = await this.member(type.workspaceId, input.memberId);
+        memberLoaded = true;
+      }
+      const outcome = await this.create(
+        type,
+        { memberId: input.memberId, fieldValues: input.fieldValues, externalId },
+        member,
+      );
+      if (outcome.kind === 'created') return { record: outcome.record, wasCreated: true, appended: true };
+      if (outcome.error.kind !== RECORD_EXTERNAL_ID_CLAIM.name) throw recordClaimConflict(outcome.error);
+      // Lost the race for the externalId: the next round finds the winner and updates it.
+    }
+    throw new ConflictError('externalId: the upsert kept losing races with concurrent changes; retry');
+  }
+}

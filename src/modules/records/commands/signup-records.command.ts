@@ -1,0 +1,146 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { Claims, CLAIMS } from '../../../core/claims/claims';
+import { grants } from '../../../core/auth/scopes';
+import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
+import { DataTypeFacts, normaliseExternalId } from '../domain/data-record';
+import { checkNewValues, checkValueChanges } from '../domain/field-values';
+import { assertMayEdit, assertTypeRecordsAccess } from '../domain/record-access.policy';
+import {
+  DATA_TYPE_SLUG_CLAIM,
+  recordClaimConflict,
+  recordIdOf,
+  RECORD_MEMBER_CLAIM,
+  recordScope,
+} from '../domain/record-claims';
+import { RecordWriter } from './record-writer.service';
+import {
+  CheckSignupDataQuery,
+  SignupDataCaller,
+  UpsertSignupRecordsCommand,
+} from './signup-records.messages';
+
+interface Entry {
+  slug: string;
+  type: DataTypeFacts;
+  externalId: string | null;
+  values: unknown;
+}
+
+const ENTRY_KEYS = new Set(['externalId', 'values']);
+
+/**
+ * Resolves and checks every entry of a signup's `data`: the slug names a data type of the
+ * workspace, the entry is `{externalId, values}`, the values fit the type. Writing records
+ * for the member (another member than the caller) needs records:write (SPEC "Scopes", 5).
+ */
+async function resolve(
+  records: RecordWriter,
+  claims: Claims,
+  workspaceId: string,
+  data: Readonly<Record<string, unknown>>,
+  caller: SignupDataCaller,
+): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  for (const [slug, raw] of Object.entries(data)) {
+    const path = `data.${slug}`;
+    const owner = await claims.ownerOf(workspaceId, DATA_TYPE_SLUG_CLAIM, slug);
+    const id = owner && /^datatype-(\d+)$/.exec(owner)?.[1];
+    if (!id) throw new ValidationError(`${path}: no data type with this slug exists in this workspace`);
+    const type = await records.type(workspaceId, Number(id));
+    if (!grants(caller.scopes, 'records:write'))
+      throw new ForbiddenError(`${path}: writing records for a member needs the scope records:write`);
+    assertTypeRecordsAccess(caller, type.visibility);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new ValidationError(`${path}: must be an object with externalId and values`);
+    const entry = raw as Record<string, unknown>;
+    const unknown = Object.keys(entry).find((k) => !ENTRY_KEYS.has(k));
+    if (unknown) throw new ValidationError(`${path}.${unknown}: unknown field`);
+    const externalId = normaliseExternalId(entry.externalId, `${path}.externalId`);
+    if (externalId === null && type.isCollection)
+      throw new ValidationError(`${path}.externalId: is required for a data type that is a collection`);
+    entries.push({ slug, type, externalId, values: entry.values ?? {} });
+  }
+  return entries;
+}
+
+@QueryHandler(CheckSignupDataQuery)
+export class CheckSignupDataHandler implements IQueryHandler<CheckSignupDataQuery, void> {
+  constructor(
+    private readonly records: RecordWriter,
+    @Inject(CLAIMS) private readonly claims: Claims,
+  ) {}
+
+  async execute(q: CheckSignupDataQuery): Promise<void> {
+    for (const e of await resolve(this.records, this.claims, q.workspaceId, q.data, q.caller)) {
+      const path = `data.${e.slug}.values`;
+      // A record that exists takes the values as a change; a new one needs its required fields.
+      const exists =
+        e.externalId !== null && (await this.records.holderOf(e.type, e.externalId)) !== undefined;
+      if (exists) checkValueChanges(e.type.fields, e.values, path);
+      else checkNewValues(e.type.fields, e.values, path);
+    }
+  }
+}
+
+/**
+ * The member's records of a signup: by externalId, or (a profile type, no externalId)
+ * the member's one record of the type, created or updated.
+ */
+@CommandHandler(UpsertSignupRecordsCommand)
+export class UpsertSignupRecordsHandler implements ICommandHandler<
+  UpsertSignupRecordsCommand,
+  Record<string, number>
+> {
+  constructor(
+    private readonly records: RecordWriter,
+    @Inject(CLAIMS) private readonly claims: Claims,
+  ) {}
+
+  async execute(cmd: UpsertSignupRecordsCommand): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    const caller = { scopes: cmd.caller.scopes, memberId: cmd.caller.memberId };
+    const memberId = cmd.member.id;
+    for (const e of await resolve(this.records, this.claims, cmd.workspaceId, cmd.data, cmd.caller)) {
+      // The caller holds records:write (resolve); another member's existing record needs admin or a grant.
+      const held = await this.records.heldGrants(cmd.workspaceId, caller);
+      if (e.externalId !== null) {
+        const { record } = await this.records.upsert(
+          e.type,
+          e.externalId,
+          { memberId, fieldValues: e.values, member: cmd.member },
+          caller,
+          held,
+          () => undefined,
+        );
+        out[e.slug] = record.recordId;
+        continue;
+      }
+      const owner = await this.claims.ownerOf(
+        recordScope(cmd.workspaceId, e.type.dataTypeId),
+        RECORD_MEMBER_CLAIM,
+        String(memberId),
+      );
+      const existing = owner === undefined ? undefined : recordIdOf(owner);
+      if (existing !== undefined) {
+        await this.records.update(e.type, existing, e.values, (r) =>
+          assertMayEdit(
+            caller,
+            { memberId: r.memberId, dataTypeId: e.type.dataTypeId, visibility: e.type.visibility },
+            held,
+          ),
+        );
+        out[e.slug] = existing;
+        continue;
+      }
+      const outcome = await this.records.create(
+        e.type,
+        { memberId, externalId: null, fieldValues: e.values },
+        cmd.member,
+      );
+      if (outcome.kind === 'taken') throw recordClaimConflict(outcome.error);
+      out[e.slug] = outcome.record.recordId;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,196 @@
+import { Decider } from '../../../core/cqrs/decider';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import type { DataField, Visibility } from './data-type.events';
+import type { DataRecordEvent, RecordMember } from './data-record.events';
+import { checkNewValues, checkValueChanges, FieldValue, FieldValues } from './field-values';
+
+export const EXTERNAL_ID_MAX = 255;
+
+/** The data type as a record decision needs it (loaded from the type's stream by the handler). */
+export interface DataTypeFacts {
+  dataTypeId: number;
+  workspaceId: string;
+  name: string;
+  slug: string;
+  isCollection: boolean;
+  visibility: Visibility;
+  fields: DataField[];
+  ownerMemberId: number | null;
+}
+
+export type DataRecordCommand =
+  | {
+      type: 'CreateRecord';
+      recordId: number;
+      dataType: DataTypeFacts;
+      memberId: number | null;
+      /** The member as identity shows it; undefined when memberId names no member of the workspace. */
+      member: RecordMember | null | undefined;
+      externalId: string | null;
+      fieldValues: unknown;
+      now: string;
+    }
+  | {
+      type: 'UpdateRecord';
+      dataType: DataTypeFacts;
+      fieldValues: unknown;
+      member: RecordMember | null;
+      now: string;
+    }
+  | { type: 'DeleteRecord'; dataType: DataTypeFacts; now: string };
+
+export interface DataRecordState {
+  status: 'absent' | 'active' | 'deleted';
+  recordId: number;
+  workspaceId: string;
+  dataTypeId: number;
+  memberId: number | null;
+  externalId: string | null;
+  fieldValues: FieldValues;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const initialState = (): DataRecordState => ({
+  status: 'absent',
+  recordId: 0,
+  workspaceId: '',
+  dataTypeId: 0,
+  memberId: null,
+  externalId: null,
+  fieldValues: {},
+  createdAt: '',
+  updatedAt: '',
+});
+
+/** An externalId as stored: trimmed, 1-255 characters, or null when empty. */
+export function normaliseExternalId(raw: unknown, path = 'externalId'): string | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'string') throw new ValidationError(`${path}: must be a string`);
+  const id = raw.trim();
+  if (id.length > EXTERNAL_ID_MAX)
+    throw new ValidationError(`${path}: must be at most ${EXTERNAL_ID_MAX} characters`);
+  return id || null;
+}
+
+export function requireRecord(state: DataRecordState, dataType: DataTypeFacts): void {
+  // Another workspace's or another type's record reads as absent.
+  if (
+    state.status !== 'active' ||
+    state.workspaceId !== dataType.workspaceId ||
+    state.dataTypeId !== dataType.dataTypeId
+  )
+    throw new NotFoundError('Record not found');
+}
+
+const typeRef = (t: DataTypeFacts) => ({ id: t.dataTypeId, slug: t.slug, name: t.name });
+
+export const dataRecordDecider: Decider<DataRecordState, DataRecordCommand, DataRecordEvent> = {
+  initialState,
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'DataRecordCreated': {
+        const d = event.data;
+        return {
+          status: 'active',
+          recordId: d.recordId,
+          workspaceId: d.workspaceId,
+          dataTypeId: d.dataTypeId,
+          memberId: d.memberId,
+          externalId: d.externalId,
+          fieldValues: d.fieldValues,
+          createdAt: d.createdAt,
+          updatedAt: d.createdAt,
+        };
+      }
+      case 'DataRecordUpdated':
+        return { ...state, fieldValues: event.data.fieldValues, updatedAt: event.data.updatedAt };
+      case 'DataRecordDeleted':
+        return { ...state, status: 'deleted' };
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateRecord': {
+        if (state.status !== 'absent')
+          throw new ConflictError(`A record with id ${command.recordId} already exists`);
+        const t = command.dataType;
+        if (command.memberId !== null && !command.member)
+          throw new ValidationError('memberId: no member with this id in this workspace');
+        return [
+          {
+            type: 'DataRecordCreated',
+            data: {
+              recordId: command.recordId,
+              workspaceId: t.workspaceId,
+              dataTypeId: t.dataTypeId,
+              memberId: command.memberId,
+              externalId: command.externalId,
+              fieldValues: checkNewValues(t.fields, command.fieldValues),
+              dataType: typeRef(t),
+              member: command.member ?? null,
+              createdAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'UpdateRecord': {
+        const t = command.dataType;
+        requireRecord(state, t);
+        const changes = checkValueChanges(t.fields, command.fieldValues);
+        // Values of fields the schema dropped (PUT data type with force) go with the next change.
+        const slugs = new Set(t.fields.map((f) => f.slug));
+        const next: FieldValues = Object.fromEntries(
+          Object.entries(state.fieldValues).filter(([k]) => slugs.has(k)),
+        );
+        const changed: Record<string, FieldValue | null> = {};
+        const previous: Record<string, FieldValue | null> = {};
+        for (const [key, value] of Object.entries(changes)) {
+          const before = next[key] ?? null;
+          if (before === value) continue;
+          changed[key] = value;
+          previous[key] = before;
+          if (value === null) delete next[key];
+          else next[key] = value;
+        }
+        if (!Object.keys(changed).length) return [];
+        return [
+          {
+            type: 'DataRecordUpdated',
+            data: {
+              recordId: state.recordId,
+              workspaceId: state.workspaceId,
+              dataTypeId: state.dataTypeId,
+              memberId: state.memberId,
+              externalId: state.externalId,
+              changes: changed,
+              previous,
+              fieldValues: next,
+              dataType: typeRef(t),
+              member: command.member,
+              updatedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'DeleteRecord': {
+        requireRecord(state, command.dataType);
+        return [
+          {
+            type: 'DataRecordDeleted',
+            data: {
+              recordId: state.recordId,
+              workspaceId: state.workspaceId,
+              dataTypeId: state.dataTypeId,
+              memberId: state.memberId,
+              externalId: state.externalId,
+              deletedAt: command.now,
+            },
+          },
+        ];
+      }
+    }
+  },
+};

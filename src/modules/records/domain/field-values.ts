@@ -1,0 +1,144 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { ValidationError } from '../../../core/http/domain-errors';
+import { parseDateTime } from '../../../core/http/pagination';
+import type { DataField } from './data-type.events';
+
+/** A stored value: JSON scalars only, normalised per field type. */
+export type FieldValue = string | number | boolean;
+export type FieldValues = Record<string, FieldValue>;
+
+export const TEXT_MAX = 10_000;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const EMAIL_MAX = 254;
+const URL_MAX = 2048;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/**
+ * Field values are PHI: a refusal names the field and the rule, never the value (details
+ * reach logs and clients' error trackers).
+ */
+function invalid(path: string, rule: string): ValidationError {
+  return new ValidationError(`${path}: ${rule}`);
+}
+
+function isRealDate(value: string): boolean {
+  const m = DATE.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+/** One value checked and normalised for its field (phone numbers to E.164, emails lower-cased). */
+export function normaliseValue(field: DataField, raw: unknown, path: string): FieldValue {
+  switch (field.fieldType) {
+    case 'text': {
+      if (typeof raw !== 'string') throw invalid(path, 'must be a string');
+      if (raw.length > TEXT_MAX) throw invalid(path, `must be at most ${TEXT_MAX} characters`);
+      return raw;
+    }
+    case 'email': {
+      if (typeof raw !== 'string') throw invalid(path, 'must be a string');
+      const email = raw.trim().toLowerCase();
+      if (email.length > EMAIL_MAX || !EMAIL.test(email)) throw invalid(path, 'must be an email address');
+      return email;
+    }
+    case 'phone': {
+      if (typeof raw !== 'string') throw invalid(path, 'must be a string');
+      // As identity's contact.ts: international form, `isPossible` (length rules) so fictional 555 numbers pass.
+      const parsed = raw.length <= 64 ? parsePhoneNumberFromString(raw.trim()) : undefined;
+      if (!parsed || !parsed.isPossible())
+        throw invalid(path, 'must be a phone number in international format, e.g. +14155550123');
+      return parsed.number;
+    }
+    case 'url': {
+      if (typeof raw !== 'string') throw invalid(path, 'must be a string');
+      const value = raw.trim();
+      let ok = value.length <= URL_MAX;
+      try {
+        ok &&= ['http:', 'https:'].includes(new URL(value).protocol);
+      } catch {
+        ok = false;
+      }
+      if (!ok) throw invalid(path, `must be an http or https URL of at most ${URL_MAX} characters`);
+      return value;
+    }
+    case 'date': {
+      if (typeof raw !== 'string' || !isRealDate(raw))
+        throw invalid(path, 'must be an ISO 8601 date, YYYY-MM-DD');
+      return raw;
+    }
+    case 'datetime': {
+      const parsed = parseDateTime(raw);
+      if (!parsed)
+        throw invalid(path, 'must be an ISO 8601 date-time with an offset, e.g. 2024-05-01T12:00:00Z');
+      return parsed.iso;
+    }
+    case 'number': {
+      if (typeof raw !== 'number' || !Number.isFinite(raw)) throw invalid(path, 'must be a number');
+      return raw;
+    }
+    case 'boolean': {
+      if (typeof raw !== 'boolean') throw invalid(path, 'must be a boolean');
+      return raw;
+    }
+    case 'select': {
+      if (typeof raw !== 'string' || !(field.options ?? []).includes(raw))
+        throw invalid(path, `must be one of ${(field.options ?? []).join(', ')}`);
+      return raw;
+    }
+  }
+}
+
+function asObject(input: unknown, path: string): Record<string, unknown> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new ValidationError(`${path}: must be an object`);
+  return input as Record<string, unknown>;
+}
+
+/**
+ * The values of a new record: every key a field of the type, every value valid for it,
+ * every required field present. `null` is "no value".
+ */
+export function checkNewValues(
+  fields: readonly DataField[],
+  input: unknown,
+  path = 'fieldValues',
+): FieldValues {
+  const raw = asObject(input ?? {}, path);
+  const bySlug = new Map(fields.map((f) => [f.slug, f]));
+  const out: FieldValues = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const field = bySlug.get(key);
+    if (!field) throw new ValidationError(`${path}.${key}: unknown field`);
+    if (value === null || value === undefined) continue;
+    out[key] = normaliseValue(field, value, `${path}.${key}`);
+  }
+  for (const f of fields)
+    if (f.required && out[f.slug] === undefined) throw new ValidationError(`${path}.${f.slug}: is required`);
+  return out;
+}
+
+/**
+ * A partial change: given keys only; `null` clears a field (refused for a required one).
+ * Returns the normalised changes, `null` kept for clearing.
+ */
+export function checkValueChanges(
+  fields: readonly DataField[],
+  input: unknown,
+  path = 'fieldValues',
+): Record<string, FieldValue | null> {
+  const raw = asObject(input ?? {}, path);
+  const bySlug = new Map(fields.map((f) => [f.slug, f]));
+  const out: Record<string, FieldValue | null> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const field = bySlug.get(key);
+    if (!field) throw new ValidationError(`${path}.${key}: unknown field`);
+    if (value === null || value === undefined) {
+      if (field.required) throw new ValidationError(`${path}.${key}: is required and cannot be cleared`);
+      out[key] = null;
+    } else out[key] = normaliseValue(field, value, `${path}.${key}`);
+  }
+  return out;
+}

@@ -1,0 +1,187 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { CLAIM_FENCED } from '../../../core/claims/claims';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { Projection, ProjectionHandler } from '../../../core/projections/projection';
+import type { DataRecordCreated, DataRecordEvent } from '../domain/data-record.events';
+import { DataTypeEvent, TEXT_LIKE_TYPES } from '../domain/data-type.events';
+
+const TEXT_LIKE = `(${TEXT_LIKE_TYPES.map((t) => `'${t}'`).join(', ')})`;
+
+/**
+ * What a record shows the indexes, computed in SQL from its values and its type's fields
+ * (so a changed `shouldIndex` recomputes every record of the type in one statement):
+ * the indexed fields' values, text-like ones lower-cased, and those text values joined.
+ */
+const indexedValuesOf = (values: string, fields: string) => `(
+  SELECT COALESCE(jsonb_object_agg(e.key, CASE WHEN f->>'fieldType' IN ${TEXT_LIKE}
+           THEN to_jsonb(lower(e.value #>> '{}')) ELSE e.value END), '{}'::jsonb)
+    FROM jsonb_each(${values}) e JOIN jsonb_array_elements(${fields}) f ON f->>'slug' = e.key
+   WHERE (f->>'shouldIndex')::boolean)`;
+const searchTextOf = (values: string, fields: string) => `(
+  SELECT string_agg(lower(e.value #>> '{}'), E'\\n' ORDER BY e.key)
+    FROM jsonb_each(${values}) e JOIN jsonb_array_elements(${fields}) f ON f->>'slug' = e.key
+   WHERE (f->>'shouldIndex')::boolean AND f->>'fieldType' IN ${TEXT_LIKE})`;
+
+/**
+ * The data_types and data_records read models, one projection so a record's row always
+ * finds its type's (the index columns derive from the type's fields). A bulk import's
+ * DataRecordCreated events land as multi-row inserts.
+ */
+@Injectable()
+@Projection({
+  name: 'records',
+  eventTypes: [
+    'DataTypeCreated',
+    'DataTypeUpdated',
+    'DataTypeDeleted',
+    'DataRecordCreated',
+    'DataRecordUpdated',
+    'DataRecordDeleted',
+    CLAIM_FENCED,
+  ],
+  tables: ['data_types', 'data_records'],
+})
+export class RecordsProjection implements ProjectionHandler {
+  handle(event: StoredEvent, em: EntityManager): Promise<void> {
+    return this.handleBatch([event], em);
+  }
+
+  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    let created: StoredEvent[] = [];
+    for (const event of events) {
+      if (event.type === 'DataRecordCreated') {
+        created.push(event);
+        continue;
+      }
+      if (created.length) await this.insertRecords(created, em);
+      created = [];
+      await this.apply(event, em);
+    }
+    if (created.length) await this.insertRecords(created, em);
+  }
+
+  private async insertRecords(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    const rows = events.map((stored) => {
+      const d = (stored as StoredEvent<'DataRecordCreated', DataRecordCreated['data']>).data;
+      return {
+        id: d.recordId,
+        workspace_id: d.workspaceId,
+        data_type_id: d.dataTypeId,
+        member_id: d.memberId,
+        external_id: d.externalId,
+        field_values: d.fieldValues,
+        created_at: d.createdAt,
+        stream_revision: stored.revision.toString(),
+      };
+    });
+    await em.query(
+      `INSERT INTO data_records (id, workspace_id, data_type_id, member_id, external_id, field_values,
+                                 indexed_values, search_text, created_at, updated_at, version, stream_revision)
+       SELECT r.id, r.workspace_id, r.data_type_id, r.member_id, r.external_id, r.field_values,
+              ${indexedValuesOf('r.field_values', 't.fields')}, ${searchTextOf('r.field_values', 't.fields')},
+              r.created_at, r.created_at, 1, r.stream_revision
+         FROM jsonb_to_recordset($1::jsonb) AS r(id integer, workspace_id uuid, data_type_id integer,
+              member_id integer, external_id text, field_values jsonb, created_at timestamptz, stream_revision bigint)
+         JOIN data_types t ON t.id = r.data_type_id
+       ON CONFLICT (id) DO NOTHING`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  private async apply(stored: StoredEvent, em: EntityManager): Promise<void> {
+    if (stored.type === CLAIM_FENCED) {
+      // A claim taken over (EventStoreDB) fenced this stream: a pinned write must expect the fence.
+      const m = /^(datatype|record)-(\d+)$/.exec(stored.streamName);
+      if (m)
+        await em.query(
+          `UPDATE ${m[1] === 'record' ? 'data_records' : 'data_types'} SET stream_revision = $2 WHERE id = $1`,
+          [Number(m[2]), stored.revision.toString()],
+        );
+      return;
+    }
+    const revision = stored.revision.toString();
+    const event = { type: stored.type, data: stored.data } as DataTypeEvent | DataRecordEvent;
+    switch (event.type) {
+      case 'DataTypeCreated': {
+        const d = event.data;
+        await em.query(
+          `INSERT INTO data_types (id, workspace_id, name, slug, is_collection, visibility, fields, owner_member_id,
+                                   created_at, updated_at, version, stream_revision)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $9, 1, $10) ON CONFLICT (id) DO NOTHING`,
+          [
+            d.dataTypeId,
+            d.workspaceId,
+            d.name,
+            d.slug,
+            d.isCollection,
+            d.visibility,
+            JSON.stringify(d.fields),
+            d.ownerMemberId,
+            d.createdAt,
+            revision,
+          ],
+        );
+        return;
+      }
+      case 'DataTypeUpdated': {
+        const d = event.data;
+        await em.query(
+          `UPDATE data_types SET name = COALESCE($2, name), slug = COALESCE($3, slug),
+                  is_collection = COALESCE($4, is_collection), visibility = COALESCE($5, visibility),
+                  fields = COALESCE($6::jsonb, fields), updated_at = $7, version = version + 1, stream_revision = $8
+            WHERE id = $1`,
+          [
+            d.dataTypeId,
+            d.name ?? null,
+            d.slug ?? null,
+            d.isCollection ?? null,
+            d.visibility ?? null,
+            d.fields ? JSON.stringify(d.fields) : null,
+            d.updatedAt,
+            revision,
+          ],
+        );
+        if (d.fields) {
+          // Values of removed or retyped fields are dropped; the indexes follow the new shouldIndex flags.
+          const dropped = [...(d.removedFields ?? []), ...(d.retypedFields ?? [])];
+          await em.query(
+            `UPDATE data_records r
+                SET field_values = r.field_values - $2::text[],
+                    indexed_values = ${indexedValuesOf('(r.field_values - $2::text[])', 't.fields')},
+                    search_text = ${searchTextOf('(r.field_values - $2::text[])', 't.fields')},
+                    version = r.version + CASE WHEN r.field_values ?| $2::text[] THEN 1 ELSE 0 END
+               FROM data_types t
+              WHERE t.id = $1 AND r.data_type_id = t.id`,
+            [d.dataTypeId, dropped],
+          );
+        }
+        return;
+      }
+      case 'DataTypeDeleted':
+        // The records' streams keep their history; their rows go with the type.
+        await em.query(`DELETE FROM data_records WHERE data_type_id = $1`, [event.data.dataTypeId]);
+        await em.query(`DELETE FROM data_types WHERE id = $1`, [event.data.dataTypeId]);
+        return;
+      case 'DataRecordCreated':
+        return this.insertRecords([stored], em);
+      case 'DataRecordUpdated': {
+        const d = event.data;
+        await em.query(
+          `UPDATE data_records r
+              SET field_values = $2::jsonb,
+                  indexed_values = ${indexedValuesOf('$2::jsonb', 't.fields')},
+                  search_text = ${searchTextOf('$2::jsonb', 't.fields')},
+                  updated_at = $3, version = r.version + 1, stream_revision = $4
+             FROM data_types t
+            WHERE r.id = $1 AND t.id = r.data_type_id`,
+          [d.recordId, JSON.stringify(d.fieldValues), d.updatedAt, revision],
+        );
+        return;
+      }
+      case 'DataRecordDeleted':
+        await em.query(`DELETE FROM data_records WHERE id = $1`, [event.data.recordId]);
+        return;
+    }
+  }
+}
