@@ -49,6 +49,21 @@ export interface AppConfig {
   queueStalledIntervalMs: number;
   /** Stalls a job may survive before it is failed (a job that kills its worker every time). */
   queueMaxStalledCount: number;
+  /** Which SMS provider sends and receives: `log` (development, logs and reports delivery) or `twilio`. */
+  smsProvider: 'log' | 'twilio';
+  twilioAccountSid: string | undefined;
+  /** Signs and checks webhooks (X-Twilio-Signature) and authenticates REST calls; never logged. */
+  twilioAuthToken: string | undefined;
+  /** The Twilio-compatible REST API (tests point it at a local peer). */
+  twilioApiBaseUrl: string;
+  /** Outgoing mail (smtp:// or smtps://); unset, email deliveries are logged and reported delivered. */
+  smtpUrl: string | undefined;
+  /** From address of outgoing mail when the chat has no inbox of its own. */
+  smtpFrom: string;
+  /** Shared secret the mail gateway sends in X-Inbound-Email-Secret; unset, inbound mail is refused. */
+  inboundEmailSecret: string | undefined;
+  /** SMS longer than this many segments is refused (400). */
+  smsSegmentLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -315,6 +330,54 @@ export const CONFIG_VARIABLES = {
     describe: 'times a job may lose its worker before it is failed',
     parse: integer(0, 1000),
   },
+  smsProvider: {
+    name: 'SMS_PROVIDER',
+    default: 'log',
+    describe: 'log | twilio',
+    parse: oneOf(['log', 'twilio'] as const),
+  },
+  twilioAccountSid: {
+    name: 'TWILIO_ACCOUNT_SID',
+    default: '',
+    describe: 'Twilio account SID; required with SMS_PROVIDER=twilio',
+    parse: optionalText,
+  },
+  twilioAuthToken: {
+    name: 'TWILIO_AUTH_TOKEN',
+    default: '',
+    describe: 'Twilio auth token (REST calls and webhook signatures); required with SMS_PROVIDER=twilio',
+    parse: optionalText,
+  },
+  twilioApiBaseUrl: {
+    name: 'TWILIO_API_BASE_URL',
+    default: 'https://api.twilio.com',
+    describe: 'base URL of the Twilio-compatible REST API',
+    parse: url(['http', 'https']),
+  },
+  smtpUrl: {
+    name: 'SMTP_URL',
+    default: '',
+    describe: 'SMTP server for outgoing mail (smtp:// or smtps://); unset: mail is logged, not sent',
+    parse: (raw: string, name: string) => (raw === '' ? undefined : url(['smtp', 'smtps'])(raw, name)),
+  },
+  smtpFrom: {
+    name: 'SMTP_FROM',
+    default: 'no-reply@localhost',
+    describe: "From address of outgoing mail when the chat's workspace has no inbox",
+    parse: text,
+  },
+  inboundEmailSecret: {
+    name: 'INBOUND_EMAIL_SECRET',
+    default: '',
+    describe: 'shared secret the mail gateway sends in X-Inbound-Email-Secret; unset: inbound mail is refused',
+    parse: optionalText,
+  },
+  smsSegmentLimit: {
+    name: 'SMS_SEGMENT_LIMIT',
+    default: '10',
+    describe: 'most segments one SMS may take; longer messages are refused with 400',
+    parse: integer(1, 100),
+  },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -328,6 +391,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   config.publicBaseUrl ||= `http://localhost:${config.port}/api/v2`;
   if (config.eventStore === 'eventstoredb' && !config.eventStoreConnectionString) {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'required when EVENT_STORE=eventstoredb');
+  }
+  if (config.smsProvider === 'twilio') {
+    if (!config.twilioAccountSid) throw new ConfigError('TWILIO_ACCOUNT_SID', 'required when SMS_PROVIDER=twilio');
+    if (!config.twilioAuthToken) throw new ConfigError('TWILIO_AUTH_TOKEN', 'required when SMS_PROVIDER=twilio');
   }
   return config;
 }

@@ -48,6 +48,9 @@ import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
 
+import { FindOrCreateMemberByPhoneHandler } from './commands/find-or-create-by-phone.command';
+import { RecordSmsConsentHandler } from './commands/sms-consent.command';
+import { GetMemberContactsHandler } from './queries/member-contacts.query';
 import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
 import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
 
@@ -105,6 +108,9 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         ListRoleHoldersHandler,
         ListPendingInvitationIdsHandler,
         ListMembershipsOfAccountHandler,
+        RecordSmsConsentHandler,
+        FindOrCreateMemberByPhoneHandler,
+        GetMemberContactsHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],
     },
