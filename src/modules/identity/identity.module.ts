@@ -48,7 +48,7 @@ import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
 
-import { FindOrCreateMemberByPhoneHandler } from './commands/find-or-create-by-phone.command';
+import { FindOrCreateContactMemberHandler } from './commands/find-or-create-contact.command';
 import { RecordSmsConsentHandler } from './commands/sms-consent.command';
 import { GetMemberContactsHandler } from './queries/member-contacts.query';
 import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
@@ -109,7 +109,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         ListPendingInvitationIdsHandler,
         ListMembershipsOfAccountHandler,
         RecordSmsConsentHandler,
-        FindOrCreateMemberByPhoneHandler,
+        FindOrCreateContactMemberHandler,
         GetMemberContactsHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],

@@ -13,8 +13,8 @@ export type { AccountRegistered, MemberCreated, MemberKind } from './domain/iden
 export type { MemberEvent, MemberSnapshot, MemberUpdated } from './domain/member.events';
 export { MEMBER_UPDATED } from './domain/member.public-events';
 export { RecordSmsConsentCommand } from './commands/sms-consent.command';
-export { FindOrCreateMemberByPhoneCommand } from './commands/find-or-create-by-phone.command';
-export type { MemberByPhone } from './commands/find-or-create-by-phone.command';
+export { FindOrCreateContactMemberCommand } from './commands/find-or-create-contact.command';
+export type { ContactMember } from './commands/find-or-create-contact.command';
 export { GetMemberContactsQuery } from './queries/member-contacts.query';
 export type { MemberContact } from './queries/member-contacts.query';
 export type { MemberOptedInToSms, MemberOptedOutOfSms } from './domain/member.events';
