@@ -369,7 +369,8 @@ export const CONFIG_VARIABLES = {
   inboundEmailSecret: {
     name: 'INBOUND_EMAIL_SECRET',
     default: '',
-    describe: 'shared secret the mail gateway sends in X-Inbound-Email-Secret; unset: inbound mail is refused',
+    describe:
+      'shared secret the mail gateway sends in X-Inbound-Email-Secret; unset: inbound mail is refused',
     parse: optionalText,
   },
   smsSegmentLimit: {
@@ -393,8 +394,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('EVENTSTORE_CONNECTION_STRING', 'required when EVENT_STORE=eventstoredb');
   }
   if (config.smsProvider === 'twilio') {
-    if (!config.twilioAccountSid) throw new ConfigError('TWILIO_ACCOUNT_SID', 'required when SMS_PROVIDER=twilio');
-    if (!config.twilioAuthToken) throw new ConfigError('TWILIO_AUTH_TOKEN', 'required when SMS_PROVIDER=twilio');
+    if (!config.twilioAccountSid)
+      throw new ConfigError('TWILIO_ACCOUNT_SID', 'required when SMS_PROVIDER=twilio');
+    if (!config.twilioAuthToken)
+      throw new ConfigError('TWILIO_AUTH_TOKEN', 'required when SMS_PROVIDER=twilio');
   }
   return config;
 }

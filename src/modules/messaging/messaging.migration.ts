@@ -100,7 +100,14 @@ export class Messaging1764000007600 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['sms_opt_outs', 'message_deliveries', 'chat_messages', 'chats', 'inboxes', 'phone_numbers'])
+    for (const t of [
+      'sms_opt_outs',
+      'message_deliveries',
+      'chat_messages',
+      'chats',
+      'inboxes',
+      'phone_numbers',
+    ])
       await q.query(`DROP TABLE ${t}`);
     for (const seq of ['chat_message_id_seq', 'chat_id_seq', 'inbox_id_seq', 'phone_number_id_seq'])
       await q.query(`DROP SEQUENCE ${seq}`);

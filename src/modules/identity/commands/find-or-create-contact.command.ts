@@ -27,9 +27,10 @@ export interface ContactMember {
 const MAX_ATTEMPTS = 5;
 
 @CommandHandler(FindOrCreateContactMemberCommand)
-export class FindOrCreateContactMemberHandler
-  implements ICommandHandler<FindOrCreateContactMemberCommand, ContactMember>
-{
+export class FindOrCreateContactMemberHandler implements ICommandHandler<
+  FindOrCreateContactMemberCommand,
+  ContactMember
+> {
   constructor(
     private readonly members: MemberWriter,
     private readonly roles: RoleLookup,

@@ -42,18 +42,30 @@ export type ChatCommand =
   | {
       type: 'ReceiveMessage';
       workspaceId: string;
-      message: Omit<Extract<ChatEvent, { type: 'MessageReceived' }>['data'], 'receivedAt' | 'chatId' | 'workspaceId'>;
+      message: Omit<
+        Extract<ChatEvent, { type: 'MessageReceived' }>['data'],
+        'receivedAt' | 'chatId' | 'workspaceId'
+      >;
       now: string;
     }
   | {
       type: 'SendMessage';
       workspaceId: string;
-      message: Omit<MessageSent['data'], 'sentAt' | 'chatId' | 'workspaceId' | 'channel' | 'recipientMemberIds'>;
+      message: Omit<
+        MessageSent['data'],
+        'sentAt' | 'chatId' | 'workspaceId' | 'channel' | 'recipientMemberIds'
+      >;
       /** Only these participants (a keyword reply goes to its texter); default: all but the sender. */
       onlyTo?: number[];
       now: string;
     }
-  | { type: 'RecordDispatch'; messageId: number; recipientMemberId: number; providerMessageId: string; now: string }
+  | {
+      type: 'RecordDispatch';
+      messageId: number;
+      recipientMemberId: number;
+      providerMessageId: string;
+      now: string;
+    }
   | {
       type: 'RecordOutcome';
       messageId: number;
@@ -94,7 +106,10 @@ export function recipientsOf(chat: ChatCreated['data'], senderMemberId: number |
   return chat.participants.map((p) => p.memberId).filter((id) => id !== senderMemberId);
 }
 
-function decideOutcome(command: Extract<ChatCommand, { type: 'RecordOutcome' }>, state: ChatState): ChatEvent[] {
+function decideOutcome(
+  command: Extract<ChatCommand, { type: 'RecordOutcome' }>,
+  state: ChatState,
+): ChatEvent[] {
   const chat = state.chat;
   const delivery = state.deliveries[deliveryKey(command.messageId, command.recipientMemberId)];
   if (!chat || !delivery) throw new NotFoundError('Delivery not found');
@@ -109,7 +124,12 @@ function decideOutcome(command: Extract<ChatCommand, { type: 'RecordOutcome' }>,
   };
   return command.outcome === 'delivered'
     ? [{ type: 'MessageDelivered', data: { ...base, deliveredAt: command.now } }]
-    : [{ type: 'MessageFailed', data: { ...base, reason: command.reason ?? 'provider_error', failedAt: command.now } }];
+    : [
+        {
+          type: 'MessageFailed',
+          data: { ...base, reason: command.reason ?? 'provider_error', failedAt: command.now },
+        },
+      ];
 }
 
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
@@ -143,7 +163,11 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
         const key = deliveryKey(event.data.messageId, event.data.recipientMemberId);
         const before = state.deliveries[key] ?? { status: 'sent', providerMessageId: null };
         const status: DeliveryStatus =
-          event.type === 'MessageDelivered' ? 'delivered' : event.type === 'MessageFailed' ? 'failed' : before.status;
+          event.type === 'MessageDelivered'
+            ? 'delivered'
+            : event.type === 'MessageFailed'
+              ? 'failed'
+              : before.status;
         return {
           ...state,
           deliveries: {
@@ -182,7 +206,12 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
         return [
           {
             type: 'MessageReceived',
-            data: { ...command.message, chatId: chat.chatId, workspaceId: chat.workspaceId, receivedAt: command.now },
+            data: {
+              ...command.message,
+              chatId: chat.chatId,
+              workspaceId: chat.workspaceId,
+              receivedAt: command.now,
+            },
           },
         ];
       }

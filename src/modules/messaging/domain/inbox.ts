@@ -27,7 +27,11 @@ export interface InboxState {
   email: string | null;
 }
 
-export type InboxCommand = { type: 'CreateInbox'; inbox: Omit<InboxCreated['data'], 'createdAt'>; now: string };
+export type InboxCommand = {
+  type: 'CreateInbox';
+  inbox: Omit<InboxCreated['data'], 'createdAt'>;
+  now: string;
+};
 
 export const inboxStream = (id: number): string => `inbox-${id}`;
 

@@ -39,7 +39,13 @@ export const CHAT_CREATED = definePublicEvent<'chat:created', ChatCreatedPayload
 
 export interface ChatMessageCreatedPayload {
   chat: { id: number };
-  message: { id: number; direction: 'inbound' | 'outbound'; role: string; content: string; createdAt: string };
+  message: {
+    id: number;
+    direction: 'inbound' | 'outbound';
+    role: string;
+    content: string;
+    createdAt: string;
+  };
 }
 
 /** chat.message.created (quick reference): any message written into a chat, either way. */
@@ -85,14 +91,22 @@ export interface MessageReceivedPayload {
 }
 
 /** The inbound-SMS event (its name is not shown in the spec: `message:received`). */
-export const SMS_MESSAGE_RECEIVED = definePublicEvent<'message:received', MessageReceivedPayload, MessageReceived>({
+export const SMS_MESSAGE_RECEIVED = definePublicEvent<
+  'message:received',
+  MessageReceivedPayload,
+  MessageReceived
+>({
   name: 'message:received',
   description: 'a member texted the workspace (inbound SMS)',
   feature: 'messaging',
   sources: ['MessageReceived'],
   payloadFields: ['chatId', 'message', 'memberId'],
   appliesTo: (event) => event.data.source === 'sms',
-  payload: ({ data: d }) => ({ chatId: d.chatId, message: { id: d.messageId, content: d.content }, memberId: d.memberId }),
+  payload: ({ data: d }) => ({
+    chatId: d.chatId,
+    message: { id: d.messageId, content: d.content },
+    memberId: d.memberId,
+  }),
 });
 
 export interface EmailReceivedPayload {
@@ -116,4 +130,9 @@ export const EMAIL_RECEIVED = definePublicEvent<'email.received', EmailReceivedP
   }),
 });
 
-export const MESSAGING_PUBLIC_EVENTS = [CHAT_CREATED, CHAT_MESSAGE_CREATED, SMS_MESSAGE_RECEIVED, EMAIL_RECEIVED];
+export const MESSAGING_PUBLIC_EVENTS = [
+  CHAT_CREATED,
+  CHAT_MESSAGE_CREATED,
+  SMS_MESSAGE_RECEIVED,
+  EMAIL_RECEIVED,
+];

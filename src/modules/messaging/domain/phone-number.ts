@@ -49,7 +49,13 @@ export interface PhoneNumberState {
 }
 
 export type PhoneNumberCommand =
-  | { type: 'CreatePhoneNumber'; phoneNumberId: number; workspaceId: string; fields: PhoneNumberFields; now: string }
+  | {
+      type: 'CreatePhoneNumber';
+      phoneNumberId: number;
+      workspaceId: string;
+      fields: PhoneNumberFields;
+      now: string;
+    }
   | {
       type: 'UpdatePhoneNumber';
       phoneNumberId: number;
@@ -147,7 +153,11 @@ export const PHONE_NUMBER_CLAIM = defineClaimKind({
   },
 });
 
-const claimOf = (number: string): ClaimRef => ({ scope: SERVICE_SCOPE, kind: PHONE_NUMBER_CLAIM, value: number });
+const claimOf = (number: string): ClaimRef => ({
+  scope: SERVICE_SCOPE,
+  kind: PHONE_NUMBER_CLAIM,
+  value: number,
+});
 
 /** The number a decided change takes and the one it gives up. */
 export function phoneNumberClaims(events: readonly PhoneNumberEvent[], before: PhoneNumberState): ClaimPlan {

@@ -36,12 +36,16 @@ describe('SMS keywords', () => {
     '%p opts out',
     (text) => expect(smsKeyword(text)?.keyword).toBe('opt_out'),
   );
-  it.each(['START', 'yes', 'UNSTOP'])('%p opts back in', (text) => expect(smsKeyword(text)?.keyword).toBe('opt_in'));
+  it.each(['START', 'yes', 'UNSTOP'])('%p opts back in', (text) =>
+    expect(smsKeyword(text)?.keyword).toBe('opt_in'),
+  );
   it.each(['HELP', 'info'])('%p asks for help', (text) => expect(smsKeyword(text)?.keyword).toBe('help'));
-  it.each(['STOP please', 'stopp', '', 'hello', 'constructor', '__proto__'])('%p is an ordinary message', (text) =>
-    expect(smsKeyword(text)).toBeUndefined(),
+  it.each(['STOP please', 'stopp', '', 'hello', 'constructor', '__proto__'])(
+    '%p is an ordinary message',
+    (text) => expect(smsKeyword(text)).toBeUndefined(),
   );
   it('names the workspace in each reply', () => {
-    for (const k of ['opt_out', 'opt_in', 'help'] as const) expect(keywordReply(k, 'Acme')).toMatch(/^Acme: /);
+    for (const k of ['opt_out', 'opt_in', 'help'] as const)
+      expect(keywordReply(k, 'Acme')).toMatch(/^Acme: /);
   });
 });

@@ -86,7 +86,16 @@ export class ChatsProjection implements ProjectionHandler {
           `INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, subject, sender_member_id,
              status, provider_message_id, created_at, delivered_at)
            VALUES ($1, $2, $3, 'inbound', 'user', $4, $5, $6, 'delivered', $7, $8, $8) ON CONFLICT (id) DO NOTHING`,
-          [d.messageId, d.chatId, d.workspaceId, d.content, d.subject ?? null, d.memberId, d.providerMessageId, d.receivedAt],
+          [
+            d.messageId,
+            d.chatId,
+            d.workspaceId,
+            d.content,
+            d.subject ?? null,
+            d.memberId,
+            d.providerMessageId,
+            d.receivedAt,
+          ],
         );
         // A member's message awaits an answer on an AI chat.
         await em.query(
@@ -102,7 +111,17 @@ export class ChatsProjection implements ProjectionHandler {
           `INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, sender_member_id, encoding,
              segments, status, created_at)
            VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, $8, 'sent', $9) ON CONFLICT (id) DO NOTHING`,
-          [d.messageId, d.chatId, d.workspaceId, d.role, d.content, d.senderMemberId, d.encoding, d.segments, d.sentAt],
+          [
+            d.messageId,
+            d.chatId,
+            d.workspaceId,
+            d.role,
+            d.content,
+            d.senderMemberId,
+            d.encoding,
+            d.segments,
+            d.sentAt,
+          ],
         );
         if (d.recipientMemberIds.length)
           await em.query(

@@ -45,7 +45,8 @@ export class TwilioSmsProvider implements SmsProvider {
         body: sms.body,
         statusCallback: sms.statusCallback,
       });
-      const status = message.status === 'delivered' ? 'delivered' : message.status === 'failed' ? 'failed' : 'sent';
+      const status =
+        message.status === 'delivered' ? 'delivered' : message.status === 'failed' ? 'failed' : 'sent';
       return {
         providerMessageId: message.sid,
         status,
