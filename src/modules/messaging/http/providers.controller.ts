@@ -1,6 +1,6 @@
-import { Body, Controller, Header, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Public } from '../../../core/auth/auth.decorators';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
@@ -49,8 +49,11 @@ export class ProvidersController {
   @Public()
   @AcceptBody(FORM)
   @HttpCode(200)
-  @Header('Content-Type', 'text/xml; charset=utf-8')
-  async twilioInbound(@Req() req: FastifyRequest, @Body() form: Form): Promise<string> {
+  async twilioInbound(
+    @Req() req: FastifyRequest,
+    @Body() form: Form,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
     this.verifyTwilio(req, form ?? {});
     await this.inbound.sms({
       from: field(form, 'From'),
@@ -59,6 +62,8 @@ export class ProvidersController {
       providerMessageId: field(form, 'MessageSid'),
     });
     // Replies (STOP's confirmation, HELP) go out as tracked messages, not in this answer.
+    // The type is set only here: an error before this point is answered as JSON {detail}.
+    reply.type('text/xml; charset=utf-8');
     return EMPTY_TWIML;
   }
 
