@@ -17,6 +17,7 @@ import { ChatsController } from './http/chats.controller';
 import { InboxesController } from './http/inboxes.controller';
 import { PhoneNumbersController } from './http/phone-numbers.controller';
 import { ProvidersController } from './http/providers.controller';
+import { WebChatStreams } from './http/web-chat-streams';
 import { Messaging1764000007600 } from './messaging.migration';
 import { ChatsProjection } from './projections/chats.projection';
 import { MESSAGING_ENTITIES } from './projections/messaging.entities';
@@ -77,6 +78,7 @@ import { DeliveryService } from './workers/delivery.service';
         ChatsProjection,
         EnqueueDeliveriesWhenMessageSentReactor,
         ChatLookup,
+        WebChatStreams,
         DeliveryService,
         InboundMessages,
         CreatePhoneNumberHandler,

@@ -1,7 +1,7 @@
-import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
@@ -20,6 +20,7 @@ import {
 } from '../queries/messaging.queries';
 import { ChatListResponse, ChatResponse, MessageListResponse, MessageResponse } from './chat.responses';
 import { callerOf, pathId } from './ids';
+import { WebChatStreams } from './web-chat-streams';
 import {
   ChatListQueryDto,
   CreateChatDto,
@@ -43,6 +44,7 @@ export class ChatsController {
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
     private readonly db: DataSource,
+    private readonly streams: WebChatStreams,
   ) {}
 
   @Get()
@@ -210,6 +212,34 @@ export class ChatsController {
         callerOf(principal),
         toPageRequest(query),
       ),
+    );
+  }
+
+  @Get(':chatId/stream')
+  @RequireScope('chats:read')
+  @SelfAccess()
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description:
+      'Server-Sent Events: each outbound message to the caller (`event: message`, data as in the message list); a delivery is recorded delivered once written here',
+  })
+  async stream(
+    @Param('wid') wid: string,
+    @Param('chatId') rawId: string,
+    @CurrentPrincipal() principal: Principal,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const workspaceId = wid.toLowerCase();
+    const chatId = pathId(rawId, 'Chat');
+    const caller = callerOf(principal);
+    // Visibility first (404 for a chat the caller may not see), then the stream.
+    await this.queries.execute(new GetChatQuery(workspaceId, chatId, caller));
+    reply.hijack();
+    await this.streams.open(
+      { chatId, memberId: caller.memberId, workspaceId, res: reply.raw },
+      String(req.id),
+      reply.getHeaders(),
     );
   }
 

@@ -10,6 +10,7 @@ import { ChatCommand, chatDecider, deliveryOf } from '../domain/chat';
 import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/chat.events';
 import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
+import { WebChatStreams } from '../http/web-chat-streams';
 import { InboxEntity, SmsOptOutEntity } from '../projections/messaging.entities';
 import type { DeliveryJob } from './delivery-job';
 
@@ -38,6 +39,7 @@ export class DeliveryService {
     @Inject(SMS_PROVIDER) private readonly sms: SmsProvider,
     @Inject(EMAIL_SENDER) private readonly email: EmailSender,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly webChat: WebChatStreams,
   ) {}
 
   async deliver(job: DeliveryJob): Promise<DeliveryOutcome> {
@@ -61,8 +63,10 @@ export class DeliveryService {
       case 'email':
         return this.deliverEmail(job, sent.data, contact);
       case 'web-chat':
+        // Delivered once written to a stream the member holds open (http/web-chat-streams.ts).
+        await this.webChat.publish({ ...job, causationId: job.causationId });
+        return 'queued';
       case 'phone-voice':
-        // Web chat: delivered by the stream the member's client holds open (chat-stream.ts).
         return 'queued';
     }
   }
