@@ -18,8 +18,34 @@ describe('GET /event-types (e2e)', () => {
           feature: 'identity',
           payloadFields: ['member'],
         },
+        {
+          eventType: 'chat:created',
+          description: 'new chat started',
+          feature: 'messaging',
+          payloadFields: ['chat'],
+        },
+        {
+          eventType: 'chat.message.created',
+          description: 'a message was written into a chat (inbound or outbound)',
+          feature: 'messaging',
+          payloadFields: ['chat', 'message'],
+        },
+        {
+          eventType: 'message:received',
+          description: 'a member texted the workspace (inbound SMS)',
+          feature: 'messaging',
+          payloadFields: ['chatId', 'message', 'memberId'],
+        },
+        {
+          eventType: 'email.received',
+          description: "an email arrived at one of the workspace's inboxes",
+          feature: 'messaging',
+          payloadFields: ['chatId', 'message', 'memberId'],
+        },
       ],
     });
-    expect(JSON.stringify(res.body)).not.toMatch(/MemberUpdated|Claim/);
+    expect(JSON.stringify(res.body)).not.toMatch(
+      /MemberUpdated|Claim|ChatCreated|MessageSent|MessageReceived/,
+    );
   });
 });
