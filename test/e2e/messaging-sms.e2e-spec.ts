@@ -132,6 +132,38 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
     expect(sentTo('+14155552002')).toHaveLength(1);
   });
 
+  it('fans out to every consenting participant, once even when the client retries its POST', async () => {
+    const { memberId, chatId } = await smsChat('+14155552010', true);
+    const supervisor = await signup(t, wid, key, { phone: '+14155552011' });
+    await t.request('PUT', `/w/${wid}/members/${supervisor.member.id}`, {
+      token: key,
+      body: { notifySms: true },
+    });
+    const chat = await post('/chats', {
+      channel: 'phone-sms',
+      memberId,
+      phoneNumberId: phoneId,
+      participants: [{ memberId: supervisor.member.id, role: 'supervisor' }],
+    });
+    expect(chat.status).toBe(201);
+    const send = () =>
+      t.request('POST', `/w/${wid}/chats/${chat.body.id}/send-assistant-message`, {
+        token: key,
+        body: { message: 'Team update' },
+        headers: { 'idempotency-key': `fan-out-${chatId}` },
+      });
+    const [first, second] = [await send(), await send()];
+    expect(first.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body.id).toBe(first.body.id);
+    await eventually(
+      async () => sentTo('+14155552010').length === 1 && sentTo('+14155552011').length === 1,
+      'one SMS to each participant',
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(peer.messages.filter((m) => m.body === 'Team update')).toHaveLength(2);
+  });
+
   it('records a failed status callback with the provider error', async () => {
     const { chatId } = await smsChat('+14155552003', true);
     const sent = await post(`/chats/${chatId}/send-assistant-message`, { message: 'Ping' });

@@ -95,8 +95,8 @@ export class ChatsController {
     const chatId = await this.commands.execute<CreateChatCommand, number>(
       new CreateChatCommand(workspaceId, input, caller),
     );
-    if (body.assistantEnabled !== undefined)
-      reply.header('Deprecation', 'true').header('Link', '<#assistantKind>; rel="alternate"');
+    // RFC 9745's header: the field still works, clients should move to assistantKind.
+    if (body.assistantEnabled !== undefined) reply.header('Deprecation', 'true');
     return this.queries.execute(new GetChatQuery(workspaceId, chatId, caller));
   }
 
