@@ -5,6 +5,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { Public } from '../../../core/auth/auth.decorators';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { AcceptBody } from '../../../core/http/body-parsing';
+import { SkipRateLimit } from '../../../core/rate-limit/rate-limiter';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { InboundMessages } from '../commands/inbound.service';
 import { SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
@@ -28,6 +29,10 @@ function field(form: Form, name: string): string {
  * gateway's by the shared secret INBOUND_EMAIL_SECRET in X-Inbound-Email-Secret.
  */
 @ApiExcludeController()
+// Not limited per client address like other public routes: a provider's webhooks all come
+// from its few addresses, and Twilio retries neither status callbacks nor inbound texts,
+// so a 429 would lose a delivery status or a STOP. Each request is authenticated instead.
+@SkipRateLimit()
 @Controller('providers')
 export class ProvidersController {
   constructor(
