@@ -114,4 +114,22 @@ describe('Messaging: web chat over Server-Sent Events (e2e)', () => {
     expect(res.status).toBe(404);
     expect(((await res.json()) as { detail: string }).detail).toBe('Chat not found');
   });
+
+  it('ends open streams when the service shuts down, rather than waiting on them', async () => {
+    const other = await startTestApp();
+    const b = await other.bootstrap('Closing clinic');
+    const chat = await other.request('POST', `/w/${b.workspaceId}/chats`, {
+      token: b.apiKey,
+      body: { channel: 'web-chat' },
+    });
+    const stream = await openStream(
+      `${other.baseUrl}/w/${b.workspaceId}/chats/${chat.body.id}/stream`,
+      b.apiKey,
+    );
+    expect(stream.status).toBe(200);
+    const started = Date.now();
+    await other.close();
+    expect(Date.now() - started).toBeLessThan(5000);
+    stream.close();
+  });
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { ServerResponse } from 'node:http';
 import { DataSource } from 'typeorm';
@@ -39,7 +39,7 @@ const KEEP_ALIVE_MS = 15_000;
  * (and recorded) when the member next connects.
  */
 @Injectable()
-export class WebChatStreams implements OnApplicationShutdown {
+export class WebChatStreams implements BeforeApplicationShutdown {
   private readonly logger = new Logger('WebChatStreams');
   private readonly connections = new Set<Connection>();
   private subscriber: Redis | undefined;
@@ -182,7 +182,8 @@ export class WebChatStreams implements OnApplicationShutdown {
     );
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Before the HTTP server closes: an open stream would otherwise hold the shutdown until its timeout. */
+  beforeApplicationShutdown(): void {
     if (this.keepAlive) clearInterval(this.keepAlive);
     for (const c of this.connections) c.res.end();
     this.connections.clear();

@@ -61,7 +61,7 @@ export class DeliveryService {
       case 'phone-sms':
         return this.deliverSms(job, sent.data, contact, state.chat.phoneNumberId);
       case 'email':
-        return this.deliverEmail(job, sent.data, contact);
+        return this.deliverEmail(job, sent.data, contact, state.chat.title);
       case 'web-chat':
         // Delivered once written to a stream the member holds open (http/web-chat-streams.ts).
         await this.webChat.publish({ ...job, causationId: job.causationId });
@@ -113,6 +113,7 @@ export class DeliveryService {
     job: DeliveryJob,
     sent: MessageSent['data'],
     contact: MemberContact | undefined,
+    title: string | null,
   ): Promise<DeliveryOutcome> {
     if (!contact?.email || contact.status !== 'active') return this.fail(job, 'no_address');
     const inbox = await this.db
@@ -121,7 +122,7 @@ export class DeliveryService {
     const { providerMessageId } = await this.email.send({
       to: contact.email,
       from: inbox?.email ?? this.config.smtpFrom,
-      subject: 'New message',
+      subject: title ?? 'New message',
       text: sent.content,
     });
     // The SMTP server took it: for mail that is as far as delivery can be known.
