@@ -18,6 +18,7 @@ import { CalendarsModule } from './modules/calendars/calendars.module';
 import { FilesModule } from './modules/files/files.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RecordsModule } from './modules/records/records.module';
+import { MessagingModule } from './modules/messaging/messaging.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
 import { WorkModule } from './modules/work/work.module';
@@ -40,6 +41,7 @@ export const FEATURES = [
   FilesModule,
   AutomationModule,
   RecordsModule,
+  MessagingModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

@@ -60,8 +60,34 @@ describe('GET /event-types (e2e)', () => {
           feature: 'work',
           payloadFields: ['assignment', 'workflow'],
         },
+        {
+          eventType: 'chat:created',
+          description: 'new chat started',
+          feature: 'messaging',
+          payloadFields: ['chat'],
+        },
+        {
+          eventType: 'chat.message.created',
+          description: 'a message was written into a chat (inbound or outbound)',
+          feature: 'messaging',
+          payloadFields: ['chat', 'message'],
+        },
+        {
+          eventType: 'message:received',
+          description: 'a member texted the workspace (inbound SMS)',
+          feature: 'messaging',
+          payloadFields: ['chatId', 'message', 'memberId'],
+        },
+        {
+          eventType: 'email.received',
+          description: "an email arrived at one of the workspace's inboxes",
+          feature: 'messaging',
+          payloadFields: ['chatId', 'message', 'memberId'],
+        },
       ],
     });
-    expect(JSON.stringify(res.body)).not.toMatch(/MemberUpdated|DataRecord|Claim|Task(Created|Updated)|Assignment/);
+    expect(JSON.stringify(res.body)).not.toMatch(
+      /MemberUpdated|DataRecord|Claim|Task(Created|Updated)|Assignment|ChatCreated|MessageSent|MessageReceived/,
+    );
   });
 });

@@ -81,6 +81,21 @@ export interface AppConfig {
   webhookDisableAfterDays: number;
   /** 32-byte key (base64 or hex) that encrypts stored secrets (webhook signing secrets). */
   secretsEncryptionKey: Buffer;
+  /** Which SMS provider sends and receives: `log` (development, logs and reports delivery) or `twilio`. */
+  smsProvider: 'log' | 'twilio';
+  twilioAccountSid: string | undefined;
+  /** Signs and checks webhooks (X-Twilio-Signature) and authenticates REST calls; never logged. */
+  twilioAuthToken: string | undefined;
+  /** The Twilio-compatible REST API (tests point it at a local peer). */
+  twilioApiBaseUrl: string;
+  /** Outgoing mail (smtp:// or smtps://); unset, email deliveries are logged and reported delivered. */
+  smtpUrl: string | undefined;
+  /** From address of outgoing mail when the chat has no inbox of its own. */
+  smtpFrom: string;
+  /** Shared secret the mail gateway sends in X-Inbound-Email-Secret; unset, inbound mail is refused. */
+  inboundEmailSecret: string | undefined;
+  /** SMS longer than this many segments is refused (400). */
+  smsSegmentLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -503,6 +518,55 @@ export const CONFIG_VARIABLES = {
     describe: '32 bytes (base64 or hex) encrypting stored secrets; the default is refused in production',
     parse: encryptionKey,
   },
+  smsProvider: {
+    name: 'SMS_PROVIDER',
+    default: 'log',
+    describe: 'log | twilio',
+    parse: oneOf(['log', 'twilio'] as const),
+  },
+  twilioAccountSid: {
+    name: 'TWILIO_ACCOUNT_SID',
+    default: '',
+    describe: 'Twilio account SID; required with SMS_PROVIDER=twilio',
+    parse: optionalText,
+  },
+  twilioAuthToken: {
+    name: 'TWILIO_AUTH_TOKEN',
+    default: '',
+    describe: 'Twilio auth token (REST calls and webhook signatures); required with SMS_PROVIDER=twilio',
+    parse: optionalText,
+  },
+  twilioApiBaseUrl: {
+    name: 'TWILIO_API_BASE_URL',
+    default: 'https://api.twilio.com',
+    describe: 'base URL of the Twilio-compatible REST API',
+    parse: url(['http', 'https']),
+  },
+  smtpUrl: {
+    name: 'SMTP_URL',
+    default: '',
+    describe: 'SMTP server for outgoing mail (smtp:// or smtps://); unset: mail is logged, not sent',
+    parse: (raw: string, name: string) => (raw === '' ? undefined : url(['smtp', 'smtps'])(raw, name)),
+  },
+  smtpFrom: {
+    name: 'SMTP_FROM',
+    default: 'no-reply@localhost',
+    describe: "From address of outgoing mail when the chat's workspace has no inbox",
+    parse: text,
+  },
+  inboundEmailSecret: {
+    name: 'INBOUND_EMAIL_SECRET',
+    default: '',
+    describe:
+      'shared secret the mail gateway sends in X-Inbound-Email-Secret; unset: inbound mail is refused',
+    parse: optionalText,
+  },
+  smsSegmentLimit: {
+    name: 'SMS_SEGMENT_LIMIT',
+    default: '10',
+    describe: 'most segments one SMS may take; longer messages are refused with 400',
+    parse: integer(1, 100),
+  },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -535,6 +599,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
         'SECRETS_ENCRYPTION_KEY',
         'required with NODE_ENV=production (the default is a public development key)',
       );
+  }
+  if (config.smsProvider === 'twilio') {
+    if (!config.twilioAccountSid)
+      throw new ConfigError('TWILIO_ACCOUNT_SID', 'required when SMS_PROVIDER=twilio');
+    if (!config.twilioAuthToken)
+      throw new ConfigError('TWILIO_AUTH_TOKEN', 'required when SMS_PROVIDER=twilio');
   }
   return config;
 }

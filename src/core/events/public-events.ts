@@ -14,6 +14,9 @@ export const PUBLIC_EVENT_NAMES = [
   'data_record:changed',
   'member:updated',
   'chat:created',
+  'chat.message.created',
+  'message:received',
+  'email.received',
   'chat:summary',
   'call:started',
   'call:completed',
@@ -45,6 +48,11 @@ export interface PublicEventDefinition<
   readonly payloadFields: readonly string[];
   /** The payload of one source event (method syntax: the catalogue holds every definition as the base type). */
   payload(event: Source): Payload;
+  /**
+   * Whether this source event gives rise to it, when only some do (an inbound message
+   * is `email.received` only when it came by mail); absent, every source event does.
+   */
+  appliesTo?(event: Source): boolean;
 }
 
 export function definePublicEvent<
@@ -84,7 +92,15 @@ export class PublicEventCatalogue {
     return this.byName.get(name);
   }
 
-  /** The public events an internal event type gives rise to (none for internal-only ones). */
+  /** The public events one stored event gives rise to, each definition's `appliesTo` considered. */
+  fromEvent(event: DomainEvent): readonly PublicEventDefinition[] {
+    return this.fromSource(event.type).filter((d) => d.appliesTo?.(event) ?? true);
+  }
+
+  /**
+   * The public events an internal event type may give rise to (none for internal-only
+   * ones); for a stored event, `fromEvent` also applies each definition's `appliesTo`.
+   */
   fromSource(type: string): readonly PublicEventDefinition[] {
     return this.list().filter((d) => (d.sources as readonly string[]).includes(type));
   }

@@ -1,5 +1,52 @@
+import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnsupportedMediaTypeError, ValidationError } from './domain-errors';
+
+const ACCEPTED_BODIES = 'acceptedBodies';
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * A route that must take a body other than JSON (a provider's webhook posting a form, a
+ * mail gateway posting raw MIME) says so, and only those media types open up on that
+ * route; every other route stays JSON-only. A form body arrives as an object of its
+ * fields (string values; a repeated field keeps its last value), anything else as the
+ * raw Buffer. Set through Fastify's route config, which the parser below can read.
+ */
+export const AcceptBody = (...mediaTypes: string[]): MethodDecorator =>
+  RouteConfig({ [ACCEPTED_BODIES]: mediaTypes.map((t) => t.toLowerCase()) });
+
+function acceptedBy(req: FastifyRequest): string[] {
+  const config = req.routeOptions?.config as unknown as Record<string, unknown> | undefined;
+  const accepted = config?.[ACCEPTED_BODIES];
+  return Array.isArray(accepted) ? (accepted as string[]) : [];
+}
+
+/** The payload of a route-accepted body, refused with 413 past the limit. */
+function readBody(payload: NodeJS.ReadableStream, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    payload.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        const err = Object.assign(new Error('Request body is too large'), { statusCode: 413 });
+        payload.removeAllListeners('data');
+        reject(err);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    payload.on('end', () => resolve(Buffer.concat(chunks)));
+    payload.on('error', reject);
+  });
+}
+
+/** A form body as a plain object without a prototype (no key can poison one). */
+export function parseFormBody(text: string): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [key, value] of new URLSearchParams(text)) out[key] = value;
+  return out;
+}
 
 /**
  * Cheap pre-check before walking a parsed body: only text that could spell one of the
@@ -75,9 +122,17 @@ export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number)
       }
     },
   );
-  // Anything else, and a body without a Content-Type.
-  fastify.addContentTypeParser('*', (req: FastifyRequest, _payload, done) => {
+  // Anything else, and a body without a Content-Type: refused unless the route accepts it.
+  fastify.addContentTypeParser('*', (req: FastifyRequest, payload, done) => {
     const given = req.headers['content-type'];
+    const mediaType = given ? String(given).split(';')[0].trim().toLowerCase() : '';
+    if (mediaType && acceptedBy(req).includes(mediaType)) {
+      readBody(payload, bodyLimit).then(
+        (raw) => done(null, mediaType === FORM ? parseFormBody(raw.toString('utf8')) : raw),
+        (err: Error) => done(err),
+      );
+      return;
+    }
     done(
       new UnsupportedMediaTypeError(
         given

@@ -38,7 +38,6 @@ import {
 } from './queries/invitation.queries';
 import { GetMeHandler } from './queries/me.query';
 import {
-  GetMemberContactsHandler,
   ListMembershipsOfAccountHandler,
   ListPendingInvitationIdsHandler,
   ListRoleHoldersHandler,
@@ -50,6 +49,9 @@ import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
 
+import { FindOrCreateContactMemberHandler } from './commands/find-or-create-contact.command';
+import { RecordSmsConsentHandler } from './commands/sms-consent.command';
+import { GetMemberContactsHandler } from './queries/member-contacts.query';
 import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
 import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
 
@@ -108,6 +110,8 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         GetMemberFactsHandler,
         ListPendingInvitationIdsHandler,
         ListMembershipsOfAccountHandler,
+        RecordSmsConsentHandler,
+        FindOrCreateContactMemberHandler,
         GetMemberContactsHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],

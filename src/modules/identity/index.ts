@@ -3,15 +3,20 @@
  * under modules/identity is internal (src/app.features.spec.ts enforces it).
  */
 export {
-  GetMemberContactsQuery,
   ListMembershipsOfAccountQuery,
   ListPendingInvitationIdsQuery,
   ListRoleHoldersQuery,
 } from './queries/membership.queries';
-export type { MemberContact, RoleHolder } from './queries/membership.queries';
+export type { RoleHolder } from './queries/membership.queries';
 export { GetMemberFactsQuery } from './queries/member-facts.query';
 export type { MemberFacts } from './queries/member-facts.query';
 export { accountStream, memberStream } from './domain/identity.events';
 export type { AccountRegistered, MemberCreated, MemberKind } from './domain/identity.events';
 export type { MemberEvent, MemberSnapshot, MemberUpdated } from './domain/member.events';
 export { MEMBER_UPDATED } from './domain/member.public-events';
+export { RecordSmsConsentCommand } from './commands/sms-consent.command';
+export { FindOrCreateContactMemberCommand } from './commands/find-or-create-contact.command';
+export type { ContactMember } from './commands/find-or-create-contact.command';
+export { GetMemberContactsQuery } from './queries/member-contacts.query';
+export type { MemberContact } from './queries/member-contacts.query';
+export type { MemberOptedInToSms, MemberOptedOutOfSms } from './domain/member.events';

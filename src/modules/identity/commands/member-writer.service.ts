@@ -256,6 +256,27 @@ export class MemberWriter {
     return events.length ? state.member! : current!;
   }
 
+  /** Records an SMS keyword's effect (opt out or back in); returns the events appended. */
+  async recordSmsConsent(
+    workspaceId: string,
+    memberId: number,
+    consent: 'opted_out' | 'opted_in',
+    keyword: string,
+  ): Promise<MemberEvent[]> {
+    const { events } = await this.handle(workspaceId, memberId, {
+      command: (member) => ({
+        type: 'RecordSmsConsent',
+        memberId,
+        workspaceId,
+        consent,
+        keyword,
+        currentRoleId: member.memberRoleId,
+        now: new Date().toISOString(),
+      }),
+    });
+    return events;
+  }
+
   async revokeTokens(workspaceId: string, memberId: number): Promise<void> {
     await this.handle(workspaceId, memberId, {
       command: () => ({ type: 'RevokeMemberTokens', memberId, workspaceId, now: new Date().toISOString() }),

@@ -76,7 +76,25 @@ export interface MemberWriteFenced {
   data: { memberId: number; workspaceId: string; reason: 'orphan_claim' | 'stale_claim'; fencedAt: string };
 }
 
+/**
+ * The member texted an opt-out keyword (STOP...): no SMS may reach them until they opt
+ * back in, whatever notifySms says later. Appended with the MemberUpdated that turns
+ * notifySms off (when it was on), so member:updated fires as for any other change.
+ */
+export interface MemberOptedOutOfSms {
+  type: 'MemberOptedOutOfSms';
+  data: { memberId: number; workspaceId: string; keyword: string; optedOutAt: string };
+}
+
+/** The member texted START, YES or UNSTOP: SMS consent is back (notifySms true). */
+export interface MemberOptedInToSms {
+  type: 'MemberOptedInToSms';
+  data: { memberId: number; workspaceId: string; keyword: string; optedInAt: string };
+}
+
 export type MemberEvent =
+  | MemberOptedOutOfSms
+  | MemberOptedInToSms
   | MemberCreated
   | MemberUpdated
   | MemberArchived

@@ -323,3 +323,57 @@ describe('member decider', () => {
       .then([{ type: 'MemberTokensRevoked', data: { memberId: 12, workspaceId: wid, revokedBefore: t1 } }]);
   });
 });
+
+describe('member decider: SMS keywords (messaging inbound SMS)', () => {
+  const created: MemberCreated = {
+    type: 'MemberCreated',
+    data: { ...newMember, phone: '+14155550100', memberRoleId: 3, notifySms: true, createdAt: t0 },
+  };
+  const consent = (c: 'opted_out' | 'opted_in', keyword: string) =>
+    ({
+      type: 'RecordSmsConsent',
+      memberId: 12,
+      workspaceId: wid,
+      consent: c,
+      keyword,
+      currentRoleId: 3,
+      now: t1,
+    }) as const;
+
+  it('STOP turns notifySms off and records the opt-out; texted again, only the opt-out', () => {
+    const events = memberDecider.decide(
+      consent('opted_out', 'STOP'),
+      memberDecider.evolve(memberDecider.initialState(), created),
+    );
+    expect(events.map((e) => e.type)).toEqual(['MemberUpdated', 'MemberOptedOutOfSms']);
+    expect(events[0].data).toMatchObject({ changes: { notifySms: false } });
+    expect(events[1].data).toEqual({ memberId: 12, workspaceId: wid, keyword: 'STOP', optedOutAt: t1 });
+    const after = events.reduce(
+      memberDecider.evolve,
+      memberDecider.evolve(memberDecider.initialState(), created),
+    );
+    expect(after.member?.notifySms).toBe(false);
+    spec
+      .given([created, ...events] as MemberEvent[])
+      .when(consent('opted_out', 'QUIT'))
+      .then([
+        {
+          type: 'MemberOptedOutOfSms',
+          data: { memberId: 12, workspaceId: wid, keyword: 'QUIT', optedOutAt: t1 },
+        },
+      ]);
+  });
+
+  it('START turns notifySms back on and records the opt-in; not for a member of another workspace', () => {
+    const off: MemberCreated = { ...created, data: { ...created.data, notifySms: false } };
+    const events = memberDecider.decide(
+      consent('opted_in', 'START'),
+      memberDecider.evolve(memberDecider.initialState(), off),
+    );
+    expect(events.map((e) => e.type)).toEqual(['MemberUpdated', 'MemberOptedInToSms']);
+    spec
+      .given([off])
+      .when({ ...consent('opted_in', 'START'), workspaceId: otherWid })
+      .thenThrows(NotFoundError);
+  });
+});

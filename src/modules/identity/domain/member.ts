@@ -31,7 +31,17 @@ export type MemberCommand =
     }
   | { type: 'ArchiveMember'; memberId: number; workspaceId: string; currentRoleId: number; now: string }
   | { type: 'LinkAccount'; memberId: number; workspaceId: string; accountUuid: string; now: string }
-  | { type: 'RevokeMemberTokens'; memberId: number; workspaceId: string; now: string };
+  | { type: 'RevokeMemberTokens'; memberId: number; workspaceId: string; now: string }
+  | {
+      type: 'RecordSmsConsent';
+      memberId: number;
+      workspaceId: string;
+      consent: 'opted_out' | 'opted_in';
+      /** The keyword the member texted, upper-cased. */
+      keyword: string;
+      currentRoleId: number;
+      now: string;
+    };
 
 const CHANGE_FIELDS = [
   'name',
@@ -93,6 +103,36 @@ function decideUpdate(
   ];
 }
 
+/**
+ * A keyword texted by the member (SMS rules): STOP turns notifySms off and records the
+ * opt-out, START turns it on and records the opt-in. Recorded every time it is texted
+ * (a carrier expects each STOP to be honoured and confirmed), even when notifySms
+ * already has that value.
+ */
+function decideSmsConsent(
+  command: Extract<MemberCommand, { type: 'RecordSmsConsent' }>,
+  state: MemberState,
+): MemberEvent[] {
+  const optedIn = command.consent === 'opted_in';
+  const { memberId, workspaceId, keyword, now } = command;
+  const updated = decideUpdate(
+    {
+      type: 'UpdateMember',
+      memberId,
+      workspaceId,
+      changes: { notifySms: optedIn },
+      currentRoleId: command.currentRoleId,
+      assigner: 'operator',
+      now,
+    },
+    state,
+  );
+  const fact: MemberEvent = optedIn
+    ? { type: 'MemberOptedInToSms', data: { memberId, workspaceId, keyword, optedInAt: now } }
+    : { type: 'MemberOptedOutOfSms', data: { memberId, workspaceId, keyword, optedOutAt: now } };
+  return [...updated, fact];
+}
+
 export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
   initialState: () => ({ exists: false, fenced: false, member: null, tokensRevokedBefore: null }),
 
@@ -138,6 +178,10 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
         return { ...state, tokensRevokedBefore: event.data.revokedBefore };
       case 'MemberWriteFenced':
         return state.exists ? state : { ...state, fenced: true };
+      case 'MemberOptedOutOfSms':
+      case 'MemberOptedInToSms':
+        // The notifySms change travels in the MemberUpdated appended with it.
+        return state;
     }
   },
 
@@ -192,6 +236,8 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
           },
         ];
       }
+      case 'RecordSmsConsent':
+        return decideSmsConsent(command, state);
       case 'RevokeMemberTokens':
         existing(state, command.workspaceId);
         return [

@@ -67,7 +67,7 @@ export class RecordWriter {
     const found = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
       new GetMemberContactsQuery(workspaceId, ids),
     );
-    return new Map(found.map((m) => [m.id, m]));
+    return new Map(found.filter((m) => m.status === 'active').map((m) => [m.id, m]));
   }
 
   async member(workspaceId: string, memberId: number | null): Promise<RecordMember | null | undefined> {

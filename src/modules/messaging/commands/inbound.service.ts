@@ -1,0 +1,212 @@
+import { Injectable } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { simpleParser } from 'mailparser';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { nextId } from '../../../core/database/ids';
+import { ContactMember, FindOrCreateContactMemberCommand, RecordSmsConsentCommand } from '../../identity';
+import { GetWorkspaceNamesQuery } from '../../workspaces';
+import { chatDecider, ChatCommand } from '../domain/chat';
+import { Channel, chatStream } from '../domain/chat.events';
+import { keywordReply, smsKeyword } from '../domain/sms-keywords';
+import { smsSegments } from '../domain/sms-segments';
+import { outcomeOfStatus } from '../providers/sms-provider.port';
+import { ChatEntity, InboxEntity, PhoneNumberEntity } from '../projections/messaging.entities';
+import { normaliseNumber } from './phone-number.commands';
+
+export interface InboundSms {
+  from: string;
+  to: string;
+  body: string;
+  providerMessageId: string;
+}
+
+export interface SmsStatusCallback {
+  chatId: number;
+  messageId: number;
+  memberId: number;
+  providerMessageId: string;
+  status: string;
+  errorCode?: string;
+}
+
+/**
+ * What providers tell the service: inbound texts (with the SMS keywords), inbound mail,
+ * and delivery status callbacks. Each is recorded through the chat's decider, so a
+ * provider's retry of the same webhook records nothing twice.
+ */
+@Injectable()
+export class InboundMessages {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly db: DataSource,
+  ) {}
+
+  /** An inbound SMS to one of the service's numbers; false when no workspace has that number. */
+  async sms(sms: InboundSms): Promise<boolean> {
+    let to: string;
+    try {
+      to = normaliseNumber(sms.to);
+    } catch {
+      return false;
+    }
+    const number = await this.db.getRepository(PhoneNumberEntity).findOneBy({ number: to });
+    if (!number) return false;
+    const workspaceId = number.workspaceId;
+    const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
+      new FindOrCreateContactMemberCommand(workspaceId, 'phone', sms.from),
+    );
+    const chatId = await this.chatFor(workspaceId, memberId, 'phone-sms', number.id);
+    const recorded = await this.record(workspaceId, chatId, {
+      type: 'ReceiveMessage',
+      workspaceId,
+      message: {
+        messageId: await nextId(this.db, 'chat_message_id_seq'),
+        memberId,
+        content: sms.body,
+        source: 'sms',
+        providerMessageId: sms.providerMessageId,
+      },
+      now: new Date().toISOString(),
+    });
+    // A provider's retry of a text already recorded: its keyword was handled then.
+    if (!recorded) return true;
+    const keyword = smsKeyword(sms.body);
+    if (!keyword) return true;
+    if (keyword.keyword !== 'help')
+      await this.commands.execute(
+        new RecordSmsConsentCommand(
+          workspaceId,
+          memberId,
+          keyword.keyword === 'opt_out' ? 'opted_out' : 'opted_in',
+          keyword.word,
+        ),
+      );
+    const names = await this.queries.execute<GetWorkspaceNamesQuery, Map<string, string>>(
+      new GetWorkspaceNamesQuery([workspaceId]),
+    );
+    const reply = keywordReply(keyword.keyword, names.get(workspaceId) ?? 'This service');
+    const segments = smsSegments(reply);
+    await this.record(workspaceId, chatId, {
+      type: 'SendMessage',
+      workspaceId,
+      message: {
+        messageId: await nextId(this.db, 'chat_message_id_seq'),
+        role: 'system',
+        content: reply,
+        senderMemberId: null,
+        encoding: segments.encoding,
+        segments: segments.segments,
+        keywordReply: true,
+      },
+      onlyTo: [memberId],
+      now: new Date().toISOString(),
+    });
+    return true;
+  }
+
+  /** A status callback: an outcome moves the delivery forward; anything else (queued, sent) changes nothing. */
+  async smsStatus(callback: SmsStatusCallback): Promise<void> {
+    const outcome = outcomeOfStatus(callback.status);
+    if (!outcome) return;
+    const { state } = await this.repo.load(chatStream(callback.chatId), chatDecider);
+    if (!state.chat) return;
+    await this.record(state.chat.workspaceId, callback.chatId, {
+      type: 'RecordOutcome',
+      messageId: callback.messageId,
+      recipientMemberId: callback.memberId,
+      outcome,
+      reason: outcome === 'failed' ? `provider_error:${callback.errorCode || callback.status}` : undefined,
+      providerMessageId: callback.providerMessageId,
+      now: new Date().toISOString(),
+    });
+  }
+
+  /**
+   * Raw MIME from the mail gateway: recorded in the sender's email chat in the workspace
+   * of the first recipient address that is an inbox; false when none is.
+   */
+  async email(raw: Buffer): Promise<boolean> {
+    const mail = await simpleParser(raw);
+    const recipients = [mail.to, mail.cc]
+      .flatMap((a) => (Array.isArray(a) ? a : a ? [a] : []))
+      .flatMap((a) => a.value.map((v) => v.address?.toLowerCase()))
+      .filter((a): a is string => !!a);
+    const from = mail.from?.value[0]?.address;
+    if (!recipients.length || !from) return false;
+    const inboxes = await this.db
+      .getRepository(InboxEntity)
+      .createQueryBuilder('i')
+      .where('i.email = ANY(:emails)', { emails: recipients })
+      .orderBy('i.id', 'ASC')
+      .getMany();
+    const inbox = inboxes[0];
+    if (!inbox) return false;
+    const workspaceId = inbox.workspaceId;
+    const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
+      new FindOrCreateContactMemberCommand(workspaceId, 'email', from),
+    );
+    const chatId = await this.chatFor(workspaceId, memberId, 'email', null);
+    await this.record(workspaceId, chatId, {
+      type: 'ReceiveMessage',
+      workspaceId,
+      message: {
+        messageId: await nextId(this.db, 'chat_message_id_seq'),
+        memberId,
+        content: (mail.text ?? '').trim(),
+        subject: mail.subject ?? null,
+        source: 'email',
+        providerMessageId: mail.messageId ?? `<${randomUUID()}@inbound.invalid>`,
+      },
+      now: new Date().toISOString(),
+    });
+    return true;
+  }
+
+  /** The member's latest chat on this channel (and number), or a new simple AI chat. */
+  private async chatFor(
+    workspaceId: string,
+    memberId: number,
+    channel: Channel,
+    phoneNumberId: number | null,
+  ): Promise<number> {
+    const existing = await this.db.getRepository(ChatEntity).findOne({
+      where: { workspaceId, memberId, channel, ...(phoneNumberId !== null ? { phoneNumberId } : {}) },
+      order: { id: 'DESC' },
+    });
+    if (existing) return existing.id;
+    const chatId = await nextId(this.db, 'chat_id_seq');
+    await this.record(workspaceId, chatId, {
+      type: 'CreateChat',
+      chat: {
+        chatId,
+        uuid: randomUUID(),
+        workspaceId,
+        channel,
+        memberId,
+        phoneNumberId,
+        assistantKind: 'ai',
+        assistantMemberId: null,
+        participants: [{ memberId, role: 'user' }],
+        title: null,
+      },
+      now: new Date().toISOString(),
+    });
+    return chatId;
+  }
+
+  /** True when the command appended anything. */
+  private async record(workspaceId: string, chatId: number, command: ChatCommand): Promise<boolean> {
+    const { events } = await this.repo.handle({
+      streamName: chatStream(chatId),
+      workspaceId,
+      decider: chatDecider,
+      command,
+      maxRetries: 10,
+    });
+    return events.length > 0;
+  }
+}

@@ -1,0 +1,121 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { nextId } from '../../../core/database/ids';
+import { ValidationError } from '../../../core/http/domain-errors';
+import { chatDecider } from '../domain/chat';
+import { chatStream } from '../domain/chat.events';
+import { assertMaySendAsAssistant, assertMayWriteChat, Caller } from '../domain/messaging-access.policy';
+import { smsSegments } from '../domain/sms-segments';
+import { ChatLookup } from './chat-lookup.service';
+
+export class PostUserMessageCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly chatId: number,
+    readonly content: string,
+    readonly caller: Caller,
+  ) {}
+}
+
+export class SendAssistantMessageCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly chatId: number,
+    readonly message: string,
+    readonly caller: Caller,
+  ) {}
+}
+
+/**
+ * A user message into the chat: the member's own, or an operator's on their behalf.
+ * Recorded as received from the chat's member; on an `ai` chat it awaits a response.
+ */
+@CommandHandler(PostUserMessageCommand)
+export class PostUserMessageHandler implements ICommandHandler<PostUserMessageCommand, number> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly lookup: ChatLookup,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute(cmd: PostUserMessageCommand): Promise<number> {
+    if (!cmd.content.trim()) throw new ValidationError('content: must not be blank');
+    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId);
+    const chat = loaded.state.chat!;
+    assertMayWriteChat(cmd.caller, chat);
+    const messageId = await nextId(this.db, 'chat_message_id_seq');
+    await this.repo.handle({
+      streamName: chatStream(cmd.chatId),
+      workspaceId: cmd.workspaceId,
+      decider: chatDecider,
+      loaded,
+      command: {
+        type: 'ReceiveMessage',
+        workspaceId: cmd.workspaceId,
+        message: {
+          messageId,
+          memberId: chat.memberId,
+          content: cmd.content,
+          source: 'api',
+          providerMessageId: null,
+        },
+        now: new Date().toISOString(),
+      },
+    });
+    return messageId;
+  }
+}
+
+/**
+ * The assistant's message (or the human operator's, on a `human` chat) to every
+ * participant through the chat's channel: one MessageSent, then one delivery job per
+ * recipient (EnqueueDeliveriesReactor). An SMS shows its encoding and segments, and one
+ * over SMS_SEGMENT_LIMIT segments is refused before anything is written.
+ */
+@CommandHandler(SendAssistantMessageCommand)
+export class SendAssistantMessageHandler implements ICommandHandler<SendAssistantMessageCommand, number> {
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    private readonly lookup: ChatLookup,
+    private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async execute(cmd: SendAssistantMessageCommand): Promise<number> {
+    if (!cmd.message.trim()) throw new ValidationError('message: must not be blank');
+    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId);
+    const chat = loaded.state.chat!;
+    assertMaySendAsAssistant(cmd.caller, chat);
+    const sms = chat.channel === 'phone-sms' ? smsSegments(cmd.message) : null;
+    if (sms && sms.segments > this.config.smsSegmentLimit)
+      throw new ValidationError(
+        `message: ${sms.segments} SMS segments (${sms.encoding}) exceed the limit of ${this.config.smsSegmentLimit}`,
+      );
+    const human = chat.assistantKind === 'human';
+    const messageId = await nextId(this.db, 'chat_message_id_seq');
+    await this.repo.handle({
+      streamName: chatStream(cmd.chatId),
+      workspaceId: cmd.workspaceId,
+      decider: chatDecider,
+      loaded,
+      command: {
+        type: 'SendMessage',
+        workspaceId: cmd.workspaceId,
+        message: {
+          messageId,
+          role: human ? 'operator' : 'assistant',
+          content: cmd.message,
+          senderMemberId: human ? (cmd.caller.memberId ?? null) : null,
+          encoding: sms?.encoding ?? null,
+          segments: sms?.segments ?? null,
+          keywordReply: false,
+        },
+        now: new Date().toISOString(),
+      },
+    });
+    return messageId;
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * A chat and its messages: one stream per chat (`chat-<id>`), so a message's deliveries
+ * are decided on the chat's own state (a status moves forward only, a recorded provider
+ * id is never sent again).
+ */
+export const CHANNELS = ['phone-sms', 'phone-voice', 'web-chat', 'email'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export const ASSISTANT_KINDS = ['ai', 'human'] as const;
+export type AssistantKind = (typeof ASSISTANT_KINDS)[number];
+export const EXTRA_PARTICIPANT_ROLES = ['supervisor', 'contributor'] as const;
+export type ParticipantRole = 'user' | (typeof EXTRA_PARTICIPANT_ROLES)[number];
+export type MessageRole = 'user' | 'assistant' | 'operator' | 'system';
+export type DeliveryStatus = 'sent' | 'delivered' | 'failed';
+/** Why a delivery failed before or at the provider. */
+export type FailureReason = 'no_consent' | 'opted_out' | 'no_address' | 'provider_error' | string;
+
+export interface Participant {
+  memberId: number;
+  role: ParticipantRole;
+}
+
+export interface ChatCreated {
+  type: 'ChatCreated';
+  data: {
+    chatId: number;
+    uuid: string;
+    workspaceId: string;
+    channel: Channel;
+    memberId: number;
+    phoneNumberId: number | null;
+    assistantKind: AssistantKind;
+    assistantMemberId: number | null;
+    /** The chat's member (role user) first, then the extra participants. */
+    participants: Participant[];
+    title: string | null;
+    createdAt: string;
+  };
+}
+
+export interface ChatUpdated {
+  type: 'ChatUpdated';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    changes: { title?: string | null; paused?: boolean };
+    updatedAt: string;
+  };
+}
+
+/** A message into the chat from its member: posted through the API, texted, mailed or typed in web chat. */
+export interface MessageReceived {
+  type: 'MessageReceived';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    messageId: number;
+    memberId: number;
+    content: string;
+    source: 'api' | 'sms' | 'email' | 'web-chat';
+    /** The provider's id of an inbound text or mail (its Message-ID). */
+    providerMessageId: string | null;
+    subject?: string | null;
+    receivedAt: string;
+  };
+}
+
+/** An outbound message to each recipient through the chat's channel; one delivery per recipient. */
+export interface MessageSent {
+  type: 'MessageSent';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    messageId: number;
+    channel: Channel;
+    role: Exclude<MessageRole, 'user'>;
+    content: string;
+    senderMemberId: number | null;
+    recipientMemberIds: number[];
+    /** SMS only: computed before sending. */
+    encoding: 'GSM-7' | 'UCS-2' | null;
+    segments: number | null;
+    /**
+     * The service's own answer to an SMS keyword (STOP's confirmation, HELP): carriers
+     * require it even to a member who just opted out, so consent is not asked for it.
+     */
+    keywordReply: boolean;
+    sentAt: string;
+  };
+}
+
+/** The provider accepted a delivery and gave it this id: it is never sent again. */
+export interface MessageDispatched {
+  type: 'MessageDispatched';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    messageId: number;
+    recipientMemberId: number;
+    providerMessageId: string;
+    dispatchedAt: string;
+  };
+}
+
+export interface MessageDelivered {
+  type: 'MessageDelivered';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    messageId: number;
+    recipientMemberId: number;
+    providerMessageId: string | null;
+    deliveredAt: string;
+  };
+}
+
+export interface MessageFailed {
+  type: 'MessageFailed';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    messageId: number;
+    recipientMemberId: number;
+    providerMessageId: string | null;
+    reason: FailureReason;
+    failedAt: string;
+  };
+}
+
+export type ChatEvent =
+  | ChatCreated
+  | ChatUpdated
+  | MessageReceived
+  | MessageSent
+  | MessageDispatched
+  | MessageDelivered
+  | MessageFailed;
+
+export const CHAT_EVENT_TYPES: readonly ChatEvent['type'][] = [
+  'ChatCreated',
+  'ChatUpdated',
+  'MessageReceived',
+  'MessageSent',
+  'MessageDispatched',
+  'MessageDelivered',
+  'MessageFailed',
+];
+
+export const chatStream = (id: number): string => `chat-${id}`;

@@ -1,0 +1,182 @@
+import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { deciderSpec } from '../../../core/testing/decider-spec';
+import { chatDecider } from './chat';
+import type {
+  ChatCreated,
+  MessageDelivered,
+  MessageDispatched,
+  MessageFailed,
+  MessageSent,
+} from './chat.events';
+
+const now = '2026-11-23T10:00:00.000Z';
+const ws = '0b8f7c1e-3f4a-4c55-9e2a-7d1c2b3a4f5e';
+const spec = deciderSpec(chatDecider);
+
+const chat: ChatCreated['data'] = {
+  chatId: 7,
+  uuid: '8a9b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d',
+  workspaceId: ws,
+  channel: 'phone-sms',
+  memberId: 5,
+  phoneNumberId: 3,
+  assistantKind: 'ai',
+  assistantMemberId: null,
+  participants: [
+    { memberId: 5, role: 'user' },
+    { memberId: 6, role: 'supervisor' },
+  ],
+  title: null,
+  createdAt: now,
+};
+const created: ChatCreated = { type: 'ChatCreated', data: chat };
+const sent: MessageSent = {
+  type: 'MessageSent',
+  data: {
+    chatId: 7,
+    workspaceId: ws,
+    messageId: 40,
+    channel: 'phone-sms',
+    role: 'assistant',
+    content: 'Hi',
+    senderMemberId: null,
+    recipientMemberIds: [5, 6],
+    encoding: 'GSM-7',
+    segments: 1,
+    keywordReply: false,
+    sentAt: now,
+  },
+};
+const base = { chatId: 7, workspaceId: ws, messageId: 40, recipientMemberId: 5 };
+const dispatched: MessageDispatched = {
+  type: 'MessageDispatched',
+  data: { ...base, providerMessageId: 'SM1', dispatchedAt: now },
+};
+const delivered: MessageDelivered = {
+  type: 'MessageDelivered',
+  data: { ...base, providerMessageId: 'SM1', deliveredAt: now },
+};
+const failed: MessageFailed = {
+  type: 'MessageFailed',
+  data: { ...base, providerMessageId: 'SM1', reason: 'provider_error:30003', failedAt: now },
+};
+const outcome = (o: 'delivered' | 'failed', reason?: string) =>
+  ({
+    type: 'RecordOutcome',
+    messageId: 40,
+    recipientMemberId: 5,
+    outcome: o,
+    reason,
+    providerMessageId: 'SM1',
+    now,
+  }) as const;
+
+describe('chat decider', () => {
+  it('creates a chat once; SMS and voice chats need a number, human chats an operator', () => {
+    const { createdAt: _, ...newChat } = chat;
+    spec.given([]).when({ type: 'CreateChat', chat: newChat, now }).then([created]);
+    spec
+      .given([])
+      .when({ type: 'CreateChat', chat: { ...newChat, phoneNumberId: null }, now })
+      .thenThrows(ValidationError, /^phoneNumberId: required/);
+    spec
+      .given([])
+      .when({ type: 'CreateChat', chat: { ...newChat, channel: 'web-chat', assistantKind: 'human' }, now })
+      .thenThrows(ValidationError, /^assistantMemberId: required/);
+  });
+
+  it('sends to every participant but the sender, or only to those named (keyword replies)', () => {
+    const message = { ...sent.data };
+    const {
+      chatId: _c,
+      workspaceId: _w,
+      channel: _ch,
+      recipientMemberIds: _r,
+      sentAt: _s,
+      ...input
+    } = message;
+    spec.given([created]).when({ type: 'SendMessage', workspaceId: ws, message: input, now }).then([sent]);
+    spec
+      .given([created])
+      .when({ type: 'SendMessage', workspaceId: ws, message: input, onlyTo: [5], now })
+      .then([{ ...sent, data: { ...sent.data, recipientMemberIds: [5] } }]);
+    spec
+      .given([created])
+      .when({ type: 'SendMessage', workspaceId: '11111111-2222-4333-8444-555555555555', message: input, now })
+      .thenThrows(NotFoundError);
+  });
+
+  it('records a provider id once: a retried job never dispatches again', () => {
+    const record = {
+      type: 'RecordDispatch',
+      messageId: 40,
+      recipientMemberId: 5,
+      providerMessageId: 'SM1',
+      now,
+    } as const;
+    spec.given([created, sent]).when(record).then([dispatched]);
+    spec
+      .given([created, sent, dispatched])
+      .when({ ...record, providerMessageId: 'SM2' })
+      .then([]);
+    spec
+      .given([created, sent])
+      .when({ ...record, recipientMemberId: 99 })
+      .thenThrows(NotFoundError);
+  });
+
+  it('moves a delivery forward only: sent → delivered | failed, never back or across', () => {
+    spec.given([created, sent, dispatched]).when(outcome('delivered')).then([delivered]);
+    spec.given([created, sent, dispatched]).when(outcome('failed', 'provider_error:30003')).then([failed]);
+    spec.given([created, sent, dispatched, delivered]).when(outcome('failed', 'x')).then([]);
+    spec.given([created, sent, dispatched, failed]).when(outcome('delivered')).then([]);
+    spec.given([created, sent, dispatched, delivered]).when(outcome('delivered')).then([]);
+  });
+
+  it('records an inbound message from a provider once', () => {
+    const receive = {
+      type: 'ReceiveMessage',
+      workspaceId: ws,
+      message: { messageId: 41, memberId: 5, content: 'STOP', source: 'sms', providerMessageId: 'SMin' },
+      now,
+    } as const;
+    const received = {
+      type: 'MessageReceived' as const,
+      data: { ...receive.message, chatId: 7, workspaceId: ws, receivedAt: now },
+    };
+    spec.given([created]).when(receive).then([received]);
+    spec
+      .given([created, received])
+      .when({ ...receive, message: { ...receive.message, messageId: 42 } })
+      .then([]);
+  });
+
+  it('changes title and paused only when they differ', () => {
+    const update = {
+      type: 'UpdateChat',
+      chatId: 7,
+      workspaceId: ws,
+      changes: { paused: true, title: null },
+      now,
+    } as const;
+    spec
+      .given([created])
+      .when(update)
+      .then([
+        {
+          type: 'ChatUpdated',
+          data: { chatId: 7, workspaceId: ws, changes: { paused: true }, updatedAt: now },
+        },
+      ]);
+    spec
+      .given([
+        created,
+        {
+          type: 'ChatUpdated',
+          data: { chatId: 7, workspaceId: ws, changes: { paused: true }, updatedAt: now },
+        },
+      ])
+      .when(update)
+      .then([]);
+  });
+});

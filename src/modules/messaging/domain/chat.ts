@@ -1,0 +1,264 @@
+import { Decider } from '../../../core/cqrs/decider';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import type {
+  ChatCreated,
+  ChatEvent,
+  ChatUpdated,
+  DeliveryStatus,
+  FailureReason,
+  MessageSent,
+} from './chat.events';
+
+export const CHAT_TITLE_MAX = 200;
+export const MESSAGE_MAX = 10_000;
+
+interface DeliveryState {
+  status: DeliveryStatus;
+  providerMessageId: string | null;
+}
+
+export interface ChatState {
+  chat: ChatCreated['data'] | null;
+  paused: boolean;
+  /** Deliveries by `<messageId>:<memberId>`. */
+  deliveries: Record<string, DeliveryState>;
+  /** Provider ids of inbound messages already recorded: a provider's retry records nothing twice. */
+  received: Record<string, true>;
+}
+
+export const deliveryKey = (messageId: number, memberId: number): string => `${messageId}:${memberId}`;
+
+type NewChat = Omit<ChatCreated['data'], 'createdAt'>;
+
+export type ChatCommand =
+  | { type: 'CreateChat'; chat: NewChat; now: string }
+  | {
+      type: 'UpdateChat';
+      chatId: number;
+      workspaceId: string;
+      changes: { title?: string | null; paused?: boolean };
+      now: string;
+    }
+  | {
+      type: 'ReceiveMessage';
+      workspaceId: string;
+      message: Omit<
+        Extract<ChatEvent, { type: 'MessageReceived' }>['data'],
+        'receivedAt' | 'chatId' | 'workspaceId'
+      >;
+      now: string;
+    }
+  | {
+      type: 'SendMessage';
+      workspaceId: string;
+      message: Omit<
+        MessageSent['data'],
+        'sentAt' | 'chatId' | 'workspaceId' | 'channel' | 'recipientMemberIds'
+      >;
+      /** Only these participants (a keyword reply goes to its texter); default: all but the sender. */
+      onlyTo?: number[];
+      now: string;
+    }
+  | {
+      type: 'RecordDispatch';
+      messageId: number;
+      recipientMemberId: number;
+      providerMessageId: string;
+      now: string;
+    }
+  | {
+      type: 'RecordOutcome';
+      messageId: number;
+      recipientMemberId: number;
+      outcome: 'delivered' | 'failed';
+      reason?: FailureReason;
+      providerMessageId?: string | null;
+      now: string;
+    };
+
+function existing(state: ChatState, workspaceId: string): ChatCreated['data'] {
+  if (!state.chat || state.chat.workspaceId !== workspaceId) throw new NotFoundError('Chat not found');
+  return state.chat;
+}
+
+/** The chat's creation rules that need no lookup (the handler checks ids against the workspace). */
+export function checkNewChat(chat: NewChat): void {
+  if ((chat.channel === 'phone-sms' || chat.channel === 'phone-voice') && chat.phoneNumberId === null)
+    throw new ValidationError(`phoneNumberId: required for the ${chat.channel} channel`);
+  if (chat.assistantKind === 'human' && chat.assistantMemberId === null)
+    throw new ValidationError('assistantMemberId: required when assistantKind is human');
+  if (chat.assistantKind === 'ai' && chat.assistantMemberId !== null)
+    throw new ValidationError('assistantMemberId: only a human assistant (assistantKind human) has one');
+  const seen = new Set<number>();
+  for (const [i, p] of chat.participants.entries()) {
+    if (seen.has(p.memberId))
+      throw new ValidationError(
+        i === 0
+          ? 'memberId: listed twice'
+          : `participants.${i - 1}.memberId: member ${p.memberId} already takes part in the chat`,
+      );
+    seen.add(p.memberId);
+  }
+}
+
+/** Recipients of an outbound message: every participant but the one sending it. */
+export function recipientsOf(chat: ChatCreated['data'], senderMemberId: number | null): number[] {
+  return chat.participants.map((p) => p.memberId).filter((id) => id !== senderMemberId);
+}
+
+function decideOutcome(
+  command: Extract<ChatCommand, { type: 'RecordOutcome' }>,
+  state: ChatState,
+): ChatEvent[] {
+  const chat = state.chat;
+  const delivery = state.deliveries[deliveryKey(command.messageId, command.recipientMemberId)];
+  if (!chat || !delivery) throw new NotFoundError('Delivery not found');
+  // Forward only (DESIGN.md): sent → delivered | failed; a late or repeated answer changes nothing.
+  if (delivery.status !== 'sent') return [];
+  const base = {
+    chatId: chat.chatId,
+    workspaceId: chat.workspaceId,
+    messageId: command.messageId,
+    recipientMemberId: command.recipientMemberId,
+    providerMessageId: command.providerMessageId ?? delivery.providerMessageId,
+  };
+  return command.outcome === 'delivered'
+    ? [{ type: 'MessageDelivered', data: { ...base, deliveredAt: command.now } }]
+    : [
+        {
+          type: 'MessageFailed',
+          data: { ...base, reason: command.reason ?? 'provider_error', failedAt: command.now },
+        },
+      ];
+}
+
+export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
+  initialState: () => ({ chat: null, paused: false, deliveries: {}, received: {} }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'ChatCreated':
+        return { ...state, chat: event.data };
+      case 'ChatUpdated': {
+        const { title, paused } = event.data.changes;
+        return {
+          ...state,
+          chat: state.chat && title !== undefined ? { ...state.chat, title } : state.chat,
+          paused: paused ?? state.paused,
+        };
+      }
+      case 'MessageReceived': {
+        const id = event.data.providerMessageId;
+        return id ? { ...state, received: { ...state.received, [id]: true } } : state;
+      }
+      case 'MessageSent': {
+        const deliveries = { ...state.deliveries };
+        for (const id of event.data.recipientMemberIds)
+          deliveries[deliveryKey(event.data.messageId, id)] = { status: 'sent', providerMessageId: null };
+        return { ...state, deliveries };
+      }
+      case 'MessageDispatched':
+      case 'MessageDelivered':
+      case 'MessageFailed': {
+        const key = deliveryKey(event.data.messageId, event.data.recipientMemberId);
+        const before = state.deliveries[key] ?? { status: 'sent', providerMessageId: null };
+        const status: DeliveryStatus =
+          event.type === 'MessageDelivered'
+            ? 'delivered'
+            : event.type === 'MessageFailed'
+              ? 'failed'
+              : before.status;
+        return {
+          ...state,
+          deliveries: {
+            ...state.deliveries,
+            [key]: { status, providerMessageId: event.data.providerMessageId ?? before.providerMessageId },
+          },
+        };
+      }
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateChat':
+        if (state.chat) throw new ConflictError(`Chat ${command.chat.chatId} already exists`);
+        checkNewChat(command.chat);
+        return [{ type: 'ChatCreated', data: { ...command.chat, createdAt: command.now } }];
+      case 'UpdateChat': {
+        const chat = existing(state, command.workspaceId);
+        const changes: ChatUpdated['data']['changes'] = {};
+        const { title, paused } = command.changes;
+        if (title !== undefined && title !== chat.title) changes.title = title;
+        if (paused !== undefined && paused !== state.paused) changes.paused = paused;
+        if (!Object.keys(changes).length) return [];
+        return [
+          {
+            type: 'ChatUpdated',
+            data: { chatId: chat.chatId, workspaceId: chat.workspaceId, changes, updatedAt: command.now },
+          },
+        ];
+      }
+      case 'ReceiveMessage': {
+        const chat = existing(state, command.workspaceId);
+        const providerId = command.message.providerMessageId;
+        if (providerId && Object.hasOwn(state.received, providerId)) return [];
+        return [
+          {
+            type: 'MessageReceived',
+            data: {
+              ...command.message,
+              chatId: chat.chatId,
+              workspaceId: chat.workspaceId,
+              receivedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'SendMessage': {
+        const chat = existing(state, command.workspaceId);
+        return [
+          {
+            type: 'MessageSent',
+            data: {
+              ...command.message,
+              chatId: chat.chatId,
+              workspaceId: chat.workspaceId,
+              channel: chat.channel,
+              recipientMemberIds: command.onlyTo
+                ? recipientsOf(chat, null).filter((id) => command.onlyTo!.includes(id))
+                : recipientsOf(chat, command.message.senderMemberId),
+              sentAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'RecordDispatch': {
+        const chat = state.chat;
+        const delivery = state.deliveries[deliveryKey(command.messageId, command.recipientMemberId)];
+        if (!chat || !delivery) throw new NotFoundError('Delivery not found');
+        if (delivery.providerMessageId !== null || delivery.status !== 'sent') return [];
+        return [
+          {
+            type: 'MessageDispatched',
+            data: {
+              chatId: chat.chatId,
+              workspaceId: chat.workspaceId,
+              messageId: command.messageId,
+              recipientMemberId: command.recipientMemberId,
+              providerMessageId: command.providerMessageId,
+              dispatchedAt: command.now,
+            },
+          },
+        ];
+      }
+      case 'RecordOutcome':
+        return decideOutcome(command, state);
+    }
+  },
+};
+
+/** The delivery as the chat's stream tells it (workers decide on this, never on a read model). */
+export function deliveryOf(state: ChatState, messageId: number, memberId: number): DeliveryState | undefined {
+  return state.deliveries[deliveryKey(messageId, memberId)];
+}

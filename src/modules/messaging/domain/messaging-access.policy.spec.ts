@@ -1,0 +1,47 @@
+import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
+import {
+  assertMayCreateChat,
+  assertMaySeeChat,
+  assertMaySendAsAssistant,
+  assertMayWriteChat,
+  chatVisibility,
+  mayUseInbox,
+} from './messaging-access.policy';
+
+const chat = { memberId: 5, assistantMemberId: 9, participants: [{ memberId: 5 }, { memberId: 7 }] };
+
+describe('messaging access policy', () => {
+  it('lets chats:read see any chat, others only chats they take part in (404 otherwise)', () => {
+    expect(() => assertMaySeeChat({ scopes: ['chats:read'], memberId: 1 }, chat)).not.toThrow();
+    for (const me of [5, 7, 9])
+      expect(() => assertMaySeeChat({ scopes: [], memberId: me }, chat)).not.toThrow();
+    expect(() => assertMaySeeChat({ scopes: [], memberId: 1 }, chat)).toThrow(NotFoundError);
+    expect(chatVisibility({ scopes: ['chats:admin'], memberId: 1 })).toEqual({ all: true });
+    expect(chatVisibility({ scopes: ['members:read'], memberId: 1 })).toEqual({ memberId: 1 });
+  });
+
+  it('lets participants write into their chat; chats:read alone may not write into others', () => {
+    expect(() => assertMayWriteChat({ scopes: [], memberId: 7 }, chat)).not.toThrow();
+    expect(() => assertMayWriteChat({ scopes: ['chats:read'], memberId: 1 }, chat)).toThrow(ForbiddenError);
+    expect(() => assertMayWriteChat({ scopes: ['chats:write'], memberId: 1 }, chat)).not.toThrow();
+  });
+
+  it('creates chats for others only with chats:write', () => {
+    expect(() => assertMayCreateChat({ scopes: [], memberId: 3 }, 3)).not.toThrow();
+    expect(() => assertMayCreateChat({ scopes: ['chats:read'], memberId: 3 }, 4)).toThrow(ForbiddenError);
+    expect(() => assertMayCreateChat({ scopes: ['chats:write'], memberId: 3 }, 4)).not.toThrow();
+  });
+
+  it('sends as the assistant with chats:write or as the human operator only', () => {
+    expect(() => assertMaySendAsAssistant({ scopes: [], memberId: 9 }, chat)).not.toThrow();
+    expect(() => assertMaySendAsAssistant({ scopes: [], memberId: 5 }, chat)).toThrow(ForbiddenError);
+  });
+
+  it('opens an inbox to inboxes:read, its owner and its grantees', () => {
+    const inbox = { ownerMemberId: 2, grantedMemberIds: [4] };
+    expect(mayUseInbox({ scopes: ['inboxes:read'], memberId: 1 }, inbox)).toBe(true);
+    expect(mayUseInbox({ scopes: [], memberId: 2 }, inbox)).toBe(true);
+    expect(mayUseInbox({ scopes: [], memberId: 4 }, inbox)).toBe(true);
+    expect(mayUseInbox({ scopes: [], memberId: 3 }, inbox)).toBe(false);
+  });
+});

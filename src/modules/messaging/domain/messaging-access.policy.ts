@@ -1,0 +1,76 @@
+import { grants } from '../../../core/auth/scopes';
+import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
+
+/** Who asks: effective scopes in the workspace and own member id (none for a key without membership). */
+export interface Caller {
+  scopes: readonly string[];
+  memberId: number | undefined;
+}
+
+interface ChatPeople {
+  memberId: number;
+  assistantMemberId: number | null;
+  participants: readonly { memberId: number }[];
+}
+
+/** The caller is the chat's member, one of its participants, or its human assistant. */
+export function takesPart(caller: Caller, chat: ChatPeople): boolean {
+  const me = caller.memberId;
+  if (me === undefined) return false;
+  return (
+    chat.memberId === me || chat.assistantMemberId === me || chat.participants.some((p) => p.memberId === me)
+  );
+}
+
+/**
+ * Chats (SPEC, Scopes: chats:read / chats:write, self-access "own chats"): without
+ * chats:read a caller sees only the chats it owns or takes part in; any other chat is
+ * a 404, as if it did not exist.
+ */
+export function assertMaySeeChat(caller: Caller, chat: ChatPeople): void {
+  if (grants(caller.scopes, 'chats:read') || takesPart(caller, chat)) return;
+  throw new NotFoundError('Chat not found');
+}
+
+/** Which chats a list shows: all with chats:read, else those the caller takes part in. */
+export function chatVisibility(caller: Caller): { all: true } | { memberId: number | undefined } {
+  return grants(caller.scopes, 'chats:read') ? { all: true } : { memberId: caller.memberId };
+}
+
+/** Changing a chat or writing into it: chats:write, or taking part in it (after it was found visible). */
+export function assertMayWriteChat(caller: Caller, chat: ChatPeople): void {
+  assertMaySeeChat(caller, chat);
+  if (grants(caller.scopes, 'chats:write') || takesPart(caller, chat)) return;
+  throw new ForbiddenError('This credential lacks the scope chats:write');
+}
+
+/** Creating a chat: chats:write, or a chat of one's own (memberId is the caller). */
+export function assertMayCreateChat(caller: Caller, memberId: number): void {
+  if (grants(caller.scopes, 'chats:write') || caller.memberId === memberId) return;
+  throw new ForbiddenError(
+    'This credential lacks the scope chats:write (only a chat of your own needs none)',
+  );
+}
+
+/**
+ * The assistant's message goes out to the chat's people: chats:write, or the human
+ * operator of a `human` chat.
+ */
+export function assertMaySendAsAssistant(caller: Caller, chat: ChatPeople): void {
+  assertMaySeeChat(caller, chat);
+  if (grants(caller.scopes, 'chats:write')) return;
+  if (chat.assistantMemberId !== null && caller.memberId === chat.assistantMemberId) return;
+  throw new ForbiddenError('This credential lacks the scope chats:write');
+}
+
+interface InboxPeople {
+  ownerMemberId: number | null;
+  grantedMemberIds: readonly number[];
+}
+
+/** Inboxes (SPEC, Scopes): inboxes:read, or ownership or an explicit grant of that one inbox. */
+export function mayUseInbox(caller: Caller, inbox: InboxPeople): boolean {
+  if (grants(caller.scopes, 'inboxes:read')) return true;
+  const me = caller.memberId;
+  return me !== undefined && (inbox.ownerMemberId === me || inbox.grantedMemberIds.includes(me));
+}

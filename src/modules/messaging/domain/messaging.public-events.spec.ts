@@ -1,0 +1,46 @@
+import { PublicEventCatalogue } from '../../../core/events/public-events';
+import type { MessageReceived } from './chat.events';
+import { MESSAGING_PUBLIC_EVENTS } from './messaging.public-events';
+
+const received = (source: MessageReceived['data']['source']): MessageReceived => ({
+  type: 'MessageReceived',
+  data: {
+    chatId: 7,
+    workspaceId: 'w',
+    messageId: 9,
+    memberId: 5,
+    content: 'hello',
+    source,
+    providerMessageId: 'x',
+    subject: source === 'email' ? 'Hi' : null,
+    receivedAt: '2026-11-23T10:00:00.000Z',
+  },
+});
+
+describe('messaging public events', () => {
+  const catalogue = new PublicEventCatalogue(MESSAGING_PUBLIC_EVENTS);
+
+  it('makes an inbound SMS message:received with chatId, message {content} and memberId', () => {
+    const event = received('sms');
+    expect(catalogue.fromEvent(event).map((d) => d.name)).toEqual([
+      'chat.message.created',
+      'message:received',
+    ]);
+    expect(catalogue.get('message:received')!.payload(event)).toEqual({
+      chatId: 7,
+      message: { id: 9, content: 'hello' },
+      memberId: 5,
+    });
+  });
+
+  it('makes inbound mail email.received, and an API message only chat.message.created', () => {
+    expect(catalogue.fromEvent(received('email')).map((d) => d.name)).toEqual([
+      'chat.message.created',
+      'email.received',
+    ]);
+    expect(catalogue.get('email.received')!.payload(received('email'))).toMatchObject({
+      message: { subject: 'Hi' },
+    });
+    expect(catalogue.fromEvent(received('api')).map((d) => d.name)).toEqual(['chat.message.created']);
+  });
+});

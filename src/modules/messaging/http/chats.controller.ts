@@ -1,0 +1,265 @@
+import { Body, Controller, Get, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DataSource } from 'typeorm';
+import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
+import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { CreatedLocation, seg } from '../../../core/http/location';
+import { toPageRequest, PageQueryDto } from '../../../core/http/pagination';
+import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
+import { CreateChatCommand, UpdateChatCommand } from '../commands/chat.commands';
+import { PostUserMessageCommand, SendAssistantMessageCommand } from '../commands/message.commands';
+import {
+  GetChatQuery,
+  GetMessageQuery,
+  ListChatsQuery,
+  ListMessagesQuery,
+} from '../queries/messaging.queries';
+import { ChatListResponse, ChatResponse, MessageListResponse, MessageResponse } from './chat.responses';
+import { callerOf, pathId } from './ids';
+import { WebChatStreams } from './web-chat-streams';
+import {
+  ChatListQueryDto,
+  CreateChatDto,
+  PostMessageDto,
+  SendAssistantMessageDto,
+  UpdateChatDto,
+} from './messaging.dto';
+
+const messageLocation = (r: MessageResponse, p: Record<string, string>) =>
+  `/w/${seg(p.wid.toLowerCase())}/chats/${seg(r.chatId)}/messages/${seg(r.id)}`;
+
+/**
+ * Chats and their messages. Every route takes its scope or self-access (a member in
+ * its own chats); which chat a caller may see or write is the policy
+ * (domain/messaging-access.policy.ts), applied by the handlers.
+ */
+@ApiTags('chats')
+@Controller('w/:wid/chats')
+export class ChatsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly db: DataSource,
+    private readonly streams: WebChatStreams,
+  ) {}
+
+  @Get()
+  @RequireScope('chats:read')
+  @SelfAccess()
+  @ApiOkResponse({
+    type: ChatListResponse,
+    description: 'without chats:read: the chats the caller takes part in',
+  })
+  list(
+    @Param('wid') wid: string,
+    @Query() query: ChatListQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<ChatListResponse> {
+    const { channel, memberId, workflowId, paused, needsResponse } = query;
+    return this.queries.execute(
+      new ListChatsQuery(
+        wid.toLowerCase(),
+        { channel, memberId, workflowId, paused, needsResponse },
+        callerOf(principal),
+        toPageRequest(query),
+      ),
+    );
+  }
+
+  @Post()
+  @RequireScope('chats:write')
+  @SelfAccess()
+  @CreatedLocation<ChatResponse>((r, p) => `/w/${seg(p.wid.toLowerCase())}/chats/${seg(r.id)}`)
+  @ApiCreatedResponse({
+    type: ChatResponse,
+    description:
+      'a chat of ones own needs no scope; `assistantEnabled` is answered with a Deprecation header',
+  })
+  async create(
+    @Param('wid') wid: string,
+    @Body() body: CreateChatDto,
+    @CurrentPrincipal() principal: Principal,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ChatResponse> {
+    const workspaceId = wid.toLowerCase();
+    if (body.workflowId !== undefined)
+      throw new ValidationError(
+        'workflowId: workflows cannot be attached to chats yet; omit it for a simple chat',
+      );
+    const { workflowId: _w, ...input } = body;
+    const caller = callerOf(principal);
+    const chatId = await this.commands.execute<CreateChatCommand, number>(
+      new CreateChatCommand(workspaceId, input, caller),
+    );
+    // RFC 9745's header: the field still works, clients should move to assistantKind.
+    if (body.assistantEnabled !== undefined) reply.header('Deprecation', 'true');
+    return this.queries.execute(new GetChatQuery(workspaceId, chatId, caller));
+  }
+
+  @Get(':chatId')
+  @RequireScope('chats:read')
+  @SelfAccess()
+  @ApiOkResponse({ type: ChatResponse })
+  get(
+    @Param('wid') wid: string,
+    @Param('chatId') chatId: string,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<ChatResponse> {
+    return this.queries.execute(
+      new GetChatQuery(wid.toLowerCase(), pathId(chatId, 'Chat'), callerOf(principal)),
+    );
+  }
+
+  @Put(':chatId')
+  @RequireScope('chats:write')
+  @SelfAccess()
+  @ConditionalWrite()
+  @ApiOkResponse({ type: ChatResponse })
+  async update(
+    @Param('wid') wid: string,
+    @Param('chatId') rawId: string,
+    @Body() body: UpdateChatDto,
+    @CurrentPrincipal() principal: Principal,
+    @IfMatch() ifMatch: number[] | undefined,
+  ): Promise<ChatResponse> {
+    const workspaceId = wid.toLowerCase();
+    const chatId = pathId(rawId, 'Chat');
+    if (body.assignmentId !== undefined)
+      throw new ValidationError('assignmentId: assignments cannot be attached to chats yet');
+    const expected = await pinnedRevision(this.db, ifMatch, {
+      table: 'chats',
+      id: chatId,
+      workspaceId,
+      notFound: () => new NotFoundError('Chat not found'),
+    });
+    const caller = callerOf(principal);
+    await this.commands.execute(
+      new UpdateChatCommand(
+        workspaceId,
+        chatId,
+        { title: body.title, paused: body.paused },
+        caller,
+        expected,
+      ),
+    );
+    return this.queries.execute(new GetChatQuery(workspaceId, chatId, caller));
+  }
+
+  @Post(':chatId/messages')
+  @RequireScope('chats:write')
+  @SelfAccess()
+  @CreatedLocation<MessageResponse>(messageLocation)
+  @ApiCreatedResponse({
+    type: MessageResponse,
+    description: "a user message, from the chat's member or on its behalf",
+  })
+  async postMessage(
+    @Param('wid') wid: string,
+    @Param('chatId') rawId: string,
+    @Body() body: PostMessageDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<MessageResponse> {
+    const workspaceId = wid.toLowerCase();
+    const chatId = pathId(rawId, 'Chat');
+    const caller = callerOf(principal);
+    const messageId = await this.commands.execute<PostUserMessageCommand, number>(
+      new PostUserMessageCommand(workspaceId, chatId, body.content, caller),
+    );
+    return this.queries.execute(new GetMessageQuery(workspaceId, chatId, messageId, caller));
+  }
+
+  @Post(':chatId/send-assistant-message')
+  @RequireScope('chats:write')
+  @SelfAccess()
+  @CreatedLocation<MessageResponse>(messageLocation)
+  @ApiCreatedResponse({
+    type: MessageResponse,
+    description: 'sent to every participant through the chat channel; each delivery starts as sent',
+  })
+  async sendAssistantMessage(
+    @Param('wid') wid: string,
+    @Param('chatId') rawId: string,
+    @Body() body: SendAssistantMessageDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<MessageResponse> {
+    const workspaceId = wid.toLowerCase();
+    const chatId = pathId(rawId, 'Chat');
+    const caller = callerOf(principal);
+    const messageId = await this.commands.execute<SendAssistantMessageCommand, number>(
+      new SendAssistantMessageCommand(workspaceId, chatId, body.message, caller),
+    );
+    return this.queries.execute(new GetMessageQuery(workspaceId, chatId, messageId, caller));
+  }
+
+  @Get(':chatId/messages')
+  @RequireScope('chats:read')
+  @SelfAccess()
+  @ApiOkResponse({ type: MessageListResponse, description: 'oldest first, each with its deliveries' })
+  listMessages(
+    @Param('wid') wid: string,
+    @Param('chatId') chatId: string,
+    @Query() query: PageQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<MessageListResponse> {
+    return this.queries.execute(
+      new ListMessagesQuery(
+        wid.toLowerCase(),
+        pathId(chatId, 'Chat'),
+        callerOf(principal),
+        toPageRequest(query),
+      ),
+    );
+  }
+
+  @Get(':chatId/stream')
+  @RequireScope('chats:read')
+  @SelfAccess()
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description:
+      'Server-Sent Events: each outbound message to the caller (`event: message`, data as in the message list); a delivery is recorded delivered once written here',
+  })
+  async stream(
+    @Param('wid') wid: string,
+    @Param('chatId') rawId: string,
+    @CurrentPrincipal() principal: Principal,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const workspaceId = wid.toLowerCase();
+    const chatId = pathId(rawId, 'Chat');
+    const caller = callerOf(principal);
+    // Visibility first (404 for a chat the caller may not see), then the stream.
+    await this.queries.execute(new GetChatQuery(workspaceId, chatId, caller));
+    reply.hijack();
+    await this.streams.open(
+      { chatId, memberId: caller.memberId, workspaceId, res: reply.raw },
+      String(req.id),
+      reply.getHeaders(),
+    );
+  }
+
+  @Get(':chatId/messages/:messageId')
+  @RequireScope('chats:read')
+  @SelfAccess()
+  @ApiOkResponse({ type: MessageResponse })
+  getMessage(
+    @Param('wid') wid: string,
+    @Param('chatId') chatId: string,
+    @Param('messageId') messageId: string,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<MessageResponse> {
+    return this.queries.execute(
+      new GetMessageQuery(
+        wid.toLowerCase(),
+        pathId(chatId, 'Chat'),
+        pathId(messageId, 'Message'),
+        callerOf(principal),
+      ),
+    );
+  }
+}

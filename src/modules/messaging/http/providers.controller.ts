@@ -1,0 +1,118 @@
+import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { Public } from '../../../core/auth/auth.decorators';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { AcceptBody } from '../../../core/http/body-parsing';
+import { SkipRateLimit } from '../../../core/rate-limit/rate-limiter';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { InboundMessages } from '../commands/inbound.service';
+import { SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
+
+const FORM = 'application/x-www-form-urlencoded';
+const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+const API_PREFIX = '/api/v2';
+
+type Form = Record<string, string>;
+
+function field(form: Form, name: string): string {
+  const value = form[name];
+  if (typeof value !== 'string' || !value) throw new ValidationError(`${name}: required`);
+  return value;
+}
+
+/**
+ * What providers post to the service. Public (a provider holds no bearer token), each
+ * authenticated its own way: Twilio's requests by X-Twilio-Signature over the URL it
+ * called and its form fields, checked with the twilio package (403 otherwise); the mail
+ * gateway's by the shared secret INBOUND_EMAIL_SECRET in X-Inbound-Email-Secret.
+ */
+@ApiExcludeController()
+// Not limited per client address like other public routes: a provider's webhooks all come
+// from its few addresses, and Twilio retries neither status callbacks nor inbound texts,
+// so a 429 would lose a delivery status or a STOP. Each request is authenticated instead.
+@SkipRateLimit()
+@Controller('providers')
+export class ProvidersController {
+  constructor(
+    private readonly inbound: InboundMessages,
+    @Inject(SMS_PROVIDER) private readonly sms: SmsProvider,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The URL the provider called, as it saw it: the public base address, then the path and query. */
+  private verifyTwilio(req: FastifyRequest, form: Form): void {
+    const path = req.url.startsWith(API_PREFIX) ? req.url.slice(API_PREFIX.length) : req.url;
+    const url = `${this.config.publicBaseUrl.replace(/\/+$/, '')}${path}`;
+    const signature = req.headers['x-twilio-signature'];
+    if (!this.sms.verifyWebhook(url, form, typeof signature === 'string' ? signature : undefined))
+      throw new ForbiddenError('X-Twilio-Signature: missing or not valid for this request');
+  }
+
+  @Post('twilio/sms/inbound')
+  @Public()
+  @AcceptBody(FORM)
+  @HttpCode(200)
+  async twilioInbound(
+    @Req() req: FastifyRequest,
+    @Body() form: Form,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
+    this.verifyTwilio(req, form ?? {});
+    await this.inbound.sms({
+      from: field(form, 'From'),
+      to: field(form, 'To'),
+      body: form.Body ?? '',
+      providerMessageId: field(form, 'MessageSid'),
+    });
+    // Replies (STOP's confirmation, HELP) go out as tracked messages, not in this answer.
+    // The type is set only here: an error before this point is answered as JSON {detail}.
+    reply.type('text/xml; charset=utf-8');
+    return EMPTY_TWIML;
+  }
+
+  @Post('twilio/sms/status')
+  @Public()
+  @AcceptBody(FORM)
+  @HttpCode(204)
+  async twilioStatus(@Req() req: FastifyRequest, @Body() form: Form): Promise<void> {
+    this.verifyTwilio(req, form ?? {});
+    const query = req.query as Record<string, string | undefined>;
+    const id = (name: string): number => {
+      const raw = query[name] ?? '';
+      if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647)
+        throw new NotFoundError('Delivery not found');
+      return Number(raw);
+    };
+    await this.inbound.smsStatus({
+      chatId: id('chatId'),
+      messageId: id('messageId'),
+      memberId: id('memberId'),
+      providerMessageId: field(form, 'MessageSid'),
+      status: field(form, 'MessageStatus'),
+      errorCode: form.ErrorCode,
+    });
+  }
+
+  @Post('email/inbound')
+  @Public()
+  @AcceptBody('message/rfc822', 'text/plain')
+  @HttpCode(200)
+  async emailInbound(@Req() req: FastifyRequest, @Body() raw: Buffer): Promise<{ recorded: boolean }> {
+    const secret = this.config.inboundEmailSecret;
+    const given = req.headers['x-inbound-email-secret'];
+    if (!secret || typeof given !== 'string' || !sameSecret(given, secret))
+      throw new ForbiddenError('X-Inbound-Email-Secret: missing or wrong');
+    if (!Buffer.isBuffer(raw) || raw.length === 0)
+      throw new ValidationError('body: send the raw MIME message');
+    return { recorded: await this.inbound.email(raw) };
+  }
+}
+
+/** Compared as digests, so neither the length nor a prefix of the secret leaks through timing. */
+function sameSecret(given: string, secret: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(secret).digest();
+  return timingSafeEqual(a, b);
+}

@@ -1,0 +1,192 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { ServerResponse } from 'node:http';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
+import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
+import { createRedis, REDIS } from '../../../core/redis/redis';
+import { chatDecider } from '../domain/chat';
+import { chatStream, MessageSent } from '../domain/chat.events';
+import { MessageDeliveryEntity } from '../projections/messaging.entities';
+
+/** What the web-chat worker publishes for each delivery: ids only, never content. */
+export interface WebChatNotice {
+  chatId: number;
+  messageId: number;
+  recipientMemberId: number;
+  workspaceId: string;
+  correlationId: string;
+  causationId: string | undefined;
+}
+
+interface Connection {
+  chatId: number;
+  memberId: number | undefined;
+  workspaceId: string;
+  res: ServerResponse;
+}
+
+const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * Web chat over Server-Sent Events (issue 11, item 8). The delivery worker may run in
+ * another process than the API holding a member's stream, so it publishes each delivery
+ * on a Redis channel of the chat; every API process with a stream open on that chat
+ * writes the message to its member's streams and records the delivery `delivered` once
+ * written. A delivery published while no stream was open stays `sent` and is written
+ * (and recorded) when the member next connects.
+ */
+@Injectable()
+export class WebChatStreams implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('WebChatStreams');
+  private readonly connections = new Set<Connection>();
+  private subscriber: Redis | undefined;
+  private readonly subscribed = new Map<string, number>();
+  private keepAlive: NodeJS.Timeout | undefined;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly repo: EventSourcedRepository,
+    private readonly db: DataSource,
+  ) {}
+
+  private channel(chatId: number): string {
+    return `${this.config.redisPrefix}:web-chat:${chatId}`;
+  }
+
+  /** Worker side: tell the API processes holding streams of this chat. */
+  async publish(notice: WebChatNotice): Promise<void> {
+    await this.redis.publish(this.channel(notice.chatId), JSON.stringify(notice));
+  }
+
+  /**
+   * API side: a client opened the stream of a chat; pending deliveries to its member go
+   * out first. `headers`: those the request's hooks set already (X-Request-Id, rate limits).
+   */
+  async open(
+    connection: Connection,
+    requestId: string,
+    headers: Record<string, unknown> = {},
+  ): Promise<void> {
+    const { res } = connection;
+    res.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(': connected\n\n');
+    this.connections.add(connection);
+    res.on('close', () => void this.close(connection));
+    await this.listen(connection.chatId);
+    this.keepAlive ??= setInterval(() => {
+      for (const c of this.connections) c.res.write(': keep-alive\n\n');
+    }, KEEP_ALIVE_MS).unref();
+    if (connection.memberId === undefined) return;
+    const pending = await this.db.getRepository(MessageDeliveryEntity).find({
+      where: { chatId: connection.chatId, memberId: connection.memberId, status: 'sent' },
+      order: { messageId: 'ASC' },
+    });
+    for (const d of pending)
+      await this.deliver({
+        chatId: d.chatId,
+        messageId: d.messageId,
+        recipientMemberId: d.memberId,
+        workspaceId: d.workspaceId,
+        correlationId: requestId,
+        causationId: undefined,
+      });
+  }
+
+  private async listen(chatId: number): Promise<void> {
+    const channel = this.channel(chatId);
+    const count = this.subscribed.get(channel) ?? 0;
+    this.subscribed.set(channel, count + 1);
+    if (count > 0) return;
+    if (!this.subscriber) {
+      this.subscriber = createRedis(this.config.redisUrl);
+      this.subscriber.on('message', (_channel: string, raw: string) => {
+        void this.deliver(JSON.parse(raw) as WebChatNotice).catch((err: unknown) =>
+          this.logger.error({ msg: 'web chat delivery failed', err }),
+        );
+      });
+    }
+    await this.subscriber.subscribe(channel);
+  }
+
+  private async close(connection: Connection): Promise<void> {
+    if (!this.connections.delete(connection)) return;
+    const channel = this.channel(connection.chatId);
+    const count = (this.subscribed.get(channel) ?? 1) - 1;
+    if (count > 0) {
+      this.subscribed.set(channel, count);
+      return;
+    }
+    this.subscribed.delete(channel);
+    await this.subscriber?.unsubscribe(channel).catch(() => undefined);
+  }
+
+  /** Writes the message to the recipient's open streams; recorded delivered once written to one. */
+  private async deliver(notice: WebChatNotice): Promise<void> {
+    const targets = [...this.connections].filter(
+      (c) => c.chatId === notice.chatId && c.memberId === notice.recipientMemberId,
+    );
+    if (!targets.length) return;
+    const events = await this.store.readStream(chatStream(notice.chatId));
+    const sent = events.find(
+      (e) => e.type === 'MessageSent' && (e.data as MessageSent['data']).messageId === notice.messageId,
+    );
+    if (!sent) return;
+    const d = sent.data as MessageSent['data'];
+    const payload = JSON.stringify({
+      id: d.messageId,
+      chatId: d.chatId,
+      direction: 'outbound',
+      role: d.role,
+      content: d.content,
+      createdAt: d.sentAt,
+    });
+    let written = false;
+    for (const c of targets) {
+      if (c.res.writableEnded) continue;
+      c.res.write(`id: ${d.messageId}\nevent: message\ndata: ${payload}\n\n`);
+      written = true;
+    }
+    if (!written) return;
+    const ctx = {
+      requestId: notice.correlationId,
+      ...(notice.causationId ? { causationId: notice.causationId } : {}),
+      actor: SYSTEM_ACTOR,
+      appended: [],
+    };
+    await requestContext.run(ctx, () =>
+      this.repo.handle({
+        streamName: chatStream(notice.chatId),
+        workspaceId: notice.workspaceId,
+        decider: chatDecider,
+        maxRetries: 10,
+        command: {
+          type: 'RecordOutcome',
+          messageId: notice.messageId,
+          recipientMemberId: notice.recipientMemberId,
+          outcome: 'delivered',
+          providerMessageId: null,
+          now: new Date().toISOString(),
+        },
+      }),
+    );
+  }
+
+  /** Before the HTTP server closes: an open stream would otherwise hold the shutdown until its timeout. */
+  beforeApplicationShutdown(): void {
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    for (const c of this.connections) c.res.end();
+    this.connections.clear();
+    this.subscriber?.disconnect();
+  }
+}

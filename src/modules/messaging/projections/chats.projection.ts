@@ -1,0 +1,200 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { Projection, ProjectionHandler } from '../../../core/projections/projection';
+import type { MemberOptedInToSms, MemberOptedOutOfSms } from '../../identity';
+import { CHAT_EVENT_TYPES, ChatEvent } from '../domain/chat.events';
+
+type ConsentEvent = MemberOptedOutOfSms | MemberOptedInToSms;
+
+/**
+ * chats, chat_messages, message_deliveries, and sms_opt_outs (fed by identity's public
+ * opt-out events). A message's status sums up its deliveries: `sent` while any is
+ * pending, then `delivered` when any reached its recipient, else `failed` with the first
+ * reason.
+ */
+@Injectable()
+@Projection({
+  name: 'messaging-chats',
+  eventTypes: [...CHAT_EVENT_TYPES, 'MemberOptedOutOfSms', 'MemberOptedInToSms'],
+  tables: ['chats', 'chat_messages', 'message_deliveries', 'sms_opt_outs'],
+})
+export class ChatsProjection implements ProjectionHandler {
+  async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
+    const event = { type: stored.type, data: stored.data } as ChatEvent | ConsentEvent;
+    const revision = stored.revision.toString();
+    switch (event.type) {
+      case 'MemberOptedOutOfSms': {
+        const d = event.data;
+        await em.query(
+          `INSERT INTO sms_opt_outs (workspace_id, member_id, keyword, opted_out_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (workspace_id, member_id) DO UPDATE SET keyword = $3, opted_out_at = $4`,
+          [d.workspaceId, d.memberId, d.keyword, d.optedOutAt],
+        );
+        return;
+      }
+      case 'MemberOptedInToSms':
+        await em.query(`DELETE FROM sms_opt_outs WHERE workspace_id = $1 AND member_id = $2`, [
+          event.data.workspaceId,
+          event.data.memberId,
+        ]);
+        return;
+      case 'ChatCreated': {
+        const d = event.data;
+        await em.query(
+          `INSERT INTO chats (id, uuid, workspace_id, channel, member_id, phone_number_id, assistant_kind,
+             assistant_member_id, participants, participant_ids, title, paused, needs_response, created_at,
+             updated_at, version, stream_revision)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, false, $12, $12, 1, $13)
+           ON CONFLICT (id) DO NOTHING`,
+          [
+            d.chatId,
+            d.uuid,
+            d.workspaceId,
+            d.channel,
+            d.memberId,
+            d.phoneNumberId,
+            d.assistantKind,
+            d.assistantMemberId,
+            JSON.stringify(d.participants),
+            d.participants.map((p) => p.memberId),
+            d.title,
+            d.createdAt,
+            revision,
+          ],
+        );
+        return;
+      }
+      case 'ChatUpdated': {
+        const d = event.data;
+        const values: unknown[] = [d.chatId, d.updatedAt, revision];
+        const sets = ['updated_at = $2', 'version = version + 1', 'stream_revision = $3'];
+        if (d.changes.title !== undefined) {
+          values.push(d.changes.title);
+          sets.push(`title = $${values.length}`);
+        }
+        if (d.changes.paused !== undefined) {
+          values.push(d.changes.paused);
+          sets.push(`paused = $${values.length}`);
+        }
+        await em.query(`UPDATE chats SET ${sets.join(', ')} WHERE id = $1`, values);
+        return;
+      }
+      case 'MessageReceived': {
+        const d = event.data;
+        await em.query(
+          `INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, subject, sender_member_id,
+             status, provider_message_id, created_at, delivered_at)
+           VALUES ($1, $2, $3, 'inbound', 'user', $4, $5, $6, 'delivered', $7, $8, $8) ON CONFLICT (id) DO NOTHING`,
+          [
+            d.messageId,
+            d.chatId,
+            d.workspaceId,
+            d.content,
+            d.subject ?? null,
+            d.memberId,
+            d.providerMessageId,
+            d.receivedAt,
+          ],
+        );
+        // A member's message awaits an answer on an AI chat.
+        await em.query(
+          `UPDATE chats SET needs_response = (assistant_kind = 'ai'), updated_at = $2, version = version + 1,
+             stream_revision = $3 WHERE id = $1`,
+          [d.chatId, d.receivedAt, revision],
+        );
+        return;
+      }
+      case 'MessageSent': {
+        const d = event.data;
+        await em.query(
+          `INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, sender_member_id, encoding,
+             segments, status, created_at)
+           VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, $8, 'sent', $9) ON CONFLICT (id) DO NOTHING`,
+          [
+            d.messageId,
+            d.chatId,
+            d.workspaceId,
+            d.role,
+            d.content,
+            d.senderMemberId,
+            d.encoding,
+            d.segments,
+            d.sentAt,
+          ],
+        );
+        if (d.recipientMemberIds.length)
+          await em.query(
+            `INSERT INTO message_deliveries (message_id, member_id, chat_id, workspace_id, status, updated_at)
+             SELECT $1, m, $2, $3, 'sent', $4 FROM unnest($5::int[]) AS m ON CONFLICT DO NOTHING`,
+            [d.messageId, d.chatId, d.workspaceId, d.sentAt, d.recipientMemberIds],
+          );
+        // Only the assistant's (or its operator's) answer clears needsResponse; keyword replies do not.
+        await em.query(
+          `UPDATE chats SET needs_response = needs_response AND $4, updated_at = $2, version = version + 1,
+             stream_revision = $3 WHERE id = $1`,
+          [d.chatId, d.sentAt, revision, d.role === 'system'],
+        );
+        return;
+      }
+      case 'MessageDispatched': {
+        const d = event.data;
+        await em.query(
+          `UPDATE message_deliveries SET provider_message_id = $3, updated_at = $4 WHERE message_id = $1 AND member_id = $2`,
+          [d.messageId, d.recipientMemberId, d.providerMessageId, d.dispatchedAt],
+        );
+        await this.chatMoved(em, d.chatId, revision);
+        return;
+      }
+      case 'MessageDelivered':
+      case 'MessageFailed': {
+        const d = event.data;
+        const delivered = event.type === 'MessageDelivered';
+        const at = event.type === 'MessageDelivered' ? event.data.deliveredAt : event.data.failedAt;
+        await em.query(
+          `UPDATE message_deliveries SET status = $3, failure_reason = $4,
+             provider_message_id = COALESCE($5, provider_message_id), updated_at = $6, delivered_at = $7
+           WHERE message_id = $1 AND member_id = $2 AND status = 'sent'`,
+          [
+            d.messageId,
+            d.recipientMemberId,
+            delivered ? 'delivered' : 'failed',
+            event.type === 'MessageFailed' ? event.data.reason : null,
+            d.providerMessageId,
+            at,
+            delivered ? at : null,
+          ],
+        );
+        await this.summarise(em, d.messageId);
+        await this.chatMoved(em, d.chatId, revision);
+        return;
+      }
+    }
+  }
+
+  /** Delivery events change no chat field, but a pinned write must expect their revision. */
+  private async chatMoved(em: EntityManager, chatId: number, revision: string): Promise<void> {
+    await em.query(`UPDATE chats SET stream_revision = $2 WHERE id = $1`, [chatId, revision]);
+  }
+
+  private async summarise(em: EntityManager, messageId: number): Promise<void> {
+    await em.query(
+      `UPDATE chat_messages m SET
+         status = s.status,
+         failure_reason = CASE WHEN s.status = 'failed' THEN s.reason END,
+         provider_message_id = s.provider_message_id,
+         delivered_at = CASE WHEN s.status = 'delivered' THEN s.delivered_at END
+       FROM (
+         SELECT CASE WHEN bool_or(status = 'sent') THEN 'sent'
+                     WHEN bool_or(status = 'delivered') THEN 'delivered' ELSE 'failed' END AS status,
+                (array_agg(failure_reason ORDER BY member_id) FILTER (WHERE status = 'failed'))[1] AS reason,
+                (array_agg(provider_message_id ORDER BY member_id) FILTER (WHERE provider_message_id IS NOT NULL))[1]
+                  AS provider_message_id,
+                max(delivered_at) AS delivered_at
+         FROM message_deliveries WHERE message_id = $1
+       ) s
+       WHERE m.id = $1`,
+      [messageId],
+    );
+  }
+}

@@ -1,0 +1,382 @@
+import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
+import { Brackets, DataSource } from 'typeorm';
+import { NotFoundError } from '../../../core/http/domain-errors';
+import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { withVersion } from '../../../core/http/preconditions';
+import { GetMemberContactsQuery, MemberContact } from '../../identity';
+import type { Channel } from '../domain/chat.events';
+import { assertMaySeeChat, Caller, chatVisibility, mayUseInbox } from '../domain/messaging-access.policy';
+import type {
+  ChatListResponse,
+  ChatResponse,
+  InboxResponse,
+  MessageResponse,
+  PhoneNumberResponse,
+} from '../http/chat.responses';
+import {
+  ChatEntity,
+  ChatMessageEntity,
+  InboxEntity,
+  MessageDeliveryEntity,
+  PhoneNumberEntity,
+} from '../projections/messaging.entities';
+
+export interface ChatFilters {
+  channel?: Channel;
+  memberId?: number;
+  workflowId?: number;
+  paused?: boolean;
+  needsResponse?: boolean;
+}
+
+export class ListChatsQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly filters: ChatFilters,
+    readonly caller: Caller,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetChatQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly chatId: number,
+    readonly caller: Caller,
+  ) {}
+}
+
+export class ListMessagesQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly chatId: number,
+    readonly caller: Caller,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetMessageQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly chatId: number,
+    readonly messageId: number,
+    readonly caller: Caller,
+  ) {}
+}
+
+export class ListPhoneNumbersQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetPhoneNumberQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly phoneNumberId: number,
+  ) {}
+}
+
+export class ListInboxesQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly caller: Caller,
+    readonly page: PageRequest,
+  ) {}
+}
+
+export class GetInboxQuery {
+  constructor(
+    readonly workspaceId: string,
+    readonly inboxId: number,
+    readonly caller: Caller,
+  ) {}
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+async function names(
+  queries: QueryBus,
+  workspaceId: string,
+  ids: number[],
+): Promise<Map<number, string | null>> {
+  const contacts = await queries.execute<GetMemberContactsQuery, MemberContact[]>(
+    new GetMemberContactsQuery(workspaceId, ids),
+  );
+  return new Map(contacts.map((c) => [c.id, c.name]));
+}
+
+function chatResponse(row: ChatEntity, nameOf: Map<number, string | null>): ChatResponse {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    channel: row.channel,
+    workflowId: null,
+    memberId: row.memberId,
+    phoneNumberId: row.phoneNumberId,
+    assistantKind: row.assistantKind,
+    assistantMemberId: row.assistantMemberId,
+    title: row.title,
+    paused: row.paused,
+    needsResponse: row.needsResponse,
+    participants: row.participants.map((p) => ({ ...p, name: nameOf.get(p.memberId) ?? null })),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Chats of a workspace, newest first; without chats:read only those the caller takes part in. */
+@QueryHandler(ListChatsQuery)
+export class ListChatsHandler implements IQueryHandler<ListChatsQuery, ChatListResponse> {
+  constructor(
+    private readonly db: DataSource,
+    private readonly queries: QueryBus,
+  ) {}
+
+  async execute(q: ListChatsQuery): Promise<Paginated<ChatResponse>> {
+    const qb = this.db
+      .getRepository(ChatEntity)
+      .createQueryBuilder('c')
+      .where('c.workspace_id = :ws', { ws: q.workspaceId });
+    const visibility = chatVisibility(q.caller);
+    if (!('all' in visibility)) {
+      const me = visibility.memberId ?? -1;
+      qb.andWhere(
+        new Brackets((w) =>
+          w.where(':me = ANY(c.participant_ids)', { me }).orWhere('c.assistant_member_id = :me', { me }),
+        ),
+      );
+    }
+    const f = q.filters;
+    if (f.channel) qb.andWhere('c.channel = :channel', { channel: f.channel });
+    if (f.memberId !== undefined) qb.andWhere('c.member_id = :memberId', { memberId: f.memberId });
+    // No chat runs a workflow yet: a workflowId filter matches none.
+    if (f.workflowId !== undefined) qb.andWhere('false');
+    if (f.paused !== undefined) qb.andWhere('c.paused = :paused', { paused: f.paused });
+    if (f.needsResponse !== undefined) qb.andWhere('c.needs_response = :nr', { nr: f.needsResponse });
+    const [rows, total] = await applyListFilters(qb, q.page, { search: ['c.title'], time: 'c.created_at' })
+      .orderBy('c.id', 'DESC')
+      .skip(q.page.offset)
+      .take(q.page.pageSize)
+      .getManyAndCount();
+    const nameOf = await names(
+      this.queries,
+      q.workspaceId,
+      rows.flatMap((r) => r.participantIds),
+    );
+    return paginated(
+      rows.map((r) => chatResponse(r, nameOf)),
+      total,
+      q.page,
+    );
+  }
+}
+
+@QueryHandler(GetChatQuery)
+export class GetChatHandler implements IQueryHandler<GetChatQuery, ChatResponse> {
+  constructor(
+    private readonly db: DataSource,
+    private readonly queries: QueryBus,
+  ) {}
+
+  async execute(q: GetChatQuery): Promise<ChatResponse> {
+    const row = await this.db
+      .getRepository(ChatEntity)
+      .findOneBy({ id: q.chatId, workspaceId: q.workspaceId });
+    if (!row) throw new NotFoundError('Chat not found');
+    assertMaySeeChat(q.caller, row);
+    return withVersion(
+      chatResponse(row, await names(this.queries, q.workspaceId, row.participantIds)),
+      row.version,
+    );
+  }
+}
+
+function messageResponse(m: ChatMessageEntity, deliveries: MessageDeliveryEntity[]): MessageResponse {
+  return {
+    id: m.id,
+    chatId: m.chatId,
+    direction: m.direction,
+    role: m.role,
+    content: m.content,
+    subject: m.subject,
+    status: m.status,
+    failureReason: m.failureReason,
+    encoding: m.encoding,
+    segments: m.segments,
+    deliveries: deliveries
+      .filter((d) => d.messageId === m.id)
+      .map((d) => ({
+        memberId: d.memberId,
+        status: d.status,
+        failureReason: d.failureReason,
+        providerMessageId: d.providerMessageId,
+        deliveredAt: iso(d.deliveredAt),
+      })),
+    createdAt: m.createdAt.toISOString(),
+    deliveredAt: iso(m.deliveredAt),
+  };
+}
+
+async function visibleChat(
+  db: DataSource,
+  workspaceId: string,
+  chatId: number,
+  caller: Caller,
+): Promise<void> {
+  const chat = await db.getRepository(ChatEntity).findOneBy({ id: chatId, workspaceId });
+  if (!chat) throw new NotFoundError('Chat not found');
+  assertMaySeeChat(caller, chat);
+}
+
+async function deliveriesOf(db: DataSource, messageIds: number[]): Promise<MessageDeliveryEntity[]> {
+  if (!messageIds.length) return [];
+  return db
+    .getRepository(MessageDeliveryEntity)
+    .createQueryBuilder('d')
+    .where('d.message_id = ANY(:ids)', { ids: messageIds })
+    .orderBy('d.member_id', 'ASC')
+    .getMany();
+}
+
+/** A chat's messages, oldest first, each with its per-recipient deliveries. */
+@QueryHandler(ListMessagesQuery)
+export class ListMessagesHandler implements IQueryHandler<ListMessagesQuery, Paginated<MessageResponse>> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ListMessagesQuery): Promise<Paginated<MessageResponse>> {
+    await visibleChat(this.db, q.workspaceId, q.chatId, q.caller);
+    const [rows, total] = await applyListFilters(
+      this.db
+        .getRepository(ChatMessageEntity)
+        .createQueryBuilder('m')
+        .where('m.chat_id = :chatId AND m.workspace_id = :ws', { chatId: q.chatId, ws: q.workspaceId }),
+      q.page,
+      { search: ['m.content'], time: 'm.created_at' },
+    )
+      .orderBy('m.id', 'ASC')
+      .skip(q.page.offset)
+      .take(q.page.pageSize)
+      .getManyAndCount();
+    const deliveries = await deliveriesOf(
+      this.db,
+      rows.map((r) => r.id),
+    );
+    return paginated(
+      rows.map((r) => messageResponse(r, deliveries)),
+      total,
+      q.page,
+    );
+  }
+}
+
+@QueryHandler(GetMessageQuery)
+export class GetMessageHandler implements IQueryHandler<GetMessageQuery, MessageResponse> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetMessageQuery): Promise<MessageResponse> {
+    await visibleChat(this.db, q.workspaceId, q.chatId, q.caller);
+    const row = await this.db
+      .getRepository(ChatMessageEntity)
+      .findOneBy({ id: q.messageId, chatId: q.chatId, workspaceId: q.workspaceId });
+    if (!row) throw new NotFoundError('Message not found');
+    return messageResponse(row, await deliveriesOf(this.db, [row.id]));
+  }
+}
+
+function phoneNumberResponse(r: PhoneNumberEntity): PhoneNumberResponse {
+  return {
+    id: r.id,
+    number: r.number,
+    name: r.name,
+    signupRoleId: r.signupRoleId,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  };
+}
+
+@QueryHandler(ListPhoneNumbersQuery)
+export class ListPhoneNumbersHandler implements IQueryHandler<ListPhoneNumbersQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ListPhoneNumbersQuery): Promise<Paginated<PhoneNumberResponse>> {
+    const [rows, total] = await applyListFilters(
+      this.db
+        .getRepository(PhoneNumberEntity)
+        .createQueryBuilder('p')
+        .where('p.workspace_id = :ws', { ws: q.workspaceId }),
+      q.page,
+      { search: ['p.number', 'p.name'], time: 'p.created_at' },
+    )
+      .orderBy('p.id', 'ASC')
+      .skip(q.page.offset)
+      .take(q.page.pageSize)
+      .getManyAndCount();
+    return paginated(rows.map(phoneNumberResponse), total, q.page);
+  }
+}
+
+@QueryHandler(GetPhoneNumberQuery)
+export class GetPhoneNumberHandler implements IQueryHandler<GetPhoneNumberQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetPhoneNumberQuery): Promise<PhoneNumberResponse> {
+    const row = await this.db
+      .getRepository(PhoneNumberEntity)
+      .findOneBy({ id: q.phoneNumberId, workspaceId: q.workspaceId });
+    if (!row) throw new NotFoundError('Phone number not found');
+    return withVersion(phoneNumberResponse(row), row.version);
+  }
+}
+
+function inboxResponse(r: InboxEntity): InboxResponse {
+  return {
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    ownerMemberId: r.ownerMemberId,
+    memberIds: r.grantedMemberIds,
+    createdAt: r.createdAt.toISOString(),
+  };
+}
+
+/** Inboxes: all with inboxes:read, else those the caller owns or was granted. */
+@QueryHandler(ListInboxesQuery)
+export class ListInboxesHandler implements IQueryHandler<ListInboxesQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ListInboxesQuery): Promise<Paginated<InboxResponse>> {
+    const qb = this.db
+      .getRepository(InboxEntity)
+      .createQueryBuilder('i')
+      .where('i.workspace_id = :ws', { ws: q.workspaceId });
+    if (!mayUseInbox(q.caller, { ownerMemberId: null, grantedMemberIds: [] })) {
+      const me = q.caller.memberId ?? -1;
+      qb.andWhere('(i.owner_member_id = :me OR :me = ANY(i.granted_member_ids))', { me });
+    }
+    const [rows, total] = await applyListFilters(qb, q.page, {
+      search: ['i.email', 'i.name'],
+      time: 'i.created_at',
+    })
+      .orderBy('i.id', 'ASC')
+      .skip(q.page.offset)
+      .take(q.page.pageSize)
+      .getManyAndCount();
+    return paginated(rows.map(inboxResponse), total, q.page);
+  }
+}
+
+@QueryHandler(GetInboxQuery)
+export class GetInboxHandler implements IQueryHandler<GetInboxQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetInboxQuery): Promise<InboxResponse> {
+    const row = await this.db
+      .getRepository(InboxEntity)
+      .findOneBy({ id: q.inboxId, workspaceId: q.workspaceId });
+    // An inbox the caller may not use reads as absent.
+    if (!row || !mayUseInbox(q.caller, row)) throw new NotFoundError('Inbox not found');
+    return inboxResponse(row);
+  }
+}

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { getQueueToken } from '@nestjs/bullmq';
+import { ModuleRef } from '@nestjs/core';
+import type { Queue } from 'bullmq';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { jobIdFor, Reactor, ReactorHandler } from '../../../core/reactors/reactor';
+import type { MessageSent } from '../domain/chat.events';
+import { DeliveryJob, QUEUE_OF_CHANNEL } from '../workers/delivery-job';
+
+/**
+ * MessageSent → one job per recipient on the channel's queue (sms, email, web-chat), with
+ * a job id from the event and the recipient, so a replay enqueues nothing twice.
+ */
+@Injectable()
+@Reactor({ name: 'messaging-deliveries', eventTypes: ['MessageSent'] })
+export class EnqueueDeliveriesWhenMessageSentReactor implements ReactorHandler {
+  constructor(private readonly modules: ModuleRef) {}
+
+  async react(stored: StoredEvent): Promise<void> {
+    const event = stored as unknown as StoredEvent<'MessageSent', MessageSent['data']>;
+    const name = QUEUE_OF_CHANNEL[event.data.channel];
+    if (!name) return;
+    const queue = this.modules.get<Queue<DeliveryJob>>(getQueueToken(name), { strict: false });
+    await queue.addBulk(
+      event.data.recipientMemberIds.map((recipientMemberId) => ({
+        name: 'deliver',
+        data: {
+          workspaceId: event.data.workspaceId,
+          chatId: event.data.chatId,
+          messageId: event.data.messageId,
+          recipientMemberId,
+          correlationId: stored.metadata.correlationId,
+          causationId: stored.id,
+        },
+        opts: { jobId: jobIdFor(stored, `recipient-${recipientMemberId}`) },
+      })),
+    );
+  }
+}

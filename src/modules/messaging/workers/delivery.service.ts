@@ -1,0 +1,187 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { fold } from '../../../core/cqrs/decider';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
+import type { MemberContact } from '../../identity';
+import { ChatLookup } from '../commands/chat-lookup.service';
+import { ChatCommand, chatDecider, deliveryOf } from '../domain/chat';
+import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/chat.events';
+import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
+import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
+import { WebChatStreams } from '../http/web-chat-streams';
+import { InboxEntity, SmsOptOutEntity } from '../projections/messaging.entities';
+import type { DeliveryJob } from './delivery-job';
+
+export type DeliveryOutcome =
+  'already-done' | 'already-dispatched' | 'failed' | 'dispatched' | 'delivered' | 'queued';
+
+/** Test-only crash point (NODE_ENV=test): exit right after the provider id is recorded. */
+const EXIT_AFTER_DISPATCH = 'MESSAGING_TEST_EXIT_AFTER_DISPATCH';
+
+/**
+ * Sends one delivery through the provider and records what happened on the chat's
+ * stream: the provider's id (MessageDispatched) as soon as it answers, then
+ * MessageDelivered or MessageFailed. Decided on the chat's own events, so a retried
+ * job finds a recorded provider id and never sends again, and an answer that came
+ * already (a status callback) is never moved back.
+ */
+@Injectable()
+export class DeliveryService {
+  private readonly logger = new Logger('MessageDelivery');
+
+  constructor(
+    private readonly repo: EventSourcedRepository,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly lookup: ChatLookup,
+    private readonly db: DataSource,
+    @Inject(SMS_PROVIDER) private readonly sms: SmsProvider,
+    @Inject(EMAIL_SENDER) private readonly email: EmailSender,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly webChat: WebChatStreams,
+  ) {}
+
+  async deliver(job: DeliveryJob): Promise<DeliveryOutcome> {
+    const events = (await this.store.readStream(chatStream(job.chatId))).map(
+      (e) => ({ type: e.type, data: e.data }) as ChatEvent,
+    );
+    const state = fold(chatDecider, events);
+    const delivery = deliveryOf(state, job.messageId, job.recipientMemberId);
+    const sent = events.find(
+      (e): e is MessageSent => e.type === 'MessageSent' && e.data.messageId === job.messageId,
+    );
+    if (!state.chat || !delivery || !sent)
+      throw new Error(`Delivery ${job.messageId}/${job.recipientMemberId} not found`);
+    if (delivery.status !== 'sent') return 'already-done';
+    if (delivery.providerMessageId !== null) return 'already-dispatched';
+
+    const [contact] = await this.lookup.contacts(job.workspaceId, [job.recipientMemberId]);
+    switch (sent.data.channel) {
+      case 'phone-sms':
+        return this.deliverSms(job, sent.data, contact, state.chat.phoneNumberId);
+      case 'email':
+        return this.deliverEmail(job, sent.data, contact, state.chat.title);
+      case 'web-chat':
+        // Delivered once written to a stream the member holds open (http/web-chat-streams.ts).
+        await this.webChat.publish({ ...job, causationId: job.causationId });
+        return 'queued';
+      case 'phone-voice':
+        return 'queued';
+    }
+  }
+
+  private async deliverSms(
+    job: DeliveryJob,
+    sent: MessageSent['data'],
+    contact: MemberContact | undefined,
+    phoneNumberId: number | null,
+  ): Promise<DeliveryOutcome> {
+    if (!sent.keywordReply) {
+      // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since.
+      const optedOut = await this.db
+        .getRepository(SmsOptOutEntity)
+        .existsBy({ workspaceId: job.workspaceId, memberId: job.recipientMemberId });
+      if (optedOut) return this.fail(job, 'opted_out');
+      if (!contact?.notifySms) return this.fail(job, 'no_consent');
+    }
+    if (!contact?.phone || contact.status !== 'active') return this.fail(job, 'no_address');
+    const from =
+      phoneNumberId === null ? null : await this.lookup.phoneNumber(job.workspaceId, phoneNumberId);
+    if (!from) return this.fail(job, 'no_sender');
+    const query = new URLSearchParams({
+      chatId: String(job.chatId),
+      messageId: String(job.messageId),
+      memberId: String(job.recipientMemberId),
+    });
+    let result;
+    try {
+      result = await this.sms.send({
+        to: contact.phone,
+        from: from.number,
+        body: sent.content,
+        statusCallback: `${this.config.publicBaseUrl}/providers/twilio/sms/status?${query.toString()}`,
+      });
+    } catch (err) {
+      if (err instanceof PermanentSendError) return this.fail(job, `provider_error:${err.code}`);
+      throw err;
+    }
+    return this.recordDispatch(job, result.providerMessageId, result.status, result.errorCode);
+  }
+
+  private async deliverEmail(
+    job: DeliveryJob,
+    sent: MessageSent['data'],
+    contact: MemberContact | undefined,
+    title: string | null,
+  ): Promise<DeliveryOutcome> {
+    if (!contact?.email || contact.status !== 'active') return this.fail(job, 'no_address');
+    const inbox = await this.db
+      .getRepository(InboxEntity)
+      .findOne({ where: { workspaceId: job.workspaceId }, order: { id: 'ASC' } });
+    const { providerMessageId } = await this.email.send({
+      to: contact.email,
+      from: inbox?.email ?? this.config.smtpFrom,
+      subject: title ?? 'New message',
+      text: sent.content,
+    });
+    // The SMTP server took it: for mail that is as far as delivery can be known.
+    return this.recordDispatch(job, providerMessageId, 'delivered');
+  }
+
+  private async recordDispatch(
+    job: DeliveryJob,
+    providerMessageId: string,
+    status: 'sent' | 'delivered' | 'failed',
+    errorCode?: string,
+  ): Promise<DeliveryOutcome> {
+    const now = new Date().toISOString();
+    await this.decide(job, {
+      type: 'RecordDispatch',
+      messageId: job.messageId,
+      recipientMemberId: job.recipientMemberId,
+      providerMessageId,
+      now,
+    });
+    this.logger.log({
+      msg: 'delivery dispatched',
+      chatId: job.chatId,
+      messageId: job.messageId,
+      providerMessageId,
+    });
+    if (this.config.nodeEnv === 'test' && process.env[EXIT_AFTER_DISPATCH] === '1') process.exit(1);
+    if (status === 'sent') return 'dispatched';
+    await this.decide(job, {
+      type: 'RecordOutcome',
+      messageId: job.messageId,
+      recipientMemberId: job.recipientMemberId,
+      outcome: status,
+      reason: status === 'failed' ? `provider_error:${errorCode ?? 'unknown'}` : undefined,
+      providerMessageId,
+      now,
+    });
+    return status;
+  }
+
+  private async fail(job: DeliveryJob, reason: FailureReason): Promise<DeliveryOutcome> {
+    await this.decide(job, {
+      type: 'RecordOutcome',
+      messageId: job.messageId,
+      recipientMemberId: job.recipientMemberId,
+      outcome: 'failed',
+      reason,
+      now: new Date().toISOString(),
+    });
+    return 'failed';
+  }
+
+  private async decide(job: DeliveryJob, command: ChatCommand): Promise<void> {
+    await this.repo.handle({
+      streamName: chatStream(job.chatId),
+      workspaceId: job.workspaceId,
+      decider: chatDecider,
+      command,
+      maxRetries: 10,
+    });
+  }
+}

@@ -1,0 +1,305 @@
+import { startTestApp, TestApp } from '../support/app';
+import { signup } from '../support/identity-fixtures';
+import { eventually } from '../support/processes';
+import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+
+const PUBLIC_BASE_URL = 'https://messaging.example.test/api/v2';
+const WORKSPACE_NUMBER = '+14155550300';
+
+/**
+ * SMS through the Twilio adapter against a local peer speaking Twilio's REST API and
+ * sending signed webhooks: consent, delivery and its status callbacks (forward only),
+ * keywords STOP / START / HELP end to end, forged signatures.
+ */
+describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
+  let peer: TwilioPeer;
+  let t: TestApp;
+  let wid: string;
+  let key: string;
+  let phoneId: number;
+
+  beforeAll(async () => {
+    peer = await startTwilioPeer();
+    t = await startTestApp({
+      env: {
+        SMS_PROVIDER: 'twilio',
+        TWILIO_ACCOUNT_SID: peer.accountSid,
+        TWILIO_AUTH_TOKEN: peer.authToken,
+        TWILIO_API_BASE_URL: peer.url,
+        PUBLIC_BASE_URL,
+      },
+    });
+    ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Sunrise Clinic'));
+    phoneId = (
+      await t.request('POST', `/w/${wid}/phone-numbers`, { token: key, body: { number: WORKSPACE_NUMBER } })
+    ).body.id;
+  });
+  afterAll(async () => {
+    await t.close();
+    await peer.close();
+  });
+
+  const post = (path: string, body: unknown) => t.request('POST', `/w/${wid}${path}`, { token: key, body });
+  const get = (path: string) => t.request('GET', `/w/${wid}${path}`, { token: key });
+  const sentTo = (phone: string) => peer.messages.filter((m) => m.to === phone);
+  const inbound = (from: string, body: string, sid: string, signature?: string) =>
+    peer.webhook(
+      `${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`,
+      t.baseUrl,
+      PUBLIC_BASE_URL,
+      { AccountSid: peer.accountSid, MessageSid: sid, From: from, To: WORKSPACE_NUMBER, Body: body },
+      signature,
+    );
+  /** What a webhook request appended itself (the delivery worker's events share its correlation id). */
+  const appendedBy = async (res: Response) =>
+    (await t.eventsOf({ requestId: res.headers.get('x-request-id')! } as never)).filter(
+      (e) => !e.metadata.causationId,
+    );
+  const delivery = async (chatId: number, messageId: number) =>
+    (await get(`/chats/${chatId}/messages/${messageId}`)).body.deliveries[0] as {
+      status: string;
+      failureReason: string | null;
+      providerMessageId: string | null;
+    };
+
+  async function smsChat(phone: string, notifySms: boolean): Promise<{ memberId: number; chatId: number }> {
+    const member = await signup(t, wid, key, { phone });
+    if (notifySms)
+      await t.request('PUT', `/w/${wid}/members/${member.member.id}`, { token: key, body: { notifySms } });
+    const chat = await post('/chats', {
+      channel: 'phone-sms',
+      memberId: member.member.id,
+      phoneNumberId: phoneId,
+    });
+    return { memberId: member.member.id, chatId: chat.body.id };
+  }
+
+  it('sends nothing to a member without consent: the delivery fails with no_consent', async () => {
+    const { chatId } = await smsChat('+14155552001', false);
+    const sent = await post(`/chats/${chatId}/send-assistant-message`, { message: 'Hello' });
+    expect(sent.status).toBe(201);
+    const d = await eventually(async () => {
+      const x = await delivery(chatId, sent.body.id);
+      return x.status === 'failed' ? x : undefined;
+    }, 'the delivery to fail');
+    expect(d.failureReason).toBe('no_consent');
+    const m = await get(`/chats/${chatId}/messages/${sent.body.id}`);
+    expect(m.body).toMatchObject({ status: 'failed', failureReason: 'no_consent' });
+    expect(sentTo('+14155552001')).toEqual([]);
+  });
+
+  it('sends through the REST API with status callbacks, and moves status forward only', async () => {
+    const { chatId } = await smsChat('+14155552002', true);
+    const sent = await post(`/chats/${chatId}/send-assistant-message`, {
+      message: 'Your appointment is at 3pm',
+    });
+    const message = await eventually(async () => sentTo('+14155552002')[0], 'the peer to receive the SMS');
+    expect(message).toMatchObject({
+      from: WORKSPACE_NUMBER,
+      body: 'Your appointment is at 3pm',
+      username: peer.accountSid,
+      password: peer.authToken,
+    });
+    expect(message.statusCallback).toMatch(
+      new RegExp(`^${PUBLIC_BASE_URL.replace(/\./g, '\\.')}/providers/twilio/sms/status\\?chatId=${chatId}&`),
+    );
+    const dispatched = await eventually(async () => {
+      const d = await delivery(chatId, sent.body.id);
+      return d.providerMessageId ? d : undefined;
+    }, 'the provider id to be recorded');
+    expect(dispatched).toMatchObject({ status: 'sent', providerMessageId: message.sid });
+
+    // Twilio's intermediate statuses change nothing; delivered ends it.
+    expect((await peer.status(message, t.baseUrl, PUBLIC_BASE_URL, 'sent')).status).toBe(204);
+    expect((await delivery(chatId, sent.body.id)).status).toBe('sent');
+    const delivered = await peer.status(message, t.baseUrl, PUBLIC_BASE_URL, 'delivered');
+    expect(delivered.status).toBe(204);
+    const d = await delivery(chatId, sent.body.id);
+    expect(d.status).toBe('delivered');
+    const events = await t.store.readStream(`chat-${chatId}`);
+    expect(events.map((e) => e.type)).toEqual([
+      'ChatCreated',
+      'MessageSent',
+      'MessageDispatched',
+      'MessageDelivered',
+    ]);
+
+    // Out of order: a late "sent" or "undelivered" never moves it back.
+    await peer.status(message, t.baseUrl, PUBLIC_BASE_URL, 'sending');
+    await peer.status(message, t.baseUrl, PUBLIC_BASE_URL, 'undelivered', '30005');
+    expect(await delivery(chatId, sent.body.id)).toMatchObject({ status: 'delivered', failureReason: null });
+    expect((await t.store.readStream(`chat-${chatId}`)).length).toBe(4);
+    expect(sentTo('+14155552002')).toHaveLength(1);
+  });
+
+  it('fans out to every consenting participant, once even when the client retries its POST', async () => {
+    const { memberId, chatId } = await smsChat('+14155552010', true);
+    const supervisor = await signup(t, wid, key, { phone: '+14155552011' });
+    await t.request('PUT', `/w/${wid}/members/${supervisor.member.id}`, {
+      token: key,
+      body: { notifySms: true },
+    });
+    const chat = await post('/chats', {
+      channel: 'phone-sms',
+      memberId,
+      phoneNumberId: phoneId,
+      participants: [{ memberId: supervisor.member.id, role: 'supervisor' }],
+    });
+    expect(chat.status).toBe(201);
+    const send = () =>
+      t.request('POST', `/w/${wid}/chats/${chat.body.id}/send-assistant-message`, {
+        token: key,
+        body: { message: 'Team update' },
+        headers: { 'idempotency-key': `fan-out-${chatId}` },
+      });
+    const [first, second] = [await send(), await send()];
+    expect(first.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body.id).toBe(first.body.id);
+    await eventually(
+      async () => sentTo('+14155552010').length === 1 && sentTo('+14155552011').length === 1,
+      'one SMS to each participant',
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(peer.messages.filter((m) => m.body === 'Team update')).toHaveLength(2);
+  });
+
+  it('records a failed status callback with the provider error', async () => {
+    const { chatId } = await smsChat('+14155552003', true);
+    const sent = await post(`/chats/${chatId}/send-assistant-message`, { message: 'Ping' });
+    const message = await eventually(async () => sentTo('+14155552003')[0], 'the peer to receive the SMS');
+    await eventually(async () => (await delivery(chatId, sent.body.id)).providerMessageId, 'the provider id');
+    await peer.status(message, t.baseUrl, PUBLIC_BASE_URL, 'undelivered', '30003');
+    await peer.status(message, t.baseUrl, PUBLIC_BASE_URL, 'delivered');
+    expect(await delivery(chatId, sent.body.id)).toMatchObject({
+      status: 'failed',
+      failureReason: 'provider_error:30003',
+    });
+  });
+
+  it('refuses webhooks with a forged or missing signature (403) and records nothing', async () => {
+    const before = (await t.store.readAll({ maxCount: 100_000 })).length;
+    const forged = await inbound('+14155552004', 'hello', 'SMforged1', 'bm90IGEgc2lnbmF0dXJl');
+    expect(forged.status).toBe(403);
+    expect(((await forged.json()) as { detail: string }).detail).toMatch(/X-Twilio-Signature/);
+    // A signature over other fields (a tampered body) is as bad as none.
+    const message = {
+      AccountSid: peer.accountSid,
+      MessageSid: 'SMforged2',
+      From: '+14155552004',
+      To: WORKSPACE_NUMBER,
+      Body: 'hi',
+    };
+    const twilio = await import('twilio');
+    const otherSig = twilio.default.getExpectedTwilioSignature(
+      peer.authToken,
+      `${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`,
+      {
+        ...message,
+        Body: 'something else',
+      },
+    );
+    expect((await inbound('+14155552004', 'hi', 'SMforged2', otherSig)).status).toBe(403);
+    const none = await fetch(`${t.baseUrl}/providers/twilio/sms/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(message).toString(),
+    });
+    expect(none.status).toBe(403);
+    expect((await t.store.readAll({ maxCount: 100_000 })).length).toBe(before);
+    // Form bodies open up on the provider routes only: every other route stays JSON-only.
+    const form = await fetch(`${t.baseUrl}/w/${wid}/chats`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${key}` },
+      body: 'channel=web-chat',
+    });
+    expect(form.status).toBe(415);
+  });
+
+  it('handles STOP, START and HELP end to end', async () => {
+    const phone = '+14155552005';
+    const { memberId, chatId } = await smsChat(phone, true);
+
+    const stop = await inbound(phone, ' Stop ', 'SMinbound0001');
+    expect(stop.status).toBe(200);
+    expect(stop.headers.get('content-type')).toMatch(/text\/xml/);
+    const stopEvents = await appendedBy(stop);
+    expect(stopEvents.map((e) => e.type)).toEqual([
+      'MessageReceived',
+      'MemberUpdated',
+      'MemberOptedOutOfSms',
+      'MessageSent',
+    ]);
+    expect(stopEvents[0]).toMatchObject({
+      streamName: `chat-${chatId}`,
+      data: { source: 'sms', content: ' Stop ' },
+    });
+    expect(stopEvents[1].data).toMatchObject({ memberId, changes: { notifySms: false } });
+    expect(stopEvents[2].data).toMatchObject({ memberId, keyword: 'STOP' });
+    expect(stopEvents[3].data).toMatchObject({
+      role: 'system',
+      recipientMemberIds: [memberId],
+      keywordReply: true,
+    });
+    // The confirmation goes out once, even though the member just opted out.
+    const confirmation = await eventually(async () => sentTo(phone)[0], 'the STOP confirmation');
+    expect(confirmation.body).toMatch(/^Sunrise Clinic: you are unsubscribed/);
+    // Twilio retrying the same webhook records nothing and replies nothing again.
+    const retry = await inbound(phone, ' Stop ', 'SMinbound0001');
+    expect(retry.status).toBe(200);
+    expect(await appendedBy(retry)).toEqual([]);
+
+    // After STOP nothing reaches the member, even once an operator sets notifySms again.
+    await t.request('PUT', `/w/${wid}/members/${memberId}`, { token: key, body: { notifySms: true } });
+    const blocked = await post(`/chats/${chatId}/send-assistant-message`, { message: 'Are you there?' });
+    const failed = await eventually(async () => {
+      const d = await delivery(chatId, blocked.body.id);
+      return d.status === 'failed' ? d : undefined;
+    }, 'the blocked delivery to fail');
+    expect(failed.failureReason).toBe('opted_out');
+
+    const help = await inbound(phone, 'help', 'SMinbound0002');
+    expect(help.status).toBe(200);
+    const helpEvents = await appendedBy(help);
+    expect(helpEvents.map((e) => e.type)).toEqual(['MessageReceived', 'MessageSent']);
+    await eventually(async () => sentTo(phone).length === 2, 'the HELP reply');
+    expect(sentTo(phone)[1].body).toMatch(/^Sunrise Clinic: reply STOP to unsubscribe/);
+
+    const start = await inbound(phone, 'START', 'SMinbound0003');
+    const startEvents = await appendedBy(start);
+    // notifySms was set back by the operator: only the opt-in is recorded.
+    expect(startEvents.map((e) => e.type)).toEqual(['MessageReceived', 'MemberOptedInToSms', 'MessageSent']);
+    await eventually(async () => sentTo(phone).length === 3, 'the START confirmation');
+    const again = await post(`/chats/${chatId}/send-assistant-message`, { message: 'Welcome back' });
+    await eventually(async () => sentTo(phone).length === 4, 'the message after START');
+    expect(sentTo(phone)[3].body).toBe('Welcome back');
+    expect(sentTo(phone).map((m) => m.body)).not.toContain('Are you there?');
+    await eventually(
+      async () => (await delivery(chatId, again.body.id)).providerMessageId,
+      'the provider id',
+    );
+  });
+
+  it('records a text from an unknown number as a new External member in a new SMS chat', async () => {
+    const res = await inbound('+14155552006', 'Hi, is this the clinic?', 'SMinbound0100');
+    expect(res.status).toBe(200);
+    const events = await appendedBy(res);
+    expect(events.map((e) => e.type)).toEqual(['MemberCreated', 'ChatCreated', 'MessageReceived']);
+    const memberId = (events[0].data as { memberId: number }).memberId;
+    const chats = await get(`/chats?memberId=${memberId}`);
+    expect(chats.body.items).toHaveLength(1);
+    expect(chats.body.items[0]).toMatchObject({
+      channel: 'phone-sms',
+      phoneNumberId: phoneId,
+      needsResponse: true,
+    });
+    const messages = await get(`/chats/${chats.body.items[0].id}/messages`);
+    expect(messages.body.items).toMatchObject([
+      { direction: 'inbound', role: 'user', content: 'Hi, is this the clinic?', status: 'delivered' },
+    ]);
+    // A second text lands in the same chat.
+    await inbound('+14155552006', 'Hello?', 'SMinbound0101');
+    expect((await get(`/chats?memberId=${memberId}`)).body.items).toHaveLength(1);
+    expect((await get(`/chats/${chats.body.items[0].id}/messages`)).body.total).toBe(2);
+  });
+});

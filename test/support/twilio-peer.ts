@@ -1,0 +1,138 @@
+import { createServer, IncomingMessage, Server } from 'node:http';
+import twilio from 'twilio';
+
+/** One message the peer accepted through its REST API. */
+export interface PeerMessage {
+  sid: string;
+  to: string;
+  from: string;
+  body: string;
+  statusCallback: string;
+  /** The Basic credentials it came with. */
+  username: string;
+  password: string;
+}
+
+export interface TwilioPeer {
+  /** Base URL to give the service as TWILIO_API_BASE_URL. */
+  url: string;
+  accountSid: string;
+  authToken: string;
+  messages: PeerMessage[];
+  /**
+   * Posts a signed webhook as Twilio does: signed over `publicUrl` (what the service
+   * was configured with, PUBLIC_BASE_URL...), sent to the same path under `appBaseUrl`.
+   */
+  webhook(
+    publicUrl: string,
+    appBaseUrl: string,
+    publicBaseUrl: string,
+    params: Record<string, string>,
+    signature?: string,
+  ): Promise<Response>;
+  /** The status callback of an accepted message, signed. */
+  status(
+    message: PeerMessage,
+    appBaseUrl: string,
+    publicBaseUrl: string,
+    status: string,
+    errorCode?: string,
+  ): Promise<Response>;
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => resolve(body));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * A local server speaking the part of Twilio's REST API the service uses (Messages.json,
+ * Basic auth with the account SID and auth token) and sending signed webhooks the way
+ * Twilio does, signatures made by the twilio package itself.
+ */
+export async function startTwilioPeer(): Promise<TwilioPeer> {
+  const accountSid = `AC${'0123456789abcdef'.repeat(2)}`;
+  const authToken = 'peer-auth-token-0123456789abcdef';
+  const messages: PeerMessage[] = [];
+  let counter = 0;
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const body = await readBody(req);
+      const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
+      const auth = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
+      const [username, password] = auth.split(':');
+      if (req.method !== 'POST' || !match) {
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ code: 20404, status: 404 }));
+        return;
+      }
+      if (username !== accountSid || password !== authToken || match[1] !== accountSid) {
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ code: 20003, status: 401 }));
+        return;
+      }
+      const form = new URLSearchParams(body);
+      const sid = `SM${String(++counter).padStart(32, '0')}`;
+      const message: PeerMessage = {
+        sid,
+        to: form.get('To') ?? '',
+        from: form.get('From') ?? '',
+        body: form.get('Body') ?? '',
+        statusCallback: form.get('StatusCallback') ?? '',
+        username,
+        password,
+      };
+      messages.push(message);
+      res.writeHead(201, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          sid,
+          account_sid: accountSid,
+          to: message.to,
+          from: message.from,
+          body: message.body,
+          status: 'queued',
+          error_code: null,
+          num_segments: '1',
+        }),
+      );
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+
+  const peer: TwilioPeer = {
+    url: `http://127.0.0.1:${port}`,
+    accountSid,
+    authToken,
+    messages,
+    async webhook(publicUrl, appBaseUrl, publicBaseUrl, params, signature) {
+      const sig = signature ?? twilio.getExpectedTwilioSignature(authToken, publicUrl, params);
+      const target = appBaseUrl + publicUrl.slice(publicBaseUrl.length);
+      return fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': sig },
+        body: new URLSearchParams(params).toString(),
+      });
+    },
+    status(message, appBaseUrl, publicBaseUrl, status, errorCode) {
+      return peer.webhook(message.statusCallback, appBaseUrl, publicBaseUrl, {
+        AccountSid: accountSid,
+        MessageSid: message.sid,
+        MessageStatus: status,
+        To: message.to,
+        From: message.from,
+        ...(errorCode ? { ErrorCode: errorCode } : {}),
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  return peer;
+}
