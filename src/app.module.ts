@@ -14,6 +14,7 @@ import { SpineModule } from './core/spine.module';
 import { ApiKeysModule } from './modules/api-keys/api-keys.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { IdentityModule } from './modules/identity/identity.module';
+import { OAuthModule } from './modules/oauth/oauth.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
@@ -30,6 +31,7 @@ export const FEATURES = [
   RolesModule,
   ApiKeysModule,
   AuditModule,
+  OAuthModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

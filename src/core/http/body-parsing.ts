@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnsupportedMediaTypeError, ValidationError } from './domain-errors';
+import { formBodyNotAccepted, parseFormBody, ROUTE_FORM_BODY } from './form-body';
 
 /**
  * Cheap pre-check before walking a parsed body: only text that could spell one of the
@@ -52,7 +53,7 @@ export function parseJsonBody(text: string): unknown {
 }
 
 /**
- * Every route reads JSON and nothing else. A form-encoded or text body is refused with
+ * Every route reads JSON, and form-encoded bodies only where it says so (@AcceptsFormBody). A form-encoded or text body is refused with
  * 415 naming the type to send, rather than read as something else and then refused
  * field by field. Nest's own parsers are off (bootstrap.ts: bodyParser: false) and
  * Fastify's defaults are replaced, so this is the only place a body is parsed.
@@ -69,6 +70,20 @@ export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number)
       if (req.method === 'DELETE' && text.length === 0) return done(null, undefined);
       try {
         done(null, parseJsonBody(text));
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  );
+  // Forms only where a route says it reads them (@AcceptsFormBody); elsewhere 415 as any other type.
+  fastify.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit },
+    (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+      const config = req.routeOptions.config as unknown as Record<string, unknown> | undefined;
+      if (!config?.[ROUTE_FORM_BODY]) return done(formBodyNotAccepted());
+      try {
+        done(null, parseFormBody(typeof body === 'string' ? body : body.toString('utf8')));
       } catch (err) {
         done(err as Error);
       }
