@@ -37,6 +37,17 @@ import { TokenService } from '../server/token.service';
 type Params = Record<string, unknown>;
 
 /**
+ * A path-absolute address of another OAuth page, from the path this request came in on:
+ * the pages work at whatever address the browser reached them (behind a proxy too), not
+ * only at PUBLIC_BASE_URL.
+ */
+function oauthPath(req: FastifyRequest, page: string): string {
+  const path = req.url.split('?')[0];
+  const at = path.lastIndexOf('/oauth/');
+  return `${at >= 0 ? path.slice(0, at) : ''}/oauth/${page}`;
+}
+
+/**
  * GET /oauth/authorize and its two forms (sign-in, consent). The request is checked again
  * on every step from the hidden fields, so no step trusts an earlier one's page.
  */
@@ -79,7 +90,7 @@ export class AuthorizeController {
     if (!checked.ok) return this.refuse(checked, req, reply);
     const session = await this.sessions.current(req);
     if (!session) return this.html(reply, 200, this.signIn(req, reply, checked.request));
-    return this.html(reply, 200, await this.consent(checked.request, session));
+    return this.html(reply, 200, await this.consent(req, checked.request, session));
   }
 
   @Post('authorize/sign-in')
@@ -116,10 +127,7 @@ export class AuthorizeController {
     // Post/redirect/get: back to the authorization request, now with a session.
     void reply
       .code(303)
-      .header(
-        'Location',
-        `${this.config.publicBaseUrl}/oauth/authorize?${new URLSearchParams(request.params).toString()}`,
-      );
+      .header('Location', `${oauthPath(req, 'authorize')}?${new URLSearchParams(request.params).toString()}`);
     return '';
   }
 
@@ -160,7 +168,7 @@ export class AuthorizeController {
     const workspaceId = typeof form.workspace_id === 'string' ? form.workspace_id.toLowerCase() : '';
     const workspaces = await this.workspacesOf(session.accountUuid);
     if (!workspaces.some((w) => w.id === workspaceId)) {
-      return this.html(reply, 400, await this.consent(request, session, workspaces));
+      return this.html(reply, 400, await this.consent(req, request, session, workspaces));
     }
     const grantId = await this.commands.execute<ApproveOAuthGrantCommand, string>(
       new ApproveOAuthGrantCommand(
@@ -213,7 +221,7 @@ export class AuthorizeController {
     email?: string,
   ): string {
     return signInPage({
-      action: `${this.config.publicBaseUrl}/oauth/authorize/sign-in`,
+      action: oauthPath(req, 'authorize/sign-in'),
       appName: request.client.name,
       params: request.params,
       csrf: this.sessions.signInCsrf(req, reply),
@@ -223,12 +231,13 @@ export class AuthorizeController {
   }
 
   private async consent(
+    req: FastifyRequest,
     request: AuthorizationRequest,
     session: { accountUuid: string; cookie: string },
     workspaces?: { id: string; name: string }[],
   ): Promise<string> {
     return consentPage({
-      action: `${this.config.publicBaseUrl}/oauth/authorize/consent`,
+      action: oauthPath(req, 'authorize/consent'),
       appName: request.client.name,
       scopes: request.scopes,
       workspaces: workspaces ?? (await this.workspacesOf(session.accountUuid)),
