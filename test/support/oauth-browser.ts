@@ -101,6 +101,7 @@ export const PASSWORD = 'correct horse battery staple';
 export interface Owner {
   workspaceId: string;
   accountUuid: string;
+  memberId: number;
   apiKey: string;
   email: string;
 }
@@ -113,7 +114,13 @@ export async function ownerWithPassword(t: TestApp, workspace = 'Acme', password
   const b = await t.bootstrap(workspace, email);
   const res = await t.request('PUT', '/me/password', { token: b.apiKey, body: { newPassword: password } });
   if (res.status !== 204) throw new Error(`password: ${res.status} ${JSON.stringify(res.body)}`);
-  return { workspaceId: b.workspaceId, accountUuid: b.accountUuid, apiKey: b.apiKey, email };
+  return {
+    workspaceId: b.workspaceId,
+    accountUuid: b.accountUuid,
+    memberId: b.memberId,
+    apiKey: b.apiKey,
+    email,
+  };
 }
 
 export interface App {
