@@ -10,6 +10,9 @@ import type { TestApp } from './app';
 export class OAuthBrowser {
   private readonly cookies = new Map<string, string>();
 
+  /** `headers` go with every request (an X-Forwarded-For, to act from another address). */
+  constructor(private readonly headers: Record<string, string> = {}) {}
+
   async get(url: string, headers: Record<string, string> = {}): Promise<Page> {
     return this.send(url, { method: 'GET', headers: { accept: 'text/html', ...headers } });
   }
@@ -31,7 +34,7 @@ export class OAuthBrowser {
     const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     const res = await fetch(url, {
       ...init,
-      headers: { ...init.headers, ...(cookie ? { cookie } : {}) },
+      headers: { ...this.headers, ...init.headers, ...(cookie ? { cookie } : {}) },
       redirect: 'manual',
     });
     for (const c of res.headers.getSetCookie()) {
