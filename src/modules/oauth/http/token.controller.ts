@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '../../../core/auth/auth.decorators';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
@@ -45,12 +45,11 @@ export class TokenController {
   @ApiOperation({
     summary: 'Issue OAuth tokens',
     description:
-      'Form-encoded. `grant_type=authorization_code` (`code`, `redirect_uri`, `code_verifier`) or `refresh_token` (`refresh_token`, optional narrower `scope`), with client authentication by HTTP Basic or `client_id` + `client_secret` (public clients: `client_id`). Answers `access_token`, `token_type`, `expires_in`, `refresh_token`, `scope`; errors per RFC 6749 §5.2.',
+      'Form-encoded. `grant_type=authorization_code` (`code`, `redirect_uri`, `code_verifier`) or `refresh_token` (`refresh_token`, optional narrower `scope`), with client authentication by HTTP Basic or `client_id` + `client_secret` (public clients: `client_id`). Answers `access_token`, `token_type`, `expires_in`, `refresh_token`, `scope`; errors per RFC 6749 §5.2 (`invalid_client` is 401 with `WWW-Authenticate: Basic`).',
   })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody(FORM_BODY)
   @ApiOkResponse({ description: 'the tokens' })
-  @ApiResponse({ status: 401, description: 'invalid_client' })
   token(@Body() body: Params, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     return this.answer(reply, async () => {
       const form = body ?? {};
