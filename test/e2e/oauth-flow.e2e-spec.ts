@@ -10,6 +10,7 @@ import {
   pkcePair,
   postForm,
   REDIRECT,
+  tokensFor,
 } from '../support/oauth-browser';
 
 /**
@@ -120,6 +121,26 @@ describe('OAuth authorization code flow', () => {
     // Not an account credential: the account's own routes are closed to it.
     const apps = await t.request('GET', '/me/apps', { token: res.body.access_token });
     expect(apps.status).toBe(403);
+  });
+
+  it("acts as the person through the app: the events it appends name the OAuth app as the actor's client", async () => {
+    const app = await createApp(t, owner.apiKey, { scopes: ['members:write'] });
+    const tokens = await tokensFor(t, owner, app, 'members:write');
+    const res = await t.request('PUT', `/w/${owner.workspaceId}/members/${owner.memberId}`, {
+      token: tokens.access_token,
+      body: { name: 'Renamed by the app' },
+    });
+    expect(res.status).toBe(200);
+    const [event] = await t.expectEvents(res, [
+      { type: 'MemberUpdated', data: { changes: { name: 'Renamed by the app' } } },
+    ]);
+    expect(event.metadata.actor).toMatchObject({
+      kind: 'oauth',
+      accountUuid: owner.accountUuid,
+      memberId: owner.memberId,
+      clientId: app.clientId,
+      tokenId: expect.any(String),
+    });
   });
 
   it('records the consent as OAuthGrantApproved in the chosen workspace', async () => {
