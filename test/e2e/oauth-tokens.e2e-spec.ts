@@ -393,6 +393,19 @@ describe('OAuth tokens', () => {
     expect((await t.request('GET', `/w/${a.workspaceId}`, { token })).status).toBe(200);
     expect((await t.request('GET', `/w/${b.workspaceId}`, { token })).status).toBe(404);
     expect((await t.request('GET', `/w/${b.workspaceId}/members`, { token })).status).toBe(404);
+    // Nor does it reveal the account's other workspaces: GET /w and GET /me show only its own.
+    const listed = await t.request('GET', '/w', { token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((w: { id: string }) => w.id)).toEqual([a.workspaceId]);
+    const me = await t.request('GET', '/me', { token });
+    expect(me.status).toBe(200);
+    expect(me.body.memberships.map((m: { workspace: { id: string } }) => m.workspace.id)).toEqual([
+      a.workspaceId,
+    ]);
+    const byKey = await t.request('GET', '/w', { token: a.apiKey });
+    expect(byKey.body.items.map((w: { id: string }) => w.id).sort()).toEqual(
+      [a.workspaceId, b.workspaceId].sort(),
+    );
     // Consent in a workspace the person is not in is refused.
     const c = await ownerWithPassword(t, 'Tenant C');
     const page = await browser.get(
