@@ -1,4 +1,6 @@
 import { CREDENTIAL_RESOLVER, CredentialResolver } from '../../src/core/auth/principal';
+import { DataSource } from 'typeorm';
+import { TokenService } from '../../src/modules/oauth/server/token.service';
 import { startTestApp, TestApp } from '../support/app';
 import { builtInRoles, customRole } from '../support/identity-fixtures';
 import {
@@ -421,5 +423,38 @@ describe('OAuth tokens', () => {
     const refused = await browser.submit(form, { decision: 'approve', workspace_id: c.workspaceId });
     expect(refused.status).toBe(400);
     expect(refused.location).toBeNull();
+  });
+
+  it('prunes codes, tokens and sessions a day after they expire, and keeps live ones', async () => {
+    const db = t.app.get(DataSource);
+    const live = await tokensFor(t, owner, app, 'workspace:read');
+    const old = await tokensFor(t, owner, app, 'workspace:read');
+    const stale = await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: old.refresh_token,
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    });
+    expect(stale.status).toBe(200);
+    // The old grant's tokens and codes expired two days ago.
+    await db.query(
+      `UPDATE oauth_tokens SET expires_at = now() - interval '2 days'
+        WHERE grant_id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = encode(sha256($1::bytea), 'hex'))`,
+      [old.refresh_token],
+    );
+    await db.query(`UPDATE oauth_codes SET expires_at = now() - interval '2 days'`);
+    const count = (sql: string) => db.query(sql).then((r: { n: number }[]) => r[0].n);
+    const before = await count(`SELECT count(*)::int AS n FROM oauth_tokens`);
+    const deleted = await t.app.get(TokenService).prune();
+    expect(deleted).toBeGreaterThanOrEqual(4);
+    expect(await count(`SELECT count(*)::int AS n FROM oauth_codes`)).toBe(0);
+    expect(await count(`SELECT count(*)::int AS n FROM oauth_tokens`)).toBe(before - 4);
+    const auth = { id: app.clientId, secret: app.clientSecret! };
+    expect((await postForm(t, '/oauth/introspect', { token: live.access_token }, auth)).body.active).toBe(
+      true,
+    );
+    expect(
+      (await postForm(t, '/oauth/introspect', { token: stale.body.access_token }, auth)).body.active,
+    ).toBe(false);
   });
 });

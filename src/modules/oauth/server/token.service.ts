@@ -15,6 +15,8 @@ export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
 /** RFC 6749 §4.1.2: "A maximum authorization code lifetime of 10 minutes is RECOMMENDED." */
 export const CODE_TTL_S = 600;
+/** Expired codes, tokens and sessions are deleted a day after they expire, at most this often per process. */
+export const PRUNE_INTERVAL_MS = 10 * 60_000;
 
 export interface TokenResponse {
   access_token: string;
@@ -189,6 +191,22 @@ export class TokenService {
       iss: this.config.publicBaseUrl,
       workspace_id: t.workspace_id,
     };
+  }
+
+  /**
+   * Deletes what can no longer be used or told apart: codes, tokens and browser sessions a
+   * day past their expiry. A used refresh token is kept until then, so its reuse is still
+   * detected for as long as it could have been valid.
+   */
+  async prune(): Promise<number> {
+    let deleted = 0;
+    for (const table of ['oauth_codes', 'oauth_tokens', 'oauth_sessions']) {
+      const [, count] = (await this.db.query(
+        `DELETE FROM ${table} WHERE expires_at < now() - interval '1 day'`,
+      )) as [unknown, number];
+      deleted += count;
+    }
+    return deleted;
   }
 
   private async revokeGrant(grantId: string, reason: GrantRevocationReason): Promise<void> {
