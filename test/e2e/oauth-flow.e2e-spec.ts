@@ -159,18 +159,18 @@ describe('OAuth authorization code flow', () => {
     );
     page = await browser.submit(page.form(), { email: owner.email, password: PASSWORD });
     page = await browser.get(page.location!);
-    const consent = await fetch(page.form().action, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        cookie: page.headers.get('set-cookie') ?? '',
-      },
-      body: new URLSearchParams({ ...page.form().hidden }).toString(),
-      redirect: 'manual',
+    // The same form from a browser without the session (another site posting it) grants
+    // nothing: it is asked to sign in again.
+    const elsewhere = await new OAuthBrowser().submit(page.form(), {
+      decision: 'approve',
+      workspace_id: owner.workspaceId,
     });
-    // Without the session cookie the consent form asks to sign in again, and grants nothing.
-    expect(consent.status).toBe(200);
-    expect(await consent.text()).toContain('Please sign in again');
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.location).toBeNull();
+    expect(elsewhere.text).toContain('Please sign in again');
+    expect(
+      await t.eventsOf({ ...elsewhere, body: {}, requestId: elsewhere.headers.get('x-request-id')! }),
+    ).toEqual([]);
 
     const approved = await browser.submit(page.form(), {
       decision: 'approve',
