@@ -19,6 +19,7 @@ import { FilesModule } from './modules/files/files.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RecordsModule } from './modules/records/records.module';
 import { MessagingModule } from './modules/messaging/messaging.module';
+import { OAuthModule } from './modules/oauth/oauth.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
 import { WorkModule } from './modules/work/work.module';
@@ -42,6 +43,7 @@ export const FEATURES = [
   AutomationModule,
   RecordsModule,
   MessagingModule,
+  OAuthModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

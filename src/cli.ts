@@ -9,7 +9,9 @@ const COMMANDS: Record<string, CliCommand> = { migrate, bootstrap, projections }
 
 const USAGE = `Usage: npm run cli -- <command>
   migrate                                              apply pending database migrations
-  bootstrap --workspace <name> --email <email> [--json] create a workspace, its first member and an API key
+  bootstrap --workspace <name> --email <email> [--password-stdin] [--json]
+                                                       create a workspace, its first member and an API key;
+                                                       with --password-stdin the account's sign-in password is read from stdin
 ${PROJECTIONS_USAGE}`;
 
 async function main(argv: string[]): Promise<void> {

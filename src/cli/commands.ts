@@ -7,7 +7,9 @@ import { createDataSource } from '../core/database/data-source';
 import { ensureDatabase } from '../core/database/ensure-database';
 import { runMigrationsLocked } from '../core/database/migrate';
 import { ConsistencyWaiter } from '../core/projections/consistency';
+import { CommandBus } from '@nestjs/cqrs';
 import { BootstrapService } from '../modules/identity/bootstrap/bootstrap.service';
+import { checkPassword, SetAccountPasswordCommand } from '../modules/oauth';
 import { withAppContext } from './app-context';
 import { ParsedArgs, requireFlag } from './args';
 
@@ -34,19 +36,36 @@ export const migrate: CliCommand = async (_args, config, out) => {
   }
 };
 
-/** bootstrap --workspace <name> --email <email> [--json] */
+/** The whole of stdin, without its final line break: a password piped in (never an argument, which `ps` shows). */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+}
+
+/** bootstrap --workspace <name> --email <email> [--password-stdin] [--json] */
 export const bootstrap: CliCommand = async (args, config, out) => {
   const workspaceName = requireFlag(args, 'workspace');
   const email = requireFlag(args, 'email');
+  // Checked before anything is created, so a refused password leaves no half-made workspace.
+  const password = args.flags['password-stdin'] ? checkPassword(await readStdin(), 'password') : undefined;
   const result = await withAppContext(config, async (app) => {
     const ctx = {
       requestId: `cli-bootstrap-${Date.now()}`,
       actor: { ...SYSTEM_ACTOR, id: 'cli' },
       appended: [],
     };
-    const res = await requestContext.run(ctx, () =>
-      app.get(BootstrapService).bootstrap({ workspaceName, email }),
-    );
+    const res = await requestContext.run(ctx, async () => {
+      const created = await app.get(BootstrapService).bootstrap({ workspaceName, email });
+      // The account's password for the OAuth sign-in page, set by the operator (no current one to prove).
+      if (password !== undefined)
+        await app
+          .get(CommandBus)
+          .execute(new SetAccountPasswordCommand(created.accountUuid, password, undefined, true));
+      return created;
+    });
     // Return only once the read models show the new workspace, member and key.
     await app.get(ConsistencyWaiter).waitFor(ctx.appended, Math.max(config.readYourWritesTimeoutMs, 15_000));
     return res;

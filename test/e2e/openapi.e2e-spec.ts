@@ -51,6 +51,12 @@ const PUBLIC = new Set([
   'GET /api/v2/resources/{slug}',
   'GET /api/v2/event-types',
   'GET /api/v2/future-things',
+  'GET /api/v2/oauth/authorize',
+  'POST /api/v2/oauth/token',
+  'POST /api/v2/oauth/revoke',
+  'POST /api/v2/oauth/introspect',
+  'POST /api/v2/oauth/register',
+  'GET /api/v2/.well-known/oauth-authorization-server',
 ]);
 
 /** The OpenAPI document SDKs are generated from (README, "OpenAPI"). */

@@ -107,7 +107,7 @@ describe('every route declares its access (e2e)', () => {
     expect(routes.filter((r) => r.isPublic && r.route.includes(':wid')).map((r) => r.route)).toEqual([]);
   });
 
-  it('account-wide operations (API keys, listing, accepting and declining invitations) need account:admin, and only they', () => {
+  it('account-wide operations (API keys, OAuth apps, the password, listing, accepting and declining invitations) need account:admin, and only they', () => {
     expect(
       routes
         .filter((r) => r.accountScope)
@@ -115,12 +115,19 @@ describe('every route declares its access (e2e)', () => {
         .sort(),
     ).toEqual([
       'DELETE /me/api-keys/:keyId account:admin',
+      'DELETE /me/apps/:appId account:admin',
       'GET /me/api-keys account:admin',
       'GET /me/api-keys/:keyId account:admin',
+      'GET /me/apps account:admin',
+      'GET /me/apps/:appId account:admin',
       'GET /me/invitations account:admin',
       'POST /me/api-keys account:admin',
+      'POST /me/apps account:admin',
+      'POST /me/apps/:appId/rotate-secret account:admin',
       'POST /me/invitations/:invitationId/accept account:admin',
       'POST /me/invitations/:invitationId/decline account:admin',
+      'PUT /me/apps/:appId account:admin',
+      'PUT /me/password account:admin',
     ]);
     expect(routes.filter((r) => r.accountScope && !isAccountScope(r.accountScope))).toEqual([]);
   });

@@ -87,6 +87,9 @@ export class AuthGuard implements CanActivate {
         memberId: credential.memberId,
         ...(credential.kind === 'api_key' ? { keyId: credential.credentialId } : {}),
         ...(credential.kind === 'member_token' ? { tokenId: credential.credentialId } : {}),
+        ...(credential.kind === 'oauth'
+          ? { tokenId: credential.credentialId, clientId: credential.clientId }
+          : {}),
       },
     };
     const wid = (req.params as Record<string, string> | undefined)?.wid;

@@ -12,6 +12,8 @@ export interface Credential {
   /** Member tokens are bound to one member of one workspace. */
   workspaceId?: string;
   memberId?: number;
+  /** The OAuth client (app) an access token was issued to. */
+  clientId?: string;
   /** When the credential stops working by itself (epoch ms); a cache keeps it no longer. */
   expiresAt?: number;
 }

@@ -32,6 +32,10 @@ export interface AppConfig {
   operatorLoginAttemptsPerMinute: number;
   rateLimitPerMinute: number;
   rateLimitConcurrency: number;
+  /** Password sign-ins per account and per client address per minute; then refused. */
+  signInAttemptsPerMinute: number;
+  /** Whether RFC 7591 dynamic registration may create confidential clients (else public only). */
+  oauthRegistrationConfidential: boolean;
   /** Redis of the rate limiter when not REDIS_URL (unset: REDIS_URL). */
   rateLimitRedisUrl: string | undefined;
   /** Lifetimes in days; fractions allowed (tests use seconds' worth). */
@@ -346,6 +350,18 @@ export const CONFIG_VARIABLES = {
     default: '10',
     describe: 'requests in flight per credential',
     parse: integer(1, 10_000),
+  },
+  signInAttemptsPerMinute: {
+    name: 'SIGN_IN_ATTEMPTS_PER_MINUTE',
+    default: '10',
+    describe: 'failed password sign-ins per account and per client address per minute, then refused',
+    parse: integer(1, 10_000),
+  },
+  oauthRegistrationConfidential: {
+    name: 'OAUTH_REGISTRATION_CONFIDENTIAL',
+    default: 'false',
+    describe: 'true: POST /oauth/register may create confidential clients; false: public clients only',
+    parse: (raw: string, name: string) => oneOf(['true', 'false'] as const)(raw, name) === 'true',
   },
   rateLimitRedisUrl: {
     name: 'RATE_LIMIT_REDIS_URL',

@@ -25,8 +25,10 @@ export interface Actor {
   accountUuid?: string;
   /** The API key that acted (kind api_key): an auditor can tell an account's keys apart. */
   keyId?: string;
-  /** The member token that acted (kind member_token). */
+  /** The member token or OAuth access token that acted (kinds member_token, oauth). */
   tokenId?: string;
+  /** The OAuth client (app) the token was issued to (kind oauth). */
+  clientId?: string;
 }
 
 export interface EventMetadata {

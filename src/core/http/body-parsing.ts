@@ -1,6 +1,7 @@
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnsupportedMediaTypeError, ValidationError } from './domain-errors';
+import { parseFormBody } from './form-body';
 
 const ACCEPTED_BODIES = 'acceptedBodies';
 const FORM = 'application/x-www-form-urlencoded';
@@ -9,7 +10,8 @@ const FORM = 'application/x-www-form-urlencoded';
  * A route that must take a body other than JSON (a provider's webhook posting a form, a
  * mail gateway posting raw MIME) says so, and only those media types open up on that
  * route; every other route stays JSON-only. A form body arrives as an object of its
- * fields (string values; a repeated field keeps its last value), anything else as the
+ * fields (string values; a repeated field becomes an array, so protocols that forbid
+ * repeats can refuse it), anything else as the
  * raw Buffer. Set through Fastify's route config, which the parser below can read.
  */
 export const AcceptBody = (...mediaTypes: string[]): MethodDecorator =>
@@ -39,13 +41,6 @@ function readBody(payload: NodeJS.ReadableStream, limit: number): Promise<Buffer
     payload.on('end', () => resolve(Buffer.concat(chunks)));
     payload.on('error', reject);
   });
-}
-
-/** A form body as a plain object without a prototype (no key can poison one). */
-export function parseFormBody(text: string): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
-  for (const [key, value] of new URLSearchParams(text)) out[key] = value;
-  return out;
 }
 
 /**
@@ -99,8 +94,8 @@ export function parseJsonBody(text: string): unknown {
 }
 
 /**
- * Every route reads JSON and nothing else, except the upload routes that declare
- * @MultipartBody (multipart.ts). A form-encoded or text body is refused with 415 naming
+ * Every route reads JSON and nothing else, except routes that declare @AcceptBody (forms,
+ * raw MIME) and the upload routes that declare @MultipartBody (multipart.ts, streamed). A form-encoded or text body is refused with 415 naming
  * the type to send, rather than read as something else and then refused field by field.
  * Nest's own parsers are off (bootstrap.ts: bodyParser: false) and Fastify's defaults are
  * replaced, so this is the only place a JSON body is parsed.
@@ -128,7 +123,15 @@ export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number)
     const mediaType = given ? String(given).split(';')[0].trim().toLowerCase() : '';
     if (mediaType && acceptedBy(req).includes(mediaType)) {
       readBody(payload, bodyLimit).then(
-        (raw) => done(null, mediaType === FORM ? parseFormBody(raw.toString('utf8')) : raw),
+        (raw) => {
+          let body: unknown = raw;
+          try {
+            if (mediaType === FORM) body = parseFormBody(raw.toString('utf8'));
+          } catch (err) {
+            return done(err as Error);
+          }
+          done(null, body);
+        },
         (err: Error) => done(err),
       );
       return;

@@ -29,7 +29,7 @@ export class MeController {
   @SelfAccess()
   @ApiOkResponse({ type: MeResponse })
   get(@CurrentPrincipal() p: Principal): Promise<MeResponse> {
-    return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p)));
+    return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p), p.credential.workspaceId));
   }
 
   @Put()
@@ -37,7 +37,7 @@ export class MeController {
   @ApiOkResponse({ type: MeResponse })
   async update(@CurrentPrincipal() p: Principal, @Body() body: UpdateMeDto): Promise<MeResponse> {
     await this.commands.execute(new UpdateMeCommand(p.credential, body));
-    return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p)));
+    return this.queries.execute(new GetMeQuery(p.accountUuid, memberOnly(p), p.credential.workspaceId));
   }
 
   /** Pending invitations sent to the account's email (account-level data, like its keys). */

@@ -11,6 +11,8 @@ export class GetMeQuery {
     readonly accountUuid: string,
     /** A member token sees only the member it was issued for. */
     readonly onlyMemberId?: number,
+    /** A credential bound to one workspace (an OAuth access token) sees only its membership there. */
+    readonly onlyWorkspaceId?: string,
   ) {}
 }
 
@@ -21,7 +23,7 @@ export class GetMeHandler implements IQueryHandler<GetMeQuery> {
     private readonly queries: QueryBus,
   ) {}
 
-  async execute({ accountUuid, onlyMemberId }: GetMeQuery): Promise<MeResponse> {
+  async execute({ accountUuid, onlyMemberId, onlyWorkspaceId }: GetMeQuery): Promise<MeResponse> {
     const accounts = (await this.db.query(
       `SELECT uuid, email, phone, name, created_at, updated_at FROM accounts WHERE uuid = $1`,
       [accountUuid],
@@ -38,8 +40,9 @@ export class GetMeHandler implements IQueryHandler<GetMeQuery> {
     const members = (await this.db.query(
       `${MEMBER_SELECT}
         WHERE m.account_uuid = $1 AND m.status = 'active' AND ($2::int IS NULL OR m.id = $2)
+          AND ($3::uuid IS NULL OR m.workspace_id = $3)
         ORDER BY m.created_at, m.id`,
-      [accountUuid, onlyMemberId ?? null],
+      [accountUuid, onlyMemberId ?? null, onlyWorkspaceId ?? null],
     )) as MemberRow[];
     // Workspace and role names belong to their features: asked through their public queries.
     const [workspaceNames, roleNames] = await Promise.all([

@@ -18,9 +18,11 @@ export function assertCanReadWorkspace(p: Principal, workspaceId: string): void 
 }
 
 /**
- * Which workspaces GET /w lists: those of the account, narrowed for a member token to the
- * one it is bound to (it must not reveal the account's other workspaces).
+ * Which workspaces GET /w lists: those of the account, narrowed for a credential bound to
+ * one workspace (a member token; an OAuth access token, bound to the workspace chosen at
+ * consent) to that one: it must not reveal the account's other workspaces.
  */
 export function listedWorkspaceOf(p: Principal): string | undefined {
-  return p.credential.kind === 'member_token' ? (p.credential.workspaceId ?? '') : undefined;
+  if (p.credential.kind === 'member_token') return p.credential.workspaceId ?? '';
+  return p.credential.workspaceId;
 }
