@@ -17,6 +17,7 @@ import { CalendarsModule } from './modules/calendars/calendars.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
+import { ToolkitsModule } from './modules/toolkits/toolkits.module';
 import { WorkModule } from './modules/work/work.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
 
@@ -34,6 +35,7 @@ export const FEATURES = [
   AuditModule,
   WorkModule,
   CalendarsModule,
+  ToolkitsModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */
