@@ -37,7 +37,7 @@ export class CustomToolkitsTables1764000007800 implements MigrationInterface {
         description text,
         prompt text,
         chat_model text,
-        input_schema json NOT NULL,
+        input_schema jsonb NOT NULL,
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL,
         version integer NOT NULL DEFAULT 1,

@@ -288,6 +288,16 @@ describe('custom toolkit decider', () => {
         .given([created, toolCreated(9, 'lookup_order')])
         .when({ type: 'UpdateTool', ...target, toolId: 9, name: 'lookup_order', inputSchema: schema })
         .then([]);
+      // The store keeps JSON as jsonb (keys reordered): the same schema in another key order is no change.
+      spec
+        .given([created, toolCreated(9, 'lookup_order')])
+        .when({
+          type: 'UpdateTool',
+          ...target,
+          toolId: 9,
+          inputSchema: { required: ['orderId'], properties: { orderId: { type: 'string' } }, type: 'object' },
+        })
+        .then([]);
     });
 
     it("checks If-Match against the tool's own version", () => {

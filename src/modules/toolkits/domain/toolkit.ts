@@ -5,6 +5,7 @@ import {
   PreconditionFailedError,
   ValidationError,
 } from '../../../core/http/domain-errors';
+import { canonicalJson } from '../../../core/http/idempotency';
 import { checkInputSchema } from './input-schema';
 import type {
   CustomToolChanges,
@@ -153,7 +154,8 @@ function liveTool(state: CustomToolkitState, workspaceId: string, toolId: number
   return tool;
 }
 
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** Equal as JSON data: the store keeps JSON as `jsonb`, which does not keep the order of keys. */
+const sameJson = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 function withTool(
   tools: Readonly<Record<number, ToolSnapshot>>,

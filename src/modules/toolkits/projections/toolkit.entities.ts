@@ -26,11 +26,8 @@ export class CustomToolEntity {
   @Column('text', { nullable: true }) description: string | null;
   @Column('text', { nullable: true }) prompt: string | null;
   @Column('text', { name: 'chat_model', nullable: true }) chatModel: string | null;
-  /**
-   * A JsonSchemaObject. `json`, not `jsonb`: the schema comes back with its keys in the
-   * order they were written. Typed `object` for TypeORM's partial-entity types.
-   */
-  @Column('json', { name: 'input_schema' }) inputSchema: object;
+  /** A JsonSchemaObject; typed `object` for TypeORM's partial-entity types. */
+  @Column('jsonb', { name: 'input_schema' }) inputSchema: object;
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
   /** Changes the tool shows (its ETag, and the key of its compiled argument validator). */
