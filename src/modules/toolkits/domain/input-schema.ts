@@ -4,7 +4,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { ValidationError } from '../../../core/http/domain-errors';
 import { parseDateTime } from '../../../core/http/pagination';
 import type { JsonSchemaObject } from './toolkit.events';
-import { unsafePatternReason } from './safe-pattern';
+import { boundedRegExp, unsafePatternReason } from './safe-pattern';
 
 /**
  * A tool's `inputSchema`: a JSON Schema whose root is `type: "object"` (MCP tool input
@@ -99,6 +99,7 @@ const AJV_OPTIONS: Options = {
   // The first error is enough to name the argument, and stops early on hostile input.
   allErrors: false,
   formats: FORMATS,
+  code: { regExp: boundedRegExp },
   logger: false,
 };
 

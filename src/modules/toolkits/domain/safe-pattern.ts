@@ -8,6 +8,21 @@
  */
 
 export const PATTERN_MAX_LENGTH = 512;
+/**
+ * The longest string a schema pattern is tried on; a longer one does not match. Patterns
+ * constrain identifiers, codes, phone numbers, dates; the bound keeps even the polynomial
+ * backtracking that passes the check below (`\d*\d*x`) to milliseconds.
+ */
+export const PATTERN_SUBJECT_MAX = 1000;
+
+/** Ajv's regular-expression engine for tool schemas: JavaScript's, on bounded input. */
+export const boundedRegExp = Object.assign(
+  (pattern: string, flags: string) => {
+    const rx = new RegExp(pattern, flags);
+    return { test: (s: string) => s.length <= PATTERN_SUBJECT_MAX && rx.test(s) };
+  },
+  { code: 'boundedRegExp' },
+);
 
 /** Why `source` is refused as a schema pattern, or undefined when it is acceptable. */
 export function unsafePatternReason(source: string): string | undefined {

@@ -1,4 +1,5 @@
 import { ValidationError } from '../../../core/http/domain-errors';
+import { PATTERN_SUBJECT_MAX } from './safe-pattern';
 import { ToolArgumentValidators, validateToolArguments } from './tool-arguments';
 
 const inputSchema = {
@@ -52,6 +53,20 @@ describe('validating tool-call arguments', () => {
     );
     expect(problemOf('A-17')).toBe('arguments: must be object');
     expect(problemOf(null)).toBe('arguments: must be object');
+  });
+
+  it('tries patterns only on strings of bounded length', () => {
+    const coded = {
+      toolId: 8,
+      version: 1,
+      inputSchema: { type: 'object', properties: { note: { type: 'string', pattern: '^\\d*\\d*x$' } } },
+    };
+    expect(validateToolArguments(coded, { note: `${'1'.repeat(PATTERN_SUBJECT_MAX - 1)}x` })).toBeDefined();
+    const started = Date.now();
+    expect(() => validateToolArguments(coded, { note: '1'.repeat(100_000) })).toThrow(
+      'arguments.note: must match pattern "^\\d*\\d*x$"',
+    );
+    expect(Date.now() - started).toBeLessThan(100);
   });
 
   it('compiles a schema once per tool version, and again for a new version', () => {
