@@ -129,7 +129,10 @@ export class ValidateCustomToolArgumentsHandler implements IQueryHandler<Validat
       .getRepository(CustomToolEntity)
       .findOneBy({ id: q.toolId, workspaceId: q.workspaceId });
     const toolkit =
-      tool && (await this.db.getRepository(CustomToolkitEntity).findOneBy({ id: tool.toolkitId }));
+      tool &&
+      (await this.db
+        .getRepository(CustomToolkitEntity)
+        .findOneBy({ id: tool.toolkitId, workspaceId: q.workspaceId }));
     if (!tool || !toolkit) throw new NotFoundError('Tool not found');
     const args = validateToolArguments(
       { toolId: tool.id, version: tool.version, inputSchema: tool.inputSchema as JsonSchemaObject },
