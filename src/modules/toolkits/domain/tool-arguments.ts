@@ -13,7 +13,7 @@ export interface ToolSchemaRef {
 
 /**
  * Compiled argument validators, per tool version, least recently used dropped first.
- * Compiling takes about a millisecond; validating with a compiled function microseconds.
+ * Checking and compiling a small schema takes a few milliseconds; validating with the compiled function microseconds.
  */
 export class ToolArgumentValidators {
   private readonly cache = new Map<string, ValidateFunction>();
