@@ -22,6 +22,7 @@ import { MessagingModule } from './modules/messaging/messaging.module';
 import { OAuthModule } from './modules/oauth/oauth.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
+import { ToolkitsModule } from './modules/toolkits/toolkits.module';
 import { WorkModule } from './modules/work/work.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
 
@@ -44,6 +45,7 @@ export const FEATURES = [
   RecordsModule,
   MessagingModule,
   OAuthModule,
+  ToolkitsModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */
