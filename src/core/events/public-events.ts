@@ -23,6 +23,7 @@ export const PUBLIC_EVENT_NAMES = [
   'call:summary',
   'task.created',
   'task.updated',
+  'record.deleted',
   'workflow.completed',
   'workflow.failed',
 ] as const;

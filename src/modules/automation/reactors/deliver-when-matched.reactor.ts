@@ -93,7 +93,9 @@ export class DeliverWhenMatchedReactor implements ReactorHandler {
       this.rules.delete(workspaceId);
       return [];
     }
-    const publics = this.catalogue.fromSource(stored.type);
+    // fromEvent: one internal type may give rise to a public event only sometimes
+    // (MessageReceived is email.received only when it came by mail).
+    const publics = this.catalogue.fromEvent(stored);
     if (!publics.length || !workspaceId) return [];
     const names = new Set<string>(publics.map((d) => d.name));
     const rules = (await this.rulesOf(workspaceId)).filter((r) => names.has(r.event_type));

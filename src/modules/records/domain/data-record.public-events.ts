@@ -1,5 +1,11 @@
 import { definePublicEvent } from '../../../core/events/public-events';
-import type { DataRecordCreated, DataRecordUpdated, DataTypeRef, RecordMember } from './data-record.events';
+import type {
+  DataRecordCreated,
+  DataRecordDeleted,
+  DataRecordUpdated,
+  DataTypeRef,
+  RecordMember,
+} from './data-record.events';
 import type { FieldValue, FieldValues } from './field-values';
 
 /** The `dataRecord` block of a delivery: the record as it now stands (SPEC "Events": dataRecord with fields). */
@@ -109,5 +115,43 @@ export const DATA_RECORD_CHANGED = definePublicEvent<
       : { operation: 'updated', ...updatedPayload(e) },
 });
 
+export interface DataRecordDeletedPayload {
+  /** The record that was deleted: its ids only, never its values. */
+  dataRecord: {
+    id: number;
+    dataTypeId: number;
+    memberId: number | null;
+    externalId: string | null;
+    deletedAt: string;
+  };
+}
+
+/** record.deleted (the quick reference's name; the spec has no canonical twin), from DataRecordDeleted. */
+export const RECORD_DELETED = definePublicEvent<
+  'record.deleted',
+  DataRecordDeletedPayload,
+  DataRecordDeleted
+>({
+  name: 'record.deleted',
+  description: 'data record deleted',
+  feature: 'records',
+  sources: ['DataRecordDeleted'],
+  payloadFields: ['dataRecord'],
+  payload: (e) => ({
+    dataRecord: {
+      id: e.data.recordId,
+      dataTypeId: e.data.dataTypeId,
+      memberId: e.data.memberId,
+      externalId: e.data.externalId,
+      deletedAt: e.data.deletedAt,
+    },
+  }),
+});
+
 /** The public events of this feature, for its @Feature descriptor. */
-export const RECORDS_PUBLIC_EVENTS = [DATA_RECORD_CREATED, DATA_RECORD_UPDATED, DATA_RECORD_CHANGED];
+export const RECORDS_PUBLIC_EVENTS = [
+  DATA_RECORD_CREATED,
+  DATA_RECORD_UPDATED,
+  DATA_RECORD_CHANGED,
+  RECORD_DELETED,
+];
