@@ -25,12 +25,21 @@ const member: MemberSnapshot = {
 };
 
 describe('the catalogue of public events', () => {
-  it('lists the data record events (records) and member:updated (identity), in the spec order', () => {
+  it('lists every public event of the features of this build, in the spec order', () => {
     expect(catalogue.list().map((d) => d.name)).toEqual([
       'data_record:created',
       'data_record:updated',
       'data_record:changed',
       'member:updated',
+      'chat:created',
+      'chat.message.created',
+      'message:received',
+      'email.received',
+      'task.created',
+      'task.updated',
+      'record.deleted',
+      'workflow.completed',
+      'workflow.failed',
     ]);
     expect(catalogue.fromSource('DataRecordCreated').map((d) => d.name)).toEqual([
       'data_record:created',
@@ -134,8 +143,32 @@ describe('the catalogue of public events', () => {
       operation: 'updated',
       dataRecord: after,
     });
-    // Deletions and schema changes are internal.
-    for (const internal of ['DataRecordDeleted', 'DataTypeCreated', 'DataTypeUpdated', 'RecordGrantCreated'])
+    // A deletion is record.deleted, carrying ids only, never the record's values.
+    const [deleted] = catalogue.fromSource('DataRecordDeleted');
+    expect(deleted.name).toBe('record.deleted');
+    expect(
+      deleted.payload({
+        type: 'DataRecordDeleted',
+        data: {
+          recordId: 7,
+          workspaceId: 'w',
+          dataTypeId: 3,
+          memberId: 5,
+          externalId: 'crm-7',
+          deletedAt: '2026-01-01T00:00:00.000Z',
+        },
+      }),
+    ).toEqual({
+      dataRecord: {
+        id: 7,
+        dataTypeId: 3,
+        memberId: 5,
+        externalId: 'crm-7',
+        deletedAt: '2026-01-01T00:00:00.000Z',
+      },
+    });
+    // Schema changes and grants are internal.
+    for (const internal of ['DataTypeCreated', 'DataTypeUpdated', 'RecordGrantCreated'])
       expect(catalogue.fromSource(internal)).toEqual([]);
   });
 

@@ -35,6 +35,9 @@ describe('201 responses carry Location (e2e)', () => {
         // Nest answers POST with 201 unless the route says otherwise.
         if ((code ?? (method === RequestMethod.POST ? 201 : 200)) !== 201) continue;
         created++;
+        // RFC 7591 registration answers 201 with the client's information; the RFC 7592
+        // management endpoint is not offered, so there is no resource to point at.
+        if (`${controller.name}.${name}` === 'TokenController.register') continue;
         if (!Reflect.getMetadata(CREATED_LOCATION, handler)) missing.push(`${controller.name}.${name}`);
       }
     }

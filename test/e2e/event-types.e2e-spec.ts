@@ -37,30 +37,6 @@ describe('GET /event-types (e2e)', () => {
           payloadFields: ['member'],
         },
         {
-          eventType: 'task.created',
-          description: 'new task created',
-          feature: 'work',
-          payloadFields: ['task'],
-        },
-        {
-          eventType: 'task.updated',
-          description: 'task updated (name, description, status, priority, due date or assignees)',
-          feature: 'work',
-          payloadFields: ['task'],
-        },
-        {
-          eventType: 'workflow.completed',
-          description: "a workflow's assignment for a member completed",
-          feature: 'work',
-          payloadFields: ['assignment', 'workflow'],
-        },
-        {
-          eventType: 'workflow.failed',
-          description: "a workflow's assignment for a member failed",
-          feature: 'work',
-          payloadFields: ['assignment', 'workflow'],
-        },
-        {
           eventType: 'chat:created',
           description: 'new chat started',
           feature: 'messaging',
@@ -83,6 +59,36 @@ describe('GET /event-types (e2e)', () => {
           description: "an email arrived at one of the workspace's inboxes",
           feature: 'messaging',
           payloadFields: ['chatId', 'message', 'memberId'],
+        },
+        {
+          eventType: 'task.created',
+          description: 'new task created',
+          feature: 'work',
+          payloadFields: ['task'],
+        },
+        {
+          eventType: 'task.updated',
+          description: 'task updated (name, description, status, priority, due date or assignees)',
+          feature: 'work',
+          payloadFields: ['task'],
+        },
+        {
+          eventType: 'record.deleted',
+          description: 'data record deleted',
+          feature: 'records',
+          payloadFields: ['dataRecord'],
+        },
+        {
+          eventType: 'workflow.completed',
+          description: "a workflow's assignment for a member completed",
+          feature: 'work',
+          payloadFields: ['assignment', 'workflow'],
+        },
+        {
+          eventType: 'workflow.failed',
+          description: "a workflow's assignment for a member failed",
+          feature: 'work',
+          payloadFields: ['assignment', 'workflow'],
         },
       ],
     });

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { HttpCode, Body, Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiExcludeEndpoint,
@@ -94,6 +94,8 @@ export class AuthorizeController {
   }
 
   @Post('authorize/sign-in')
+  // A page (200) or a redirect (303/302), never a created resource.
+  @HttpCode(200)
   @Public()
   @AcceptBody('application/x-www-form-urlencoded')
   @ApiExcludeEndpoint()
@@ -132,6 +134,8 @@ export class AuthorizeController {
   }
 
   @Post('authorize/consent')
+  // A page (200) or a redirect (303/302), never a created resource.
+  @HttpCode(200)
   @Public()
   @AcceptBody('application/x-www-form-urlencoded')
   @ApiExcludeEndpoint()
