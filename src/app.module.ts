@@ -19,6 +19,7 @@ import { FilesModule } from './modules/files/files.module';
 import { IdentityModule } from './modules/identity/identity.module';
 import { RecordsModule } from './modules/records/records.module';
 import { MessagingModule } from './modules/messaging/messaging.module';
+import { McpModule } from './modules/mcp/mcp.module';
 import { OAuthModule } from './modules/oauth/oauth.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
@@ -46,6 +47,7 @@ export const FEATURES = [
   MessagingModule,
   OAuthModule,
   ToolkitsModule,
+  McpModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

@@ -1,0 +1,151 @@
+import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Public } from '../../../core/auth/auth.decorators';
+import { bearerToken } from '../../../core/auth/auth.guard';
+import {
+  CREDENTIAL_RESOLVER,
+  CredentialResolver,
+  MEMBERSHIP_RESOLVER,
+  MembershipResolver,
+} from '../../../core/auth/principal';
+import { intersectScopesOnce } from '../../../core/auth/scopes';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { buildMcpServer, Dispatch, McpCaller } from '../server/mcp-server';
+import { resourceMetadataUrl } from '../server/resource-metadata';
+
+const SERVER_VERSION = '1.0.0';
+
+/**
+ * The service's own MCP endpoint (`/mcp`), MCP Streamable HTTP through the SDK's
+ * transport in its stateless form: every POST carries one JSON-RPC message (or batch)
+ * and is answered as JSON, so no session is kept; GET (a server-to-client stream) and
+ * DELETE (ending a session) are not offered, which the router answers 405 with `Allow`.
+ *
+ * The route is public to the guard because it answers its own 401: with
+ * `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728 §5.1), so an MCP client can
+ * discover the authorization server from nothing but this URL. The credential is then
+ * resolved by core's bearer principal (OAuth `wso_` tokens and API keys alike).
+ */
+@ApiTags('mcp')
+@Controller()
+export class McpController {
+  constructor(
+    @Inject(CREDENTIAL_RESOLVER) private readonly credentials: CredentialResolver,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly adapter: HttpAdapterHost,
+    private readonly modules: ModuleRef,
+  ) {}
+
+  /** Core's membership resolver (identity provides it for the guard); looked up, not imported, to stay out of identity's room. */
+  private get memberships(): MembershipResolver {
+    return this.modules.get<MembershipResolver>(MEMBERSHIP_RESOLVER, { strict: false });
+  }
+
+  @Post('mcp')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'The MCP endpoint (Streamable HTTP, stateless)',
+    description:
+      'JSON-RPC 2.0 over POST (`Accept: application/json, text/event-stream`), answered as JSON. Authorization: Bearer with an OAuth access token or an API key; without a valid one, 401 with `WWW-Authenticate: Bearer resource_metadata="<RFC 9728 document>"`. A browser `Origin` must be one of CORS_ORIGINS (else 403).',
+  })
+  @ApiBody({ schema: { type: 'object', description: 'a JSON-RPC request, notification or batch' } })
+  @ApiOkResponse({ description: 'the JSON-RPC response' })
+  async post(
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const origin = req.headers.origin;
+    // MCP transport §security: a browser's Origin outside the allow list is refused (DNS rebinding).
+    if (origin !== undefined && !this.config.corsOrigins.includes(origin)) {
+      void reply.code(403);
+      return { detail: `Origin ${origin} is not allowed` };
+    }
+    const caller = await this.authenticate(req);
+    if (!caller) {
+      const metadata = resourceMetadataUrl(this.config.publicBaseUrl);
+      void reply
+        .code(401)
+        .header('WWW-Authenticate', `Bearer resource_metadata="${metadata}"`)
+        .header('Cache-Control', 'no-store');
+      return { detail: 'A valid OAuth access token or API key is required: Authorization: Bearer <token>' };
+    }
+
+    const server = buildMcpServer(caller, this.dispatcher(req), SERVER_VERSION);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      const response = await transport.handleRequest(webRequestOf(req), { parsedBody: body });
+      void reply.code(response.status);
+      response.headers.forEach((value, key) => void reply.header(key, value));
+      const text = await response.text();
+      return text === '' ? undefined : text;
+    } finally {
+      await server.close();
+    }
+  }
+
+  /** The caller's workspace and scopes, or undefined for no (valid) credential. */
+  private async authenticate(req: FastifyRequest): Promise<McpCaller | undefined> {
+    const token = bearerToken(req.headers.authorization);
+    if (!token) return undefined;
+    const credential = await this.credentials.resolve(token);
+    if (!credential || credential.kind === 'member_token') return undefined;
+    if (!credential.workspaceId) return { scopes: credential.scopes };
+    const membership = await this.memberships.find(credential.workspaceId, credential);
+    // The member who consented left the workspace: the token acts nowhere.
+    if (!membership) return undefined;
+    return {
+      boundWorkspaceId: credential.workspaceId,
+      scopes: intersectScopesOnce(credential.scopes, membership.roleScopes),
+    };
+  }
+
+  /**
+   * A tool call is the REST route it mirrors, called in-process with the caller's own
+   * credential: the same guard (scopes, workspace), validation, command or query, events
+   * and audit actor (an OAuth token's client id included) as a direct call.
+   */
+  private dispatcher(req: FastifyRequest): Dispatch {
+    const fastify = this.adapter.httpAdapter.getInstance<FastifyInstance>();
+    const prefix = (req.routeOptions.url ?? '/mcp').replace(/\/mcp$/, '');
+    return async (method, path, body) => {
+      const res = await fastify.inject({
+        method,
+        url: `${prefix}${path}`,
+        headers: {
+          authorization: req.headers.authorization ?? '',
+          'x-request-id': req.id,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body ? { payload: JSON.stringify(body) } : {}),
+      });
+      let parsed: unknown = undefined;
+      if (res.body) {
+        try {
+          parsed = JSON.parse(res.body);
+        } catch {
+          parsed = res.body;
+        }
+      }
+      return { status: res.statusCode, body: parsed };
+    };
+  }
+}
+
+/** The Fetch API request the SDK's transport reads (its body is passed already parsed). */
+function webRequestOf(req: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const v of [value].flat()) headers.append(key, v);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, { method: 'POST', headers });
+}

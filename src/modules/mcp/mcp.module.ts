@@ -1,0 +1,32 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import { APP_CONFIG, AppConfig } from '../../core/config/config';
+import { Feature } from '../../core/features/feature';
+import { McpController } from './http/mcp.controller';
+import { protectedResourceMetadata, resourceMetadataPath } from './server/resource-metadata';
+
+/**
+ * The service's own MCP endpoint (/mcp): Streamable HTTP through the MCP SDK, tools that
+ * are the REST routes they mirror, data types as JSON Schema resources, and the RFC 9728
+ * protected resource metadata that points MCP clients at the authorization server.
+ * No tables and no events of its own: every tool call is another feature's route.
+ */
+@Feature({ name: 'mcp' })
+@Module({ controllers: [McpController] })
+export class McpModule implements OnModuleInit {
+  constructor(
+    private readonly adapter: HttpAdapterHost,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The metadata lives outside the API prefix (RFC 9728 §3.1), so it is a plain public route. */
+  onModuleInit(): void {
+    const fastify = this.adapter.httpAdapter?.getInstance<FastifyInstance>();
+    if (!fastify) return;
+    const base = this.config.publicBaseUrl;
+    fastify.get(resourceMetadataPath(base), async (_req, reply) =>
+      reply.header('Cache-Control', 'public, max-age=300').send(protectedResourceMetadata(base)),
+    );
+  }
+}

@@ -1,0 +1,146 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { grants } from '../../../core/auth/scopes';
+import { dataTypeSchema, dataTypeUri, parseDataTypeUri } from './data-type-schema';
+import { inputSchemaOf, MCP_TOOLS, McpTool, pathParams } from './tools';
+
+/** One REST call made on the caller's behalf, with the caller's own credential. */
+export type Dispatch = (
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  body?: Record<string, unknown>,
+) => Promise<{ status: number; body: unknown }>;
+
+/** Who calls, as far as listing goes: the workspace the credential is bound to, and its scopes there. */
+export interface McpCaller {
+  /** The workspace an OAuth token was granted for; undefined for an API key (tools take `workspaceId`). */
+  boundWorkspaceId?: string;
+  /** Effective scopes: the credential's ∩ the member's role scopes when the workspace is known. */
+  scopes: readonly string[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toolError(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }] };
+}
+
+/**
+ * An MCP server for one HTTP request (the endpoint is stateless, so nothing outlives the
+ * request): tools/list shows the tools the caller's scopes allow; tools/call checks the
+ * same scope, then makes the REST call the tool mirrors, whose guard, validation, command
+ * or query and events are the route's own.
+ */
+export function buildMcpServer(caller: McpCaller, dispatch: Dispatch, version: string): Server {
+  const server = new Server(
+    { name: 'workspace-service', version },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions:
+        'Tools act in one workspace: an OAuth token is bound to the one chosen at consent; with an API key pass workspaceId.',
+    },
+  );
+  const usable = (tool: McpTool) => grants(caller.scopes, tool.scope);
+  const bound = caller.boundWorkspaceId !== undefined;
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: MCP_TOOLS.filter(usable).map((tool) => ({
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: inputSchemaOf(tool, bound),
+      outputSchema: tool.output,
+      annotations: { readOnlyHint: tool.method === 'GET' },
+    })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}`);
+    if (!usable(tool)) return toolError(`This credential lacks the scope ${tool.scope}`);
+    const args = request.params.arguments ?? {};
+    const wid = workspaceOf(caller, args.workspaceId);
+    if (!wid) return toolError('workspaceId: a workspace UUID is required with this credential');
+    let path = tool.path.replace('{wid}', wid);
+    for (const p of pathParams(tool)) {
+      const v = args[p];
+      if ((typeof v !== 'string' || v === '') && typeof v !== 'number') return toolError(`${p}: required`);
+      path = path.replace(`{${p}}`, encodeURIComponent(String(v)));
+    }
+    const query = new URLSearchParams();
+    for (const q of tool.query ?? []) if (args[q] !== undefined) query.set(q, String(args[q]));
+    if ([...query].length) path += `?${query.toString()}`;
+    const body = tool.body
+      ? Object.fromEntries(tool.body.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]))
+      : undefined;
+    const res = await dispatch(tool.method, path, body);
+    return resultOf(res);
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const wid = caller.boundWorkspaceId;
+    if (!wid || !grants(caller.scopes, 'datatypes:read')) return { resources: [] };
+    const res = await dispatch('GET', `/w/${wid}/data-types?pageSize=1000`);
+    if (res.status !== 200) return { resources: [] };
+    const items = (res.body as { items: { id: number; name: string; slug: string }[] }).items;
+    return {
+      resources: items.map((dt) => ({
+        uri: dataTypeUri(wid, dt.id),
+        name: dt.slug,
+        title: dt.name,
+        description: `JSON Schema of the field values of "${dt.name}" records`,
+        mimeType: 'application/schema+json',
+      })),
+    };
+  });
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const ref = parseDataTypeUri(request.params.uri);
+    if (!ref || !workspaceOf(caller, ref.workspaceId) || !grants(caller.scopes, 'datatypes:read'))
+      throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${request.params.uri}`);
+    const res = await dispatch('GET', `/w/${ref.workspaceId}/data-types/${ref.dataTypeId}`);
+    if (res.status !== 200)
+      throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${request.params.uri}`);
+    return {
+      contents: [
+        {
+          uri: request.params.uri,
+          mimeType: 'application/schema+json',
+          text: JSON.stringify(dataTypeSchema(request.params.uri, res.body as never)),
+        },
+      ],
+    };
+  });
+  return server;
+}
+
+/** The workspace a call acts in: the bound one (another is refused), else the argument. */
+function workspaceOf(caller: McpCaller, given: unknown): string | undefined {
+  if (caller.boundWorkspaceId) {
+    if (given === undefined || (typeof given === 'string' && given.toLowerCase() === caller.boundWorkspaceId))
+      return caller.boundWorkspaceId;
+    return undefined;
+  }
+  return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : undefined;
+}
+
+/** The REST answer as a tool result: the body as structured content, an error's detail as text. */
+function resultOf(res: { status: number; body: unknown }): CallToolResult {
+  if (res.status >= 400) {
+    const detail = (res.body as { detail?: string } | undefined)?.detail ?? `HTTP ${res.status}`;
+    return toolError(`${res.status}: ${detail}`);
+  }
+  const structured =
+    res.body && typeof res.body === 'object' && !Array.isArray(res.body)
+      ? (res.body as Record<string, unknown>)
+      : { result: res.body ?? null };
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
