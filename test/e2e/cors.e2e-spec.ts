@@ -25,7 +25,7 @@ describe('CORS with CORS_ORIGINS set (e2e)', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe(APP);
     expect(res.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, PUT, DELETE');
     expect(res.headers.get('access-control-allow-headers')).toBe(
-      'Authorization, Content-Type, Idempotency-Key, If-Match, X-Request-Id',
+      'Authorization, Content-Type, Idempotency-Key, If-Match, X-Request-Id, Mcp-Protocol-Version',
     );
     expect(res.headers.get('access-control-max-age')).toBe('600');
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
@@ -59,7 +59,7 @@ describe('CORS with CORS_ORIGINS set (e2e)', () => {
   it('lets an allowed origin read responses, errors included, and the headers of our conventions', async () => {
     const a = await t.bootstrap();
     const exposed =
-      'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, ETag, Location, Retry-After';
+      'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, ETag, Location, Retry-After, WWW-Authenticate';
     const responses = [
       await t.request('GET', `/w/${a.workspaceId}`, { token: a.apiKey, headers: { origin: APP } }),
       await t.request('GET', `/w/${a.workspaceId}/member-roles/999999`, {

@@ -292,6 +292,23 @@ describe('MCP endpoint', () => {
     expect(((await ok.json()) as { result: { tools: unknown[] } }).result.tools.length).toBe(
       ALL_TOOLS.length,
     );
+    // A browser MCP client's preflight: the MCP header is allowed, and a 401's challenge is readable.
+    const preflight = await fetch(`${t.baseUrl}/mcp`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: ALLOWED_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Mcp-Protocol-Version/);
+    const anonymous = await fetch(`${t.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { origin: ALLOWED_ORIGIN },
+    });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('access-control-expose-headers')).toMatch(/WWW-Authenticate/);
     for (const method of ['GET', 'DELETE']) {
       const res = await fetch(`${t.baseUrl}/mcp`, { method, headers: { authorization: `Bearer ${full}` } });
       expect(res.status).toBe(405);

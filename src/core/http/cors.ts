@@ -7,6 +7,8 @@ export const CORS_ALLOWED_HEADERS = [
   'Idempotency-Key',
   'If-Match',
   'X-Request-Id',
+  // MCP clients send the protocol revision on every request after initialize (/mcp).
+  'Mcp-Protocol-Version',
 ];
 /** What a browser client may read beyond the CORS-safelisted response headers. */
 export const CORS_EXPOSED_HEADERS = [
@@ -17,6 +19,8 @@ export const CORS_EXPOSED_HEADERS = [
   'ETag',
   'Location',
   'Retry-After',
+  // A browser MCP client reads resource_metadata from a 401's challenge to find the authorization server.
+  'WWW-Authenticate',
 ];
 const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'];
 /** How long a browser may cache a preflight answer, in seconds. */

@@ -86,6 +86,7 @@ export class McpController {
       void reply.code(response.status);
       response.headers.forEach((value, key) => void reply.header(key, value));
       const text = await response.text();
+      if (response.status >= 400) return withDetail(text);
       return text === '' ? undefined : text;
     } finally {
       await server.close();
@@ -148,4 +149,23 @@ function webRequestOf(req: FastifyRequest): Request {
     for (const v of [value].flat()) headers.append(key, v);
   }
   return new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, { method: 'POST', headers });
+}
+
+/**
+ * The transport's refusals (406 without the right Accept, 400 for a body that is not
+ * JSON-RPC, 415) are JSON-RPC error objects; they also get the service's `{detail}`, so
+ * every 4xx reads alike (JSON-RPC clients ignore the extra member).
+ */
+function withDetail(text: string): unknown {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown }; detail?: unknown };
+    if (body && typeof body === 'object' && !Array.isArray(body) && body.detail === undefined)
+      return {
+        ...body,
+        detail: typeof body.error?.message === 'string' ? body.error.message : 'Invalid MCP request',
+      };
+    return body;
+  } catch {
+    return { detail: text || 'Invalid MCP request' };
+  }
 }
