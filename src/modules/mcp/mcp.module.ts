@@ -4,7 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import { APP_CONFIG, AppConfig } from '../../core/config/config';
 import { Feature } from '../../core/features/feature';
 import { McpController } from './http/mcp.controller';
-import { protectedResourceMetadata, resourceMetadataPath } from './server/resource-metadata';
+import {
+  protectedResourceMetadata,
+  resourceMetadataPath,
+  resourceMetadataUrl,
+} from './server/resource-metadata';
 
 /**
  * The service's own MCP endpoint (/mcp): Streamable HTTP through the MCP SDK, tools that
@@ -20,11 +24,21 @@ export class McpModule implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** The metadata lives outside the API prefix (RFC 9728 §3.1), so it is a plain public route. */
+  /**
+   * The metadata lives outside the API prefix (RFC 9728 §3.1), so it is a plain public
+   * route. And every 401 of /mcp (core's, from the early check or the guard) names it in
+   * its challenge (RFC 9728 §5.1; the MCP authorization spec's discovery starts there).
+   */
   onModuleInit(): void {
     const fastify = this.adapter.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
     const base = this.config.publicBaseUrl;
+    const challenge = `Bearer resource_metadata="${resourceMetadataUrl(base)}"`;
+    fastify.addHook('onSend', (req, reply, payload, done) => {
+      if (reply.statusCode === 401 && req.method === 'POST' && req.routeOptions.url?.endsWith('/mcp'))
+        void reply.header('WWW-Authenticate', challenge);
+      done(null, payload);
+    });
     fastify.get(resourceMetadataPath(base), async (_req, reply) =>
       reply.header('Cache-Control', 'public, max-age=300').send(protectedResourceMetadata(base)),
     );

@@ -3,18 +3,12 @@ import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Public } from '../../../core/auth/auth.decorators';
-import { bearerToken } from '../../../core/auth/auth.guard';
-import {
-  CREDENTIAL_RESOLVER,
-  CredentialResolver,
-  MEMBERSHIP_RESOLVER,
-  MembershipResolver,
-} from '../../../core/auth/principal';
+import { SelfAccess } from '../../../core/auth/auth.decorators';
+import type { AuthenticatedRequest } from '../../../core/auth/auth.guard';
+import { MEMBERSHIP_RESOLVER, MembershipResolver } from '../../../core/auth/principal';
 import { intersectScopesOnce } from '../../../core/auth/scopes';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { buildMcpServer, Dispatch, McpCaller } from '../server/mcp-server';
-import { resourceMetadataUrl } from '../server/resource-metadata';
 
 const SERVER_VERSION = '1.0.0';
 
@@ -24,16 +18,15 @@ const SERVER_VERSION = '1.0.0';
  * and is answered as JSON, so no session is kept; GET (a server-to-client stream) and
  * DELETE (ending a session) are not offered, which the router answers 405 with `Allow`.
  *
- * The route is public to the guard because it answers its own 401: with
- * `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728 §5.1), so an MCP client can
- * discover the authorization server from nothing but this URL. The credential is then
- * resolved by core's bearer principal (OAuth `wso_` tokens and API keys alike).
+ * The credential is core's bearer principal (OAuth `wso_` tokens and API keys alike;
+ * @SelfAccess: the scopes are checked per tool, by the routes the tools call). Core's 401
+ * gets `resource_metadata` in its `WWW-Authenticate` challenge (RFC 9728 §5.1, see
+ * McpModule), so an MCP client discovers the authorization server from this URL alone.
  */
 @ApiTags('mcp')
 @Controller()
 export class McpController {
   constructor(
-    @Inject(CREDENTIAL_RESOLVER) private readonly credentials: CredentialResolver,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly adapter: HttpAdapterHost,
     private readonly modules: ModuleRef,
@@ -45,7 +38,7 @@ export class McpController {
   }
 
   @Post('mcp')
-  @Public()
+  @SelfAccess()
   @HttpCode(200)
   @ApiOperation({
     summary: 'The MCP endpoint (Streamable HTTP, stateless)',
@@ -67,12 +60,11 @@ export class McpController {
     }
     const caller = await this.authenticate(req);
     if (!caller) {
-      const metadata = resourceMetadataUrl(this.config.publicBaseUrl);
-      void reply
-        .code(401)
-        .header('WWW-Authenticate', `Bearer resource_metadata="${metadata}"`)
-        .header('Cache-Control', 'no-store');
-      return { detail: 'A valid OAuth access token or API key is required: Authorization: Bearer <token>' };
+      void reply.code(401).header('Cache-Control', 'no-store');
+      return {
+        detail:
+          'The MCP endpoint takes an OAuth access token or an API key (a member token, or a token whose member left the workspace, acts nowhere here)',
+      };
     }
 
     const server = buildMcpServer(caller, this.dispatcher(req), SERVER_VERSION);
@@ -93,11 +85,10 @@ export class McpController {
     }
   }
 
-  /** The caller's workspace and scopes, or undefined for no (valid) credential. */
+  /** The caller's workspace and scopes, or undefined when the credential cannot act here. */
   private async authenticate(req: FastifyRequest): Promise<McpCaller | undefined> {
-    const token = bearerToken(req.headers.authorization);
-    if (!token) return undefined;
-    const credential = await this.credentials.resolve(token);
+    const credential = (req as AuthenticatedRequest).principal?.credential;
+    // A member token is one member's own session (web chat), not a client of the API.
     if (!credential || credential.kind === 'member_token') return undefined;
     if (!credential.workspaceId) return { scopes: credential.scopes };
     const membership = await this.memberships.find(credential.workspaceId, credential);
