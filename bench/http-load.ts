@@ -43,7 +43,7 @@ export class LoadClient {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { ...req.headers };
       if (req.body !== undefined) {
-        headers['content-type'] = 'application/json';
+        headers['content-type'] ??= 'application/json'; // a form (the OAuth token endpoint) names its own
         headers['content-length'] = Buffer.byteLength(req.body);
       }
       const r = request(

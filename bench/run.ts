@@ -7,6 +7,7 @@ import { run as http } from './http.bench';
 import { run as memberImport } from './member-import.bench';
 import { run as webhooks } from './webhooks.bench';
 import { run as records } from './records.bench';
+import { run as oauth } from './oauth.bench';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'event-store': eventStore,
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   http,
   webhooks,
   records,
+  oauth,
 };
 
 async function main(): Promise<void> {

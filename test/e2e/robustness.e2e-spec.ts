@@ -389,7 +389,8 @@ describe('Robustness: every documented operation against malformed input (e2e)',
         problems.push(
           `${p.op.method} ${p.op.path} [${p.label}]: ${res.status} ${JSON.stringify(res.body).slice(0, 120)}`,
         );
-      else if (res.headers.get('www-authenticate') !== 'Bearer')
+      // RFC 6750 §3: the Bearer challenge, possibly with auth-params (/mcp names its resource_metadata, RFC 9728 §5.1).
+      else if (!/^Bearer(?: [a-z_]+="[^"]*")?$/.test(res.headers.get('www-authenticate') ?? ''))
         problems.push(`${p.op.method} ${p.op.path} [${p.label}]: 401 without WWW-Authenticate: Bearer`);
     });
     expect(problems.sort()).toEqual([]);
