@@ -49,7 +49,9 @@ describe('OAuth pages in headless Chromium', () => {
     await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
     // The native client's loopback redirect target (RFC 8252 §7.3).
     callback = createHttpServer((req, res) => {
-      received.push(new URL(req.url ?? '/', 'http://127.0.0.1'));
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      // Only the redirects: the browser also asks this origin for /favicon.ico.
+      if (url.pathname === '/callback') received.push(url);
       res.writeHead(200, { 'content-type': 'text/plain' }).end('done');
     });
     await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
