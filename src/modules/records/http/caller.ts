@@ -37,7 +37,8 @@ export class FieldFiltersInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<WithFilters>();
     const query = (req.query ?? {}) as Record<string, unknown>;
-    const filters: Record<string, string> = {};
+    // No prototype: `field.__proto__` must become a key that is refused, not a setter that drops the filter.
+    const filters = Object.create(null) as Record<string, string>;
     for (const key of Object.keys(query)) {
       if (!key.startsWith('field.')) continue;
       const slug = key.slice('field.'.length);

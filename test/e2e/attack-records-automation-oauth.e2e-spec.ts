@@ -1,0 +1,228 @@
+import { startTestApp, TestApp } from '../support/app';
+import { keyWithScopes, signup } from '../support/identity-fixtures';
+import { createDataType, recordsPath } from '../support/records-fixtures';
+
+/**
+ * A hostile and a careless client against records and event rules: another tenant's ids,
+ * a member without records:admin reaching other members' records through filters,
+ * upserts, bulk and grants, injection through field.<slug>, oversized bulk bodies, PHI in
+ * error details, and webhook URLs that spell a private address in an unusual way.
+ */
+describe('attack: records and event rules (e2e)', () => {
+  let t: TestApp;
+  let wid: string;
+  let admin: string;
+  let adminMember: number;
+  let otherWid: string;
+  let otherAdmin: string;
+  let otherTypeId: number;
+  let otherRecordId: number;
+  let ann: { token: string; id: number };
+  let bob: { token: string; id: number };
+  let typeId: number;
+  let base: string;
+  let bobsRecord: number;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const a = await t.bootstrap();
+    wid = a.workspaceId;
+    admin = a.apiKey;
+    adminMember = a.memberId;
+    const b = await t.bootstrap('other tenant', 'other-owner@example.com');
+    otherWid = b.workspaceId;
+    otherAdmin = b.apiKey;
+    const s1 = await signup(t, wid, admin, { email: 'ann@example.com' });
+    const s2 = await signup(t, wid, admin, { email: 'bob@example.com' });
+    ann = { token: s1.token, id: s1.member.id };
+    bob = { token: s2.token, id: s2.member.id };
+    typeId = (
+      await createDataType(t, wid, admin, {
+        slug: 'visits',
+        isCollection: true,
+        fields: [
+          { slug: 'diagnosis', fieldType: 'text', shouldIndex: true },
+          { slug: 'email', fieldType: 'email' },
+        ],
+      })
+    ).id;
+    base = recordsPath(wid, typeId);
+    const bobs = await t.request('POST', base, {
+      token: admin,
+      body: { memberId: bob.id, externalId: 'bob-visit', fieldValues: { diagnosis: 'Bob secret diagnosis' } },
+    });
+    expect(bobs.status).toBe(201);
+    bobsRecord = bobs.body.id as number;
+    otherTypeId = (
+      await createDataType(t, otherWid, otherAdmin, {
+        slug: 'visits',
+        fields: [{ slug: 'diagnosis', fieldType: 'text', shouldIndex: true }],
+      })
+    ).id;
+    const other = await t.request('POST', recordsPath(otherWid, otherTypeId), {
+      token: otherAdmin,
+      body: { externalId: 'other-1', fieldValues: { diagnosis: 'other tenant diagnosis' } },
+    });
+    expect(other.status).toBe(201);
+    otherRecordId = other.body.id as number;
+  });
+  afterAll(() => t.close());
+
+  it("answers 404 for another tenant's data type and record ids, through every records route", async () => {
+    const theirs = recordsPath(otherWid, otherTypeId);
+    const ours = `/w/${wid}/data-types/${otherTypeId}`;
+    for (const [method, path, body] of [
+      ['GET', `${ours}/records`, undefined],
+      ['GET', `${ours}/records/${otherRecordId}`, undefined],
+      ['PUT', `${ours}/records/${otherRecordId}`, { fieldValues: { diagnosis: 'x' } }],
+      ['DELETE', `${ours}/records/${otherRecordId}`, undefined],
+      ['POST', `${ours}/upsert/other-1`, { fieldValues: { diagnosis: 'overwritten' } }],
+      ['POST', `${ours}/records/bulk`, { upsert: true, records: [{ externalId: 'other-1' }] }],
+      // Our type with their record id.
+      ['GET', `${base}/${otherRecordId}`, undefined],
+      ['PUT', `${base}/${otherRecordId}`, { fieldValues: { diagnosis: 'x' } }],
+      ['DELETE', `${base}/${otherRecordId}`, undefined],
+    ] as const) {
+      const res = await t.request(method, path, { token: admin, body });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    // Their credential on our workspace is refused before any record is looked at.
+    const cross = await t.request('GET', `${base}/${bobsRecord}`, { token: otherAdmin });
+    expect([403, 404]).toContain(cross.status);
+    const still = await t.request('GET', `${theirs}/${otherRecordId}`, { token: otherAdmin });
+    expect(still.body.fieldValues).toEqual({ diagnosis: 'other tenant diagnosis' });
+  });
+
+  it("refuses grants naming another tenant's members or data type", async () => {
+    const otherMember = (await signup(t, otherWid, otherAdmin, { email: 'carl@example.com' })).member.id;
+    for (const body of [
+      { granteeMemberId: otherMember, ownerMemberId: bob.id, access: 'read' },
+      { granteeMemberId: ann.id, ownerMemberId: otherMember, access: 'read' },
+      { granteeMemberId: ann.id, ownerMemberId: bob.id, access: 'read', dataTypeId: otherTypeId },
+    ]) {
+      const res = await t.request('POST', `/w/${wid}/record-grants`, { token: admin, body });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+  });
+
+  it("never shows a member without records:admin another member's record through a list filter", async () => {
+    for (const query of [
+      `memberId=${bob.id}`,
+      'externalId=bob-visit',
+      'field.diagnosis=Bob%20secret%20diagnosis',
+      'search=secret',
+      `memberId=${bob.id}&externalId=bob-visit&search=bob`,
+    ]) {
+      const res = await t.request('GET', `${base}?${query}`, { token: ann.token });
+      expect({ query, status: res.status, total: res.body.total }).toEqual({ query, status: 200, total: 0 });
+    }
+  });
+
+  it("does not let a member grant itself access to another member's records", async () => {
+    for (const access of ['read', 'write']) {
+      const res = await t.request('POST', `/w/${wid}/record-grants`, {
+        token: ann.token,
+        body: { granteeMemberId: ann.id, ownerMemberId: bob.id, access },
+      });
+      expect(res.status).toBe(403);
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    expect((await t.request('GET', `${base}/${bobsRecord}`, { token: ann.token })).status).toBe(403);
+  });
+
+  it("answers an upsert onto another member's externalId without saying whose record it is", async () => {
+    // Ann, with no scope, upserts her own record under Bob's externalId: refused, and the
+    // answer must not confirm that the externalId exists or name its owner.
+    const res = await t.request('POST', `/w/${wid}/data-types/${typeId}/upsert/bob-visit`, {
+      token: ann.token,
+      body: { memberId: ann.id, fieldValues: { diagnosis: 'overwrite attempt' } },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.detail).not.toContain(String(bob.id));
+    expect(res.body.detail).not.toMatch(/belongs to/);
+    expect(await t.eventsOf(res)).toEqual([]);
+    // Bulk needs records:write; a key with it (acting as the Manager's member) but without
+    // records:admin or a grant is in the same position for Bob's record.
+    const writer = await keyWithScopes(t, admin, ['records:write']);
+    const bulk = await t.request('POST', `${base}/bulk`, {
+      token: writer,
+      body: {
+        upsert: true,
+        records: [
+          { memberId: adminMember, externalId: 'bob-visit', fieldValues: { diagnosis: 'overwrite' } },
+        ],
+      },
+    });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body.importedCount).toBe(0);
+    expect(bulk.body.errors[0].detail).not.toMatch(/belongs to/);
+    expect(bulk.body.errors[0].detail).not.toContain(String(bob.id));
+    const unchanged = await t.request('GET', `${base}/${bobsRecord}`, { token: admin });
+    expect(unchanged.body.fieldValues).toEqual({ diagnosis: 'Bob secret diagnosis' });
+  });
+
+  it.each([
+    ['field.__proto__', 'x'],
+    ['field.constructor', 'x'],
+    ["field.diagnosis'--", 'x'],
+    ['field.diagnosis%22%3B%20DROP%20TABLE%20data_records%3B--', 'x'],
+    ['field.', 'x'],
+  ])('refuses the filter %s with a 400 naming it, never a 500', async (key, value) => {
+    const res = await t.request('GET', `${base}?${key}=${value}`, { token: admin });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^query field\./);
+  });
+
+  it("keeps a value out of a validation error's detail (PHI)", async () => {
+    const phi = 'patient-hiv-positive@@clinic';
+    const res = await t.request('POST', base, {
+      token: admin,
+      body: { memberId: bob.id, fieldValues: { email: phi } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^fieldValues\.email: /);
+    expect(JSON.stringify(res.body)).not.toContain('hiv');
+    const bulk = await t.request('POST', `${base}/bulk`, {
+      token: admin,
+      body: { records: [{ fieldValues: { email: phi } }] },
+    });
+    expect(bulk.status).toBe(200);
+    expect(JSON.stringify(bulk.body)).not.toContain('hiv');
+  });
+
+  it('refuses 10,001 records in one bulk request and writes none of them', async () => {
+    const records = Array.from({ length: 10_001 }, (_, i) => ({ externalId: `flood-${i}` }));
+    const res = await t.request('POST', `${base}/bulk`, { token: admin, body: { records } });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^records: /);
+    const after = await t.request('GET', `${base}?externalId=flood-0`, { token: admin });
+    expect(after.body.total).toBe(0);
+  });
+
+  it.each([
+    'https://2130706433/hook',
+    'https://0x7f000001/hook',
+    'https://0177.0.0.1/hook',
+    'https://127.1/hook',
+    'https://0.0.0.0/hook',
+    'https://[::]/hook',
+    'https://[::ffff:7f00:1]/hook',
+    'https://[0:0:0:0:0:ffff:127.0.0.1]/hook',
+    'https://[64:ff9b::7f00:1]/hook',
+    'https://[2002:7f00:1::]/hook',
+    'https://[fd00::1]/hook',
+    'https://100.64.0.1/hook',
+    'https://169.254.169.254./hook',
+  ])('refuses the webhook URL %s, a private address in disguise', async (webhookUrl) => {
+    const res = await t.request('POST', `/w/${wid}/event-rules`, {
+      token: admin,
+      body: { name: 'ssrf', eventType: 'member:updated', actionParams: { webhookUrl } },
+    });
+    expect({ webhookUrl, status: res.status }).toEqual({ webhookUrl, status: 400 });
+    expect(res.body.detail).toMatch(/^actionParams.webhookUrl: /);
+    expect(await t.eventsOf(res)).toEqual([]);
+  });
+});
