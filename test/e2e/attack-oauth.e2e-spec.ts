@@ -1,0 +1,145 @@
+import { startTestApp, TestApp } from '../support/app';
+import {
+  App,
+  authorizeThroughPages,
+  authorizeUrl,
+  createApp,
+  OAuthBrowser,
+  Owner,
+  ownerWithPassword,
+  postForm,
+  REDIRECT,
+  tokensFor,
+} from '../support/oauth-browser';
+
+/**
+ * A hostile OAuth client: redirect_uri look-alikes, another client's refresh token, an
+ * access token reaching account-level routes, scope widening at authorization.
+ */
+describe('attack: OAuth (e2e)', () => {
+  let t: TestApp;
+  let owner: Owner;
+  let app: App;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await ownerWithPassword(t, 'Attacked');
+    app = await createApp(t, owner.apiKey, {
+      redirectUris: [REDIRECT, 'http://127.0.0.1/native'],
+    });
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    'https://client.example.com/callback/',
+    'https://CLIENT.example.com/callback',
+    'https://client.example.com/callback/../evil',
+    'https://client.example.com/Callback',
+    'https://client.example.com:443/callback',
+    'https://client.example.com/callback#frag',
+    'https://client.example.com.evil.com/callback',
+    'https://evil.com@client.example.com/callback',
+    'https://client.example.com%2F@evil.com/callback',
+    'http://client.example.com/callback',
+    'http://127.0.0.1@evil.com/native',
+    'http://evil@127.0.0.1:4000/native',
+    'http://localhost/native',
+    'http://127.0.0.1/native/../other',
+  ])('never redirects to the look-alike redirect_uri %s', async (redirectUri) => {
+    const page = await new OAuthBrowser().get(
+      authorizeUrl(t, { response_type: 'code', client_id: app.clientId, redirect_uri: redirectUri }),
+    );
+    expect({ redirectUri, status: page.status, location: page.location }).toEqual({
+      redirectUri,
+      status: 400,
+      location: null,
+    });
+  });
+
+  it('does not let an app ask for more than it registered, or for account:admin', async () => {
+    for (const scope of ['records:admin', 'data:admin', 'account:admin', 'workspace:read account:admin']) {
+      const page = await new OAuthBrowser().get(
+        authorizeUrl(t, { response_type: 'code', client_id: app.clientId, redirect_uri: REDIRECT, scope }),
+      );
+      expect([302, 303]).toContain(page.status);
+      const back = new URL(page.location!);
+      expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+      expect({ scope, error: back.searchParams.get('error'), code: back.searchParams.get('code') }).toEqual({
+        scope,
+        error: 'invalid_scope',
+        code: null,
+      });
+    }
+  });
+
+  it("refuses client B the refresh token of client A, and leaves A's token working", async () => {
+    const other = await createApp(t, owner.apiKey, { name: 'Other client' });
+    const tokens = await tokensFor(t, owner, app);
+    const stolen = await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+      client_id: other.clientId,
+      client_secret: other.clientSecret!,
+    });
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.error).toBe('invalid_grant');
+    expect(stolen.body.access_token).toBeUndefined();
+    const own = await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    });
+    expect(own.status).toBe(200);
+    // And B cannot revoke A's token nor see it through introspection.
+    const introspected = await postForm(
+      t,
+      '/oauth/introspect',
+      { token: own.body.access_token as string },
+      { id: other.clientId, secret: other.clientSecret! },
+    );
+    expect(introspected.body).toEqual({ active: false });
+  });
+
+  it('keeps an access token away from the account: its apps, keys, password and profile', async () => {
+    const { access_token: token } = await tokensFor(t, owner, app, 'workspace:read members:read data:write');
+    for (const [method, path, body] of [
+      ['GET', '/me/apps', undefined],
+      ['POST', '/me/apps', { name: 'x', redirectUris: [REDIRECT], scopes: ['workspace:read'] }],
+      ['GET', `/me/apps/${app.id}`, undefined],
+      ['POST', `/me/apps/${app.id}/rotate-secret`, undefined],
+      ['DELETE', `/me/apps/${app.id}`, undefined],
+      ['PUT', '/me/password', { newPassword: 'taken over by an app 123' }],
+      ['GET', '/me/api-keys', undefined],
+      ['POST', '/me/api-keys', { name: 'backdoor', scopes: ['records:admin'] }],
+      ['PUT', '/me', { email: 'attacker@example.com' }],
+      ['GET', '/me/invitations', undefined],
+    ] as const) {
+      const res = await t.request(method, path, { token: token as string, body });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+  });
+
+  it("answers another account's app as absent", async () => {
+    const stranger = await ownerWithPassword(t, 'Stranger');
+    for (const [method, path, body] of [
+      ['GET', `/me/apps/${app.id}`, undefined],
+      ['PUT', `/me/apps/${app.id}`, { name: 'mine now' }],
+      ['POST', `/me/apps/${app.id}/rotate-secret`, undefined],
+      ['DELETE', `/me/apps/${app.id}`, undefined],
+    ] as const) {
+      const res = await t.request(method, path, { token: stranger.apiKey, body });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
+    }
+    const listed = await t.request('GET', '/me/apps', { token: stranger.apiKey });
+    expect((listed.body.items as { id: string }[]).map((a) => a.id)).not.toContain(app.id);
+    // The owner's app still works: the flow runs end to end.
+    const back = await authorizeThroughPages(t, owner, {
+      client_id: app.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'workspace:read',
+    });
+    expect(back.searchParams.get('code')).toBeTruthy();
+  });
+});
