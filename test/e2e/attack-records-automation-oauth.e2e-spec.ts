@@ -1,4 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
+import { uploadFile } from '../support/file-uploads';
 import { keyWithScopes, signup } from '../support/identity-fixtures';
 import { createDataType, recordsPath } from '../support/records-fixtures';
 
@@ -164,6 +165,74 @@ describe('attack: records and event rules (e2e)', () => {
     expect(unchanged.body.fieldValues).toEqual({ diagnosis: 'Bob secret diagnosis' });
   });
 
+  it("does not let a signup's data overwrite another member's record by its externalId", async () => {
+    const writer = await keyWithScopes(t, admin, ['records:write', 'members:write']);
+    const res = await t.request('POST', `/w/${wid}/create-signup`, {
+      token: writer,
+      body: {
+        member: { email: 'mallory@example.com' },
+        data: { visits: { externalId: 'bob-visit', values: { diagnosis: 'rewritten by a signup' } } },
+      },
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(JSON.stringify(res.body)).not.toMatch(/belongs to/);
+    const unchanged = await t.request('GET', `${base}/${bobsRecord}`, { token: admin });
+    expect(unchanged.body.fieldValues).toEqual({ diagnosis: 'Bob secret diagnosis' });
+  });
+
+  it('lets one of two members racing to upsert one externalId win, and never the other overwrite it', async () => {
+    for (let round = 0; round < 5; round++) {
+      const externalId = `race-${round}`;
+      const [a, b] = await Promise.all(
+        [ann, bob].map((m) =>
+          t.request('POST', `/w/${wid}/data-types/${typeId}/upsert/${externalId}`, {
+            token: m.token,
+            body: { memberId: m.id, fieldValues: { diagnosis: `by ${m.id}` } },
+          }),
+        ),
+      );
+      const statuses = [a.status, b.status].sort();
+      expect({ round, statuses }).toEqual({ round, statuses: [201, 403] });
+      const winner = a.status === 201 ? ann : bob;
+      const list = await t.request('GET', `${base}?externalId=${externalId}`, { token: admin });
+      expect(list.body.total).toBe(1);
+      expect(list.body.items[0]).toMatchObject({
+        memberId: winner.id,
+        fieldValues: { diagnosis: `by ${winner.id}` },
+      });
+    }
+  });
+
+  it('refuses malformed list parameters and body fields with a 400, never a 500 or a widened result', async () => {
+    for (const query of [
+      'sort=id;DROP%20TABLE%20x',
+      'sort=member_id',
+      'memberId=1%20OR%201=1',
+      'memberId=-1',
+      'page_size=100000',
+    ]) {
+      const res = await t.request('GET', `${base}?${query}`, { token: ann.token });
+      expect({ query, status: res.status }).toEqual({ query, status: 400 });
+    }
+    const own = await t.request('POST', base, {
+      token: ann.token,
+      body: { memberId: ann.id, fieldValues: { diagnosis: 'mine' } },
+    });
+    expect(own.status).toBe(201);
+    const moved = await t.request('PUT', `${base}/${own.body.id}`, {
+      token: ann.token,
+      body: { memberId: bob.id, fieldValues: { diagnosis: 'now bobs' } },
+    });
+    expect(moved.status).toBe(400);
+    const grant = await t.request('POST', `/w/${wid}/record-grants`, {
+      token: ann.token,
+      body: { granteeMemberId: bob.id, ownerMemberId: ann.id, access: 'admin' },
+    });
+    expect(grant.status).toBe(400);
+    expect(grant.body.detail).toMatch(/^access/);
+  });
+
   it.each([
     ['field.__proto__', 'x'],
     ['field.constructor', 'x'],
@@ -200,6 +269,33 @@ describe('attack: records and event rules (e2e)', () => {
     expect(res.body.detail).toMatch(/^records: /);
     const after = await t.request('GET', `${base}?externalId=flood-0`, { token: admin });
     expect(after.body.total).toBe(0);
+  });
+
+  it("keeps a traversal out of a file's name, serves HTML as an attachment that is not sniffed, and another tenant's fileId is 404", async () => {
+    const html = Buffer.from('<html><script>alert(document.cookie)</script></html>');
+    const up = await uploadFile(t.baseUrl, wid, admin, html, {
+      name: '../../../../etc/passwd/..\\..\\evil.html',
+      type: 'image/png',
+    });
+    expect(up.status).toBe(201);
+    expect(up.body.name).not.toMatch(/[\\/]|\.\./);
+    expect(up.body.contentType).not.toBe('image/png');
+    const content = await fetch(`${t.baseUrl}/w/${wid}/files/${up.body.id}/content`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(content.status).toBe(200);
+    expect(content.headers.get('content-type')).not.toMatch(/^text\/html|^image\/png/);
+    expect(content.headers.get('content-disposition')).toMatch(/^attachment/);
+    expect(content.headers.get('x-content-type-options')).toBe('nosniff');
+    for (const [method, path] of [
+      ['GET', `/w/${otherWid}/files/${up.body.id}`],
+      ['GET', `/w/${otherWid}/files/${up.body.id}/content`],
+      ['DELETE', `/w/${otherWid}/files/${up.body.id}`],
+    ] as const) {
+      const res = await t.request(method, path, { token: otherAdmin });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
+    }
+    expect((await t.request('GET', `/w/${wid}/files/${up.body.id}`, { token: admin })).status).toBe(200);
   });
 
   it.each([
