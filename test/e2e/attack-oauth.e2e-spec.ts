@@ -1,4 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
+import { createDataType, recordsPath } from '../support/records-fixtures';
 import {
   App,
   authorizeThroughPages,
@@ -119,6 +120,49 @@ describe('attack: OAuth (e2e)', () => {
       expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
       expect(await t.eventsOf(res)).toEqual([]);
     }
+  });
+
+  it("does not let a token without a records scope reach the person's own records through the self rule", async () => {
+    const type = await createDataType(t, owner.workspaceId, owner.apiKey, {
+      slug: 'health',
+      isCollection: true,
+      fields: [{ slug: 'note', fieldType: 'text' }],
+    });
+    const base = recordsPath(owner.workspaceId, type.id);
+    const own = await t.request('POST', base, {
+      token: owner.apiKey,
+      body: { memberId: owner.memberId, fieldValues: { note: 'private health note' } },
+    });
+    expect(own.status).toBe(201);
+    const { access_token: narrow } = await tokensFor(t, owner, app, 'workspace:read');
+    for (const [method, path, body] of [
+      ['GET', `${base}/${own.body.id}`, undefined],
+      ['PUT', `${base}/${own.body.id}`, { fieldValues: { note: 'changed by an app' } }],
+      ['POST', base, { memberId: owner.memberId, fieldValues: { note: 'planted' } }],
+      [
+        'POST',
+        `/w/${owner.workspaceId}/data-types/${type.id}/upsert/x1`,
+        { memberId: owner.memberId, fieldValues: { note: 'x' } },
+      ],
+      [
+        'POST',
+        `/w/${owner.workspaceId}/record-grants`,
+        { granteeMemberId: owner.memberId, ownerMemberId: owner.memberId, access: 'read' },
+      ],
+    ] as const) {
+      const res = await t.request(method, path, { token: narrow as string, body });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
+      expect(JSON.stringify(res.body)).not.toContain('private health note');
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    const list = await t.request('GET', base, { token: narrow as string });
+    expect(list.status).toBe(200);
+    expect(list.body.total).toBe(0);
+    // With data:write consented (data:X covers records:X) the same person's records are reachable.
+    const { access_token: wide } = await tokensFor(t, owner, app, 'data:write');
+    const got = await t.request('GET', `${base}/${own.body.id}`, { token: wide as string });
+    expect(got.status).toBe(200);
+    expect(got.body.fieldValues).toEqual({ note: 'private health note' });
   });
 
   it("answers another account's app as absent", async () => {

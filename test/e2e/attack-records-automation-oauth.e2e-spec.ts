@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startTestApp, TestApp } from '../support/app';
 import { uploadFile } from '../support/file-uploads';
 import { keyWithScopes, signup } from '../support/identity-fixtures';
@@ -23,9 +26,11 @@ describe('attack: records and event rules (e2e)', () => {
   let typeId: number;
   let base: string;
   let bobsRecord: number;
+  let dir: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    dir = await mkdtemp(path.join(tmpdir(), 'attack-files-'));
+    t = await startTestApp({ env: { FILE_STORAGE_DIR: dir } });
     const a = await t.bootstrap();
     wid = a.workspaceId;
     admin = a.apiKey;
@@ -67,7 +72,10 @@ describe('attack: records and event rules (e2e)', () => {
     expect(other.status).toBe(201);
     otherRecordId = other.body.id as number;
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it("answers 404 for another tenant's data type and record ids, through every records route", async () => {
     const theirs = recordsPath(otherWid, otherTypeId);
@@ -132,6 +140,32 @@ describe('attack: records and event rules (e2e)', () => {
       expect(await t.eventsOf(res)).toEqual([]);
     }
     expect((await t.request('GET', `${base}/${bobsRecord}`, { token: ann.token })).status).toBe(403);
+  });
+
+  it("bounds the self rule by an API key's own scopes: a chats-only key does not read its member's records", async () => {
+    const own = await t.request('POST', base, {
+      token: admin,
+      body: { memberId: adminMember, fieldValues: { diagnosis: "the owner's own diagnosis" } },
+    });
+    expect(own.status).toBe(201);
+    const chatsOnly = await keyWithScopes(t, admin, ['chats:read']);
+    const got = await t.request('GET', `${base}/${own.body.id}`, { token: chatsOnly });
+    expect(got.status).toBe(403);
+    expect(got.body.detail).toMatch(/records:read/);
+    const list = await t.request('GET', `${base}?memberId=${adminMember}`, { token: chatsOnly });
+    expect(list.body.total).toBe(0);
+    const put = await t.request('PUT', `${base}/${own.body.id}`, {
+      token: chatsOnly,
+      body: { fieldValues: { diagnosis: 'x' } },
+    });
+    expect(put.status).toBe(403);
+    // A member token is the member itself: its own records need no scope (SPEC self-access).
+    const annsOwn = await t.request('POST', base, {
+      token: ann.token,
+      body: { memberId: ann.id, fieldValues: { diagnosis: 'ann' } },
+    });
+    expect(annsOwn.status).toBe(201);
+    expect((await t.request('GET', `${base}/${annsOwn.body.id}`, { token: ann.token })).status).toBe(200);
   });
 
   it("answers an upsert onto another member's externalId without saying whose record it is", async () => {

@@ -14,6 +14,7 @@ import type { RecordCaller } from '../domain/record-access.policy';
 export const callerOf = (p: Principal): RecordCaller => ({
   scopes: p.effectiveScopes,
   memberId: p.membership?.memberId,
+  credentialScopes: p.credential.kind === 'member_token' ? undefined : p.credential.scopes,
 });
 
 /** A path id that is not a positive integer names nothing: 404, like an id that does not exist. */
