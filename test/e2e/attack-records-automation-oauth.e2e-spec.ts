@@ -332,6 +332,50 @@ describe('attack: records and event rules (e2e)', () => {
     expect((await t.request('GET', `/w/${wid}/files/${up.body.id}`, { token: admin })).status).toBe(200);
   });
 
+  it('does not let automations:write without records:admin point a record rule at its own receiver (PHI)', async () => {
+    const automator = await keyWithScopes(t, admin, ['automations:write', 'records:read']);
+    const receiver = 'https://93.184.216.34/hook';
+    for (const eventType of [
+      'data_record:created',
+      'record.updated',
+      'data_record:changed',
+      'record.deleted',
+    ]) {
+      const res = await t.request('POST', `/w/${wid}/event-rules`, {
+        token: automator,
+        body: { name: 'exfiltrate', eventType, actionParams: { webhookUrl: receiver } },
+      });
+      expect({ eventType, status: res.status }).toEqual({ eventType, status: 403 });
+      expect(res.body.detail).toMatch(/^eventType: .*records:admin/);
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    // A rule for members is the automator's to make; turning it into a record rule is not.
+    const members = await t.request('POST', `/w/${wid}/event-rules`, {
+      token: automator,
+      body: { name: 'members', eventType: 'member:updated', actionParams: { webhookUrl: receiver } },
+    });
+    expect(members.status).toBe(201);
+    const retyped = await t.request('PUT', `/w/${wid}/event-rules/${members.body.id}`, {
+      token: automator,
+      body: { eventType: 'data_record:created' },
+    });
+    expect(retyped.status).toBe(403);
+    // Nor may it redirect a record rule records:admin made.
+    const made = await t.request('POST', `/w/${wid}/event-rules`, {
+      token: admin,
+      body: { name: 'records', eventType: 'data_record:created', actionParams: { webhookUrl: receiver } },
+    });
+    expect(made.status).toBe(201);
+    const redirected = await t.request('PUT', `/w/${wid}/event-rules/${made.body.id}`, {
+      token: automator,
+      body: { actionParams: { webhookUrl: 'https://93.184.216.35/stolen' } },
+    });
+    expect(redirected.status).toBe(403);
+    expect(await t.eventsOf(redirected)).toEqual([]);
+    const still = await t.request('GET', `/w/${wid}/event-rules/${made.body.id}`, { token: admin });
+    expect(still.body.actionParams.webhookUrl).toBe(receiver);
+  });
+
   it.each([
     'https://2130706433/hook',
     'https://0x7f000001/hook',
