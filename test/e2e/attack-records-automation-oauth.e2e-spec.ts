@@ -374,6 +374,29 @@ describe('attack: records and event rules (e2e)', () => {
     expect(await t.eventsOf(redirected)).toEqual([]);
     const still = await t.request('GET', `/w/${wid}/event-rules/${made.body.id}`, { token: admin });
     expect(still.body.actionParams.webhookUrl).toBe(receiver);
+
+    // The rule's deliveries carry the record: webhooks:read alone sees the log, not the body.
+    const phi = await t.request('POST', base, {
+      token: admin,
+      body: { memberId: bob.id, fieldValues: { diagnosis: 'delivered diagnosis' } },
+    });
+    expect(phi.status).toBe(201);
+    let deliveryId: string | undefined;
+    for (let i = 0; i < 100 && !deliveryId; i++) {
+      const logs = await t.request('GET', `/w/${wid}/webhook-logs?ruleId=${made.body.id}`, { token: admin });
+      deliveryId = (logs.body.items as { id: string }[])[0]?.id;
+      if (!deliveryId) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(deliveryId).toBeDefined();
+    const hooksReader = await keyWithScopes(t, admin, ['webhooks:read', 'records:read']);
+    const hidden = await t.request('GET', `/w/${wid}/webhook-logs/${deliveryId}`, { token: hooksReader });
+    expect(hidden.status).toBe(200);
+    expect(hidden.body.requestBody).toBeUndefined();
+    expect(JSON.stringify(hidden.body)).not.toContain('delivered diagnosis');
+    const listed = await t.request('GET', `/w/${wid}/webhook-logs`, { token: hooksReader });
+    expect(JSON.stringify(listed.body)).not.toContain('delivered diagnosis');
+    const shown = await t.request('GET', `/w/${wid}/webhook-logs/${deliveryId}`, { token: admin });
+    expect(shown.body.requestBody).toContain('delivered diagnosis');
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { ForbiddenError } from '../../../core/http/domain-errors';
-import { assertMayDeliver } from './rule-access.policy';
+import { assertMayDeliver, mayReadDeliveryBody } from './rule-access.policy';
 
 describe('rule access policy', () => {
   it('needs records:admin for the record events, and nothing more for the others', () => {
@@ -16,5 +16,11 @@ describe('rule access policy', () => {
     }
     expect(() => assertMayDeliver(['automations:write'], 'member:updated', 'eventType')).not.toThrow();
     expect(() => assertMayDeliver([], 'data_record:created', 'trigger')).toThrow(/^trigger: /);
+  });
+
+  it("shows a record delivery's body to records:admin only", () => {
+    expect(mayReadDeliveryBody(['webhooks:read', 'records:write'], 'data_record:updated')).toBe(false);
+    expect(mayReadDeliveryBody(['webhooks:read', 'records:admin'], 'data_record:updated')).toBe(true);
+    expect(mayReadDeliveryBody(['webhooks:read'], 'member:updated')).toBe(true);
   });
 });

@@ -9,7 +9,7 @@ import type { RuleEventType } from './event-types';
  * such a rule anywhere; automations:write alone would let a caller grant its receiver more
  * than the caller holds.
  */
-const RECORD_EVENT_TYPES: readonly RuleEventType[] = [
+const RECORD_EVENT_TYPES: readonly string[] = [
   'data_record:created',
   'data_record:updated',
   'data_record:changed',
@@ -21,4 +21,12 @@ export function assertMayDeliver(scopes: readonly string[], eventType: RuleEvent
     throw new ForbiddenError(
       `${field}: a rule for ${eventType} delivers every record's field values; it needs the scope records:admin`,
     );
+}
+
+/**
+ * The exact body of a delivery is the record itself for the record events: the webhook log
+ * shows it only to those who may read every record (records:admin), not to webhooks:read alone.
+ */
+export function mayReadDeliveryBody(scopes: readonly string[], eventType: string): boolean {
+  return !RECORD_EVENT_TYPES.includes(eventType) || grants(scopes, 'records:admin');
 }
