@@ -165,6 +165,37 @@ describe('attack: OAuth (e2e)', () => {
     expect(got.body.fieldValues).toEqual({ note: 'private health note' });
   });
 
+  it("does not let a token without a chats scope read the person's own chats through the self rule", async () => {
+    const chat = await t.request('POST', `/w/${owner.workspaceId}/chats`, {
+      token: owner.apiKey,
+      body: { channel: 'web-chat', memberId: owner.memberId, title: 'about my diagnosis' },
+    });
+    expect(chat.status).toBe(201);
+    const both = await createApp(t, owner.apiKey, { scopes: ['workspace:read', 'chats:read'] });
+    const { access_token: narrow } = await tokensFor(t, owner, both, 'workspace:read');
+    const list = await t.request('GET', `/w/${owner.workspaceId}/chats`, { token: narrow as string });
+    expect(list.status).toBe(200);
+    expect(list.body.total).toBe(0);
+    for (const path of [
+      `/w/${owner.workspaceId}/chats/${chat.body.id}`,
+      `/w/${owner.workspaceId}/chats/${chat.body.id}/messages`,
+    ]) {
+      const res = await t.request('GET', path, { token: narrow as string });
+      expect({ path, status: res.status }).toEqual({ path, status: 404 });
+    }
+    const created = await t.request('POST', `/w/${owner.workspaceId}/chats`, {
+      token: narrow as string,
+      body: { channel: 'web-chat', memberId: owner.memberId },
+    });
+    expect(created.status).toBe(403);
+    expect(await t.eventsOf(created)).toEqual([]);
+    const { access_token: chats } = await tokensFor(t, owner, both, 'chats:read');
+    const seen = await t.request('GET', `/w/${owner.workspaceId}/chats/${chat.body.id}`, {
+      token: chats as string,
+    });
+    expect(seen.status).toBe(200);
+  });
+
   it("answers another account's app as absent", async () => {
     const stranger = await ownerWithPassword(t, 'Stranger');
     for (const [method, path, body] of [
