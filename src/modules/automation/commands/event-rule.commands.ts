@@ -9,6 +9,8 @@ import { SECRET_BOX } from '../delivery/deliverer';
 import { WebhookTargets } from '../delivery/webhook-targets';
 import { eventRuleDecider } from '../domain/event-rule';
 import { eventRuleStream, RuleDefinition } from '../domain/event-rule.events';
+import type { RuleEventType } from '../domain/event-types';
+import { assertMayDeliver } from '../domain/rule-access.policy';
 import { generateSigningSecret, SecretBox } from '../domain/secret-box';
 import type { RuleInput } from '../http/rule-input';
 
@@ -16,6 +18,8 @@ export class CreateEventRuleCommand {
   constructor(
     readonly workspaceId: string,
     readonly input: RuleInput,
+    /** The caller's effective scopes (rule-access.policy.ts). */
+    readonly scopes: readonly string[],
   ) {}
 }
 
@@ -24,6 +28,7 @@ export class UpdateEventRuleCommand {
     readonly workspaceId: string,
     readonly ruleId: number,
     readonly input: RuleInput,
+    readonly scopes: readonly string[],
     readonly expectedRevision?: bigint,
   ) {}
 }
@@ -55,6 +60,7 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
 
   async execute(cmd: CreateEventRuleCommand): Promise<number> {
     const i = cmd.input;
+    assertMayDeliver(cmd.scopes, i.eventType!, i.eventTypeField);
     await this.targets.check(i.webhookUrl!, i.webhookUrlField);
     const definition: RuleDefinition = {
       name: i.name!,
@@ -101,11 +107,20 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly targets: WebhookTargets,
+    private readonly db: DataSource,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
   ) {}
 
   async execute(cmd: UpdateEventRuleCommand): Promise<void> {
     const i = cmd.input;
+    // Any change to a record rule (its URL above all) redirects what it delivers: the
+    // resulting type decides, as on create.
+    const current = (await this.db.query(
+      `SELECT event_type FROM event_rules WHERE id = $1 AND workspace_id = $2`,
+      [cmd.ruleId, cmd.workspaceId],
+    )) as { event_type: RuleEventType }[];
+    const eventType = i.eventType ?? current[0]?.event_type;
+    if (eventType) assertMayDeliver(cmd.scopes, eventType, i.eventType ? i.eventTypeField : 'eventType');
     if (i.webhookUrl !== undefined) await this.targets.check(i.webhookUrl, i.webhookUrlField);
     const changes: Partial<RuleDefinition> & { enabled?: boolean } = {
       ...(i.name !== undefined ? { name: i.name } : {}),

@@ -3,6 +3,8 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { RequireScope } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { toPageRequest } from '../../../core/http/pagination';
@@ -75,10 +77,14 @@ export class EventRulesController {
   @RequireScope('automations:write')
   @CreatedLocation<EventRuleResponse>((r, p) => `/w/${seg(p.wid.toLowerCase())}/event-rules/${seg(r.id)}`)
   @ApiCreatedResponse({ type: EventRuleResponse })
-  async create(@Param('wid') wid: string, @Body() body: CreateEventRuleDto): Promise<EventRuleResponse> {
+  async create(
+    @Param('wid') wid: string,
+    @Body() body: CreateEventRuleDto,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<EventRuleResponse> {
     const workspaceId = wid.toLowerCase();
     const ruleId = await this.commands.execute<CreateEventRuleCommand, number>(
-      new CreateEventRuleCommand(workspaceId, ruleInputOf(body, 'create')),
+      new CreateEventRuleCommand(workspaceId, ruleInputOf(body, 'create'), p.effectiveScopes),
     );
     return this.queries.execute(new GetEventRuleQuery(workspaceId, ruleId));
   }
@@ -99,12 +105,15 @@ export class EventRulesController {
     @Param('ruleId') rawRuleId: string,
     @Body() body: UpdateEventRuleDto,
     @IfMatch() ifMatch: number[] | undefined,
+    @CurrentPrincipal() p: Principal,
   ): Promise<EventRuleResponse> {
     const workspaceId = wid.toLowerCase();
     const ruleId = ruleIdOf(rawRuleId);
     const input = ruleInputOf(body, 'update');
     const expectedRevision = await this.pinned(workspaceId, ruleId, ifMatch);
-    await this.commands.execute(new UpdateEventRuleCommand(workspaceId, ruleId, input, expectedRevision));
+    await this.commands.execute(
+      new UpdateEventRuleCommand(workspaceId, ruleId, input, p.effectiveScopes, expectedRevision),
+    );
     return this.queries.execute(new GetEventRuleQuery(workspaceId, ruleId));
   }
 

@@ -10,6 +10,8 @@ export interface RuleInput {
   webhookUrl?: string;
   /** Which field carried the URL, for a 400 that names what the client sent. */
   webhookUrlField: string;
+  /** Which field carried the event type (eventType or trigger). */
+  eventTypeField: string;
   payloadFormat?: PayloadFormat;
   maxPerSecond?: number;
   filters?: RuleFilters;
@@ -73,6 +75,7 @@ export function ruleInputOf(body: UpdateEventRuleDto, mode: 'create' | 'update')
     eventType,
     webhookUrl,
     webhookUrlField: urlField,
+    eventTypeField: typeField,
     payloadFormat: p.payloadFormat,
     maxPerSecond: p.maxPerSecond,
     filters,

@@ -2,6 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { RequireScope } from '../../../core/auth/auth.decorators';
+import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
+import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { parseDateTime, toPageRequest } from '../../../core/http/pagination';
 import { RecoverDeliveriesCommand, RedeliverCommand } from '../commands/delivery.commands';
@@ -80,8 +82,14 @@ export class WebhookLogsController {
   @Get(':deliveryId')
   @RequireScope('webhooks:read')
   @ApiOkResponse({ type: WebhookDeliveryResponse })
-  get(@Param('wid') wid: string, @Param('deliveryId') deliveryId: string): Promise<WebhookDeliveryResponse> {
-    return this.queries.execute(new GetWebhookLogQuery(wid.toLowerCase(), deliveryIdOf(deliveryId)));
+  get(
+    @Param('wid') wid: string,
+    @Param('deliveryId') deliveryId: string,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<WebhookDeliveryResponse> {
+    return this.queries.execute(
+      new GetWebhookLogQuery(wid.toLowerCase(), deliveryIdOf(deliveryId), p.effectiveScopes),
+    );
   }
 
   @Post(':deliveryId/redeliver')
@@ -94,10 +102,11 @@ export class WebhookLogsController {
   async redeliver(
     @Param('wid') wid: string,
     @Param('deliveryId') raw: string,
+    @CurrentPrincipal() p: Principal,
   ): Promise<WebhookDeliveryResponse> {
     const workspaceId = wid.toLowerCase();
     const deliveryId = deliveryIdOf(raw);
     await this.commands.execute(new RedeliverCommand(workspaceId, deliveryId));
-    return this.queries.execute(new GetWebhookLogQuery(workspaceId, deliveryId));
+    return this.queries.execute(new GetWebhookLogQuery(workspaceId, deliveryId, p.effectiveScopes));
   }
 }

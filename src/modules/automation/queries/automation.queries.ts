@@ -7,6 +7,7 @@ import { WebhookDeliveryEntity, DeliveryStatus } from '../delivery/webhook-deliv
 import { EventRuleResponse } from '../http/event-rule.dto';
 import { WebhookDeliveryResponse } from '../http/webhook-log.dto';
 import { EventRuleEntity } from '../projections/event-rule.entity';
+import { mayReadDeliveryBody } from '../domain/rule-access.policy';
 
 export class ListEventRulesQuery {
   constructor(
@@ -35,6 +36,8 @@ export class GetWebhookLogQuery {
   constructor(
     readonly workspaceId: string,
     readonly deliveryId: string,
+    /** The caller's effective scopes: a record delivery's body needs records:admin. */
+    readonly scopes: readonly string[],
   ) {}
 }
 
@@ -112,6 +115,6 @@ export class GetWebhookLogHandler implements IQueryHandler<GetWebhookLogQuery> {
       .getRepository(WebhookDeliveryEntity)
       .findOneBy({ id: q.deliveryId, workspaceId: q.workspaceId });
     if (!row) throw new NotFoundError('Delivery not found');
-    return WebhookDeliveryResponse.of(row, true);
+    return WebhookDeliveryResponse.of(row, mayReadDeliveryBody(q.scopes, row.eventType));
   }
 }

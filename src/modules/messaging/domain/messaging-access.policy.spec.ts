@@ -45,3 +45,18 @@ describe('messaging access policy', () => {
     expect(mayUseInbox({ scopes: [], memberId: 3 }, inbox)).toBe(false);
   });
 });
+
+describe('the own-chats rule under a scoped credential', () => {
+  it('needs the credential to name chats at the level asked for; a member token needs nothing', () => {
+    const narrow = { scopes: ['workspace:read'], memberId: 5, credentialScopes: ['workspace:read'] };
+    const reader = { scopes: [], memberId: 5, credentialScopes: ['chats:read'] };
+    const token = { scopes: [], memberId: 5 };
+    expect(() => assertMaySeeChat(narrow, chat)).toThrow(NotFoundError);
+    expect(chatVisibility(narrow)).toEqual({ memberId: undefined });
+    expect(() => assertMayCreateChat(narrow, 5)).toThrow(ForbiddenError);
+    expect(() => assertMaySeeChat(reader, chat)).not.toThrow();
+    expect(() => assertMayWriteChat(reader, chat)).toThrow(ForbiddenError);
+    expect(() => assertMayWriteChat(token, chat)).not.toThrow();
+    expect(() => assertMaySendAsAssistant({ ...reader, memberId: 9 }, chat)).toThrow(ForbiddenError);
+  });
+});

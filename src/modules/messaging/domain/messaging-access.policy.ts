@@ -5,7 +5,18 @@ import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors'
 export interface Caller {
   scopes: readonly string[];
   memberId: number | undefined;
+  /**
+   * The credential's own scopes, before the role intersection, for a scoped credential
+   * (API key, OAuth token); undefined for a member token, which is the member itself. The
+   * "own chats" rule needs no role scope, but a scoped credential must still name chats:
+   * an app granted `workspace:read` does not read the person's chats.
+   */
+  credentialScopes?: readonly string[];
 }
+
+/** Whether the own-chats rule reaches this far for the credential. */
+const selfAllowed = (caller: Caller, level: 'read' | 'write'): boolean =>
+  caller.credentialScopes === undefined || grants(caller.credentialScopes, `chats:${level}`);
 
 interface ChatPeople {
   memberId: number;
@@ -14,9 +25,9 @@ interface ChatPeople {
 }
 
 /** The caller is the chat's member, one of its participants, or its human assistant. */
-export function takesPart(caller: Caller, chat: ChatPeople): boolean {
+export function takesPart(caller: Caller, chat: ChatPeople, level: 'read' | 'write' = 'read'): boolean {
   const me = caller.memberId;
-  if (me === undefined) return false;
+  if (me === undefined || !selfAllowed(caller, level)) return false;
   return (
     chat.memberId === me || chat.assistantMemberId === me || chat.participants.some((p) => p.memberId === me)
   );
@@ -34,19 +45,21 @@ export function assertMaySeeChat(caller: Caller, chat: ChatPeople): void {
 
 /** Which chats a list shows: all with chats:read, else those the caller takes part in. */
 export function chatVisibility(caller: Caller): { all: true } | { memberId: number | undefined } {
-  return grants(caller.scopes, 'chats:read') ? { all: true } : { memberId: caller.memberId };
+  if (grants(caller.scopes, 'chats:read')) return { all: true };
+  return { memberId: selfAllowed(caller, 'read') ? caller.memberId : undefined };
 }
 
 /** Changing a chat or writing into it: chats:write, or taking part in it (after it was found visible). */
 export function assertMayWriteChat(caller: Caller, chat: ChatPeople): void {
   assertMaySeeChat(caller, chat);
-  if (grants(caller.scopes, 'chats:write') || takesPart(caller, chat)) return;
+  if (grants(caller.scopes, 'chats:write') || takesPart(caller, chat, 'write')) return;
   throw new ForbiddenError('This credential lacks the scope chats:write');
 }
 
 /** Creating a chat: chats:write, or a chat of one's own (memberId is the caller). */
 export function assertMayCreateChat(caller: Caller, memberId: number): void {
-  if (grants(caller.scopes, 'chats:write') || caller.memberId === memberId) return;
+  if (grants(caller.scopes, 'chats:write') || (caller.memberId === memberId && selfAllowed(caller, 'write')))
+    return;
   throw new ForbiddenError(
     'This credential lacks the scope chats:write (only a chat of your own needs none)',
   );
@@ -59,7 +72,12 @@ export function assertMayCreateChat(caller: Caller, memberId: number): void {
 export function assertMaySendAsAssistant(caller: Caller, chat: ChatPeople): void {
   assertMaySeeChat(caller, chat);
   if (grants(caller.scopes, 'chats:write')) return;
-  if (chat.assistantMemberId !== null && caller.memberId === chat.assistantMemberId) return;
+  if (
+    chat.assistantMemberId !== null &&
+    caller.memberId === chat.assistantMemberId &&
+    selfAllowed(caller, 'write')
+  )
+    return;
   throw new ForbiddenError('This credential lacks the scope chats:write');
 }
 

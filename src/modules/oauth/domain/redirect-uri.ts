@@ -57,7 +57,9 @@ export function matchesRegisteredUri(given: string, registered: readonly string[
   } catch {
     return false;
   }
-  if (!isLoopback(url) || given.includes('#')) return false;
+  // Credentials are refused at registration; a given URI must not add them either (the
+  // port-free comparison below would otherwise ignore them).
+  if (!isLoopback(url) || given.includes('#') || url.username || url.password) return false;
   const withoutPort = (u: URL): string => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;
   return registered.some((r) => {
     const reg = new URL(r);

@@ -276,16 +276,18 @@ export class RecordWriter {
       const holder = await this.holderOf(type, externalId);
       if (holder !== undefined) {
         // Upserts of one externalId all land on one stream: more room for lost races than a PUT.
+        // Access first: the conflict below names the holder's owner, which only a caller
+        // allowed to edit that record may learn.
         const edit = (r: DataRecordState) => {
-          if (input.memberId !== null && r.memberId !== input.memberId)
-            throw new ConflictError(
-              `externalId: record ${r.recordId} with this externalId belongs to ${r.memberId === null ? 'no member' : `member ${r.memberId}`}`,
-            );
           assertMayEdit(
             caller,
             { memberId: r.memberId, dataTypeId: type.dataTypeId, visibility: type.visibility },
             held,
           );
+          if (input.memberId !== null && r.memberId !== input.memberId)
+            throw new ConflictError(
+              `externalId: record ${r.recordId} with this externalId belongs to ${r.memberId === null ? 'no member' : `member ${r.memberId}`}`,
+            );
         };
         const { record, appended } = (await this.update(
           type,

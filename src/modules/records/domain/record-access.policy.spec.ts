@@ -118,3 +118,24 @@ describe('record access policy', () => {
     expect(allowed(() => assertMayRevoke(self, { ownerMemberId: 2, granteeMemberId: 3 }))).toBe(false);
   });
 });
+
+describe('the self rule under a scoped credential', () => {
+  // An API key or OAuth token whose own scopes name no records scope (role: Manager).
+  const chatsKey: RecordCaller = { scopes: ['chats:read'], memberId: 1, credentialScopes: ['chats:read'] };
+  const readKey: RecordCaller = { scopes: ['records:read'], memberId: 1, credentialScopes: ['records:read'] };
+  // A key naming records:write for a member whose role holds no records scope (External).
+  const externalKey: RecordCaller = { scopes: [], memberId: 1, credentialScopes: ['records:write'] };
+
+  it('needs the credential to name records at the level asked for', () => {
+    expect(allowed(() => assertMayRead(chatsKey, own, []))).toBe(false);
+    expect(allowed(() => assertMayEdit(chatsKey, own, []))).toBe(false);
+    expect(allowed(() => assertMayCreate(chatsKey, 1, 'workspace'))).toBe(false);
+    expect(allowed(() => assertMayGrant(chatsKey, 1))).toBe(false);
+    expect(listScope(chatsKey, 4, [])).toMatchObject({ all: false, selfId: null });
+    expect(allowed(() => assertMayRead(readKey, own, []))).toBe(true);
+    expect(allowed(() => assertMayEdit(readKey, own, []))).toBe(false);
+    expect(allowed(() => assertMayEdit(externalKey, own, []))).toBe(true);
+    expect(allowed(() => assertMayCreate(externalKey, 1, 'workspace'))).toBe(true);
+    expect(allowed(() => assertMayRead(externalKey, others, []))).toBe(false);
+  });
+});

@@ -9,8 +9,11 @@ import type { Visibility } from './data-type.events';
  *
  * - an admin-only type's records need records:admin, whoever owns them;
  * - records:admin reads and changes every record;
- * - one's own records (memberId = self) are read and edited without any scope; deleting
- *   them, like writing unowned records, needs records:write (rule 7);
+ * - one's own records (memberId = self) are read and edited without any role scope;
+ *   deleting them, like writing unowned records, needs records:write (rule 7). A scoped
+ *   credential (API key, OAuth token) still bounds this: its own scopes must name
+ *   records at that level, so an app granted `workspace:read` does not read the person's
+ *   records (PHI) through the self rule;
  * - unowned records (no memberId) are read with records:read, written with records:write;
  * - another member's records are read with a read or write grant from that member, and
  *   edited or deleted with a write grant (rule 5); creating one needs records:write.
@@ -19,6 +22,22 @@ export interface RecordCaller {
   /** Effective scopes in the workspace (credential ∩ role; none for member tokens). */
   scopes: readonly string[];
   memberId: number | undefined;
+  /**
+   * The credential's own scopes, before the role intersection, when it carries any (API
+   * keys, OAuth tokens); undefined for a member token, which acts as the member itself.
+   */
+  credentialScopes?: readonly string[];
+}
+
+/** Whether the self rule reaches this far for the credential (see credentialScopes). */
+const selfAllowed = (caller: RecordCaller, level: 'read' | 'write'): boolean =>
+  caller.credentialScopes === undefined || grants(caller.credentialScopes, `records:${level}`);
+
+/** One's own record: true when the self rule allows it, a 403 when the credential's scopes stop it. */
+function ownRecord(caller: RecordCaller, memberId: number | null, level: 'read' | 'write'): boolean {
+  if (memberId === null || memberId !== caller.memberId) return false;
+  if (selfAllowed(caller, level)) return true;
+  throw new ForbiddenError(`This credential lacks the scope records:${level}`);
 }
 
 /** A sharing grant the caller holds: the owner's records (of one type, or all) to the grantee. */
@@ -53,7 +72,7 @@ export function assertTypeRecordsAccess(caller: RecordCaller, visibility: Visibi
 export function assertMayRead(caller: RecordCaller, r: RecordTarget, held: readonly HeldGrant[]): void {
   assertTypeRecordsAccess(caller, r.visibility);
   if (isRecordsAdmin(caller)) return;
-  if (r.memberId !== null && r.memberId === caller.memberId) return;
+  if (ownRecord(caller, r.memberId, 'read')) return;
   if (r.memberId === null) {
     if (grants(caller.scopes, 'records:read')) return;
     throw new ForbiddenError('This credential lacks the scope records:read');
@@ -65,7 +84,7 @@ export function assertMayRead(caller: RecordCaller, r: RecordTarget, held: reado
 export function assertMayEdit(caller: RecordCaller, r: RecordTarget, held: readonly HeldGrant[]): void {
   assertTypeRecordsAccess(caller, r.visibility);
   if (isRecordsAdmin(caller)) return;
-  if (r.memberId !== null && r.memberId === caller.memberId) return;
+  if (ownRecord(caller, r.memberId, 'write')) return;
   if (r.memberId === null) {
     if (grants(caller.scopes, 'records:write')) return;
     throw new ForbiddenError('This credential lacks the scope records:write');
@@ -97,7 +116,7 @@ export function assertMayCreate(
 ): void {
   assertTypeRecordsAccess(caller, visibility);
   if (isRecordsAdmin(caller) || grants(caller.scopes, 'records:write')) return;
-  if (memberId !== null && memberId === caller.memberId) return;
+  if (ownRecord(caller, memberId, 'write')) return;
   throw new ForbiddenError(
     memberId === null
       ? `This credential lacks the scope records:write (a record without ${field} belongs to nobody; send your own member id to keep one of yours)`
@@ -114,7 +133,7 @@ export function listScope(
   if (isRecordsAdmin(caller)) return { all: true };
   return {
     all: false,
-    selfId: caller.memberId ?? null,
+    selfId: selfAllowed(caller, 'read') ? (caller.memberId ?? null) : null,
     unowned: grants(caller.scopes, 'records:read'),
     owners: [
       ...new Set(
@@ -155,7 +174,7 @@ export function assertMaySetVisibility(
 /** Who manages a grant: records:admin, or the owner sharing their own records; the grantee may also give it up. */
 export function assertMayGrant(caller: RecordCaller, ownerMemberId: number): void {
   if (isRecordsAdmin(caller)) return;
-  if (caller.memberId !== undefined && caller.memberId === ownerMemberId) return;
+  if (caller.memberId !== undefined && ownRecord(caller, ownerMemberId, 'write')) return;
   throw new ForbiddenError(
     "ownerMemberId: sharing another member's records needs the scope records:admin; members share their own",
   );

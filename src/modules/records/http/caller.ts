@@ -14,6 +14,7 @@ import type { RecordCaller } from '../domain/record-access.policy';
 export const callerOf = (p: Principal): RecordCaller => ({
   scopes: p.effectiveScopes,
   memberId: p.membership?.memberId,
+  credentialScopes: p.credential.kind === 'member_token' ? undefined : p.credential.scopes,
 });
 
 /** A path id that is not a positive integer names nothing: 404, like an id that does not exist. */
@@ -37,7 +38,8 @@ export class FieldFiltersInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<WithFilters>();
     const query = (req.query ?? {}) as Record<string, unknown>;
-    const filters: Record<string, string> = {};
+    // No prototype: `field.__proto__` must become a key that is refused, not a setter that drops the filter.
+    const filters = Object.create(null) as Record<string, string>;
     for (const key of Object.keys(query)) {
       if (!key.startsWith('field.')) continue;
       const slug = key.slice('field.'.length);

@@ -152,7 +152,7 @@ export class ListRecordsHandler implements IQueryHandler<ListRecordsQuery> {
       where.push(`external_id = $${params.length}`);
     }
     const byField = new Map(type.fields.map((f) => [f.slug, f]));
-    const contains: Record<string, unknown> = {};
+    const contains = Object.create(null) as Record<string, unknown>;
     for (const [slug, raw] of Object.entries(q.filters.fields))
       contains[slug] = filterValue(byField.get(slug), slug, raw);
     if (Object.keys(contains).length) {
