@@ -21,6 +21,7 @@
  * profile is written when the service exits on SIGTERM at the end of the run).
  * Writes bench-results/http-<timestamp>.json.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
@@ -104,6 +105,10 @@ export interface Service {
 }
 
 /** src/main.ts in a child process, with BENCH_HTTP_SERVICE_NODE_ARGS before the script. */
+// NODE_ENV=production refuses the public development key: a fresh one per bench run, for
+// the service and the CLI children alike (they inherit process.env; nothing outlives the run).
+process.env.SECRETS_ENCRYPTION_KEY ??= randomBytes(32).toString('base64');
+
 function spawnMain(env: Record<string, string>): Service {
   const nodeArgs = process.env.BENCH_HTTP_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', 'src/main.ts'], {

@@ -169,7 +169,7 @@ export class EventSourcedRepository {
         release: a.plan?.release,
       })),
     );
-    requestContext.current()?.appended.push(...results);
+    requestContext.noteAppended(results);
     return results;
   }
 }

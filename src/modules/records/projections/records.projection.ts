@@ -4,7 +4,7 @@ import { CLAIM_FENCED } from '../../../core/claims/claims';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { DataRecordCreated, DataRecordEvent } from '../domain/data-record.events';
-import { DataTypeEvent, TEXT_LIKE_TYPES } from '../domain/data-type.events';
+import { DataField, DataTypeEvent, TEXT_LIKE_TYPES } from '../domain/data-type.events';
 
 const TEXT_LIKE = `(${TEXT_LIKE_TYPES.map((t) => `'${t}'`).join(', ')})`;
 
@@ -22,6 +22,42 @@ const searchTextOf = (values: string, fields: string) => `(
   SELECT string_agg(lower(e.value #>> '{}'), E'\\n' ORDER BY e.key)
     FROM jsonb_each(${values}) e JOIN jsonb_array_elements(${fields}) f ON f->>'slug' = e.key
    WHERE (f->>'shouldIndex')::boolean AND f->>'fieldType' IN ${TEXT_LIKE})`;
+
+/** A type's indexed fields by slug: whether each is text-like. */
+function indexedFields(fields: readonly DataField[]): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const f of fields) if (f.shouldIndex === true) out.set(f.slug, TEXT_LIKE_TYPES.includes(f.fieldType));
+  return out;
+}
+
+/** `indexedValuesOf` and `searchTextOf` of one record's values, in JavaScript. */
+export function indexColumns(
+  values: unknown,
+  indexed: ReadonlyMap<string, boolean>,
+): { indexed_values: Record<string, unknown>; search_text: string | null } {
+  const out: Record<string, unknown> = {};
+  const texts: [string, string][] = [];
+  if (typeof values === 'object' && values !== null && !Array.isArray(values)) {
+    for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
+      const textLike = indexed.get(key);
+      if (textLike === undefined) continue;
+      if (!textLike) {
+        out[key] = value;
+        continue;
+      }
+      // `value #>> '{}'`: a string as is, null as null, anything else as its JSON text.
+      const text =
+        value === null || value === undefined
+          ? null
+          : (typeof value === 'string' ? value : JSON.stringify(value)).toLowerCase();
+      out[key] = text;
+      if (text !== null) texts.push([key, text]);
+    }
+  }
+  // Slugs are ASCII ([a-z][a-z0-9_]*): code-unit order is the database's C order.
+  texts.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return { indexed_values: out, search_text: texts.length ? texts.map((t) => t[1]).join('\n') : null };
+}
 
 /**
  * The data_types and data_records read models, one projection so a record's row always
@@ -61,29 +97,47 @@ export class RecordsProjection implements ProjectionHandler {
     if (created.length) await this.insertRecords(created, em);
   }
 
+  /**
+   * New records as one multi-row insert. Their index columns are computed here from the
+   * type's fields (read once per batch, in the batch's transaction) rather than by the SQL
+   * of `indexedValuesOf`/`searchTextOf` per row: the same values (text-like values
+   * lower-cased as the filters lower-case them, search text ordered by slug), at about
+   * half the cost of the statement for an import's batch of thousands (the per-row
+   * `jsonb_each` joins took ~200 ms of ~400 ms for 10,000 records).
+   */
   private async insertRecords(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    const rows = events.map((stored) => {
+    const typeIds = [...new Set(events.map((e) => (e.data as DataRecordCreated['data']).dataTypeId))];
+    const types = (await em.query(`SELECT id, fields FROM data_types WHERE id = ANY($1::int[])`, [
+      typeIds,
+    ])) as { id: number; fields: DataField[] }[];
+    const indexedOf = new Map(types.map((t) => [t.id, indexedFields(t.fields)]));
+    const rows: object[] = [];
+    for (const stored of events) {
       const d = (stored as StoredEvent<'DataRecordCreated', DataRecordCreated['data']>).data;
-      return {
+      const indexed = indexedOf.get(d.dataTypeId);
+      // A record of a type already deleted has no row (as the join with data_types had it).
+      if (!indexed) continue;
+      rows.push({
         id: d.recordId,
         workspace_id: d.workspaceId,
         data_type_id: d.dataTypeId,
         member_id: d.memberId,
         external_id: d.externalId,
         field_values: d.fieldValues,
+        ...indexColumns(d.fieldValues, indexed),
         created_at: d.createdAt,
         stream_revision: stored.revision.toString(),
-      };
-    });
+      });
+    }
+    if (!rows.length) return;
     await em.query(
       `INSERT INTO data_records (id, workspace_id, data_type_id, member_id, external_id, field_values,
                                  indexed_values, search_text, created_at, updated_at, version, stream_revision)
        SELECT r.id, r.workspace_id, r.data_type_id, r.member_id, r.external_id, r.field_values,
-              ${indexedValuesOf('r.field_values', 't.fields')}, ${searchTextOf('r.field_values', 't.fields')},
-              r.created_at, r.created_at, 1, r.stream_revision
+              r.indexed_values, r.search_text, r.created_at, r.created_at, 1, r.stream_revision
          FROM jsonb_to_recordset($1::jsonb) AS r(id integer, workspace_id uuid, data_type_id integer,
-              member_id integer, external_id text, field_values jsonb, created_at timestamptz, stream_revision bigint)
-         JOIN data_types t ON t.id = r.data_type_id
+              member_id integer, external_id text, field_values jsonb, indexed_values jsonb, search_text text,
+              created_at timestamptz, stream_revision bigint)
        ON CONFLICT (id) DO NOTHING`,
       [JSON.stringify(rows)],
     );

@@ -1,0 +1,26 @@
+import { indexColumns } from './records.projection';
+
+describe('indexColumns (the index columns of a new record, as the SQL of an update computes them)', () => {
+  const indexed = new Map([
+    ['name', true],
+    ['email', true],
+    ['age', false],
+  ]);
+
+  it('keeps indexed fields only, lower-cases text-like ones and joins them in slug order', () => {
+    expect(
+      indexColumns({ name: 'Ada LOVELACE', email: 'Ada@X.org', age: 36, note: 'Not Indexed' }, indexed),
+    ).toEqual({
+      indexed_values: { name: 'ada lovelace', email: 'ada@x.org', age: 36 },
+      search_text: 'ada@x.org\nada lovelace',
+    });
+  });
+
+  it('keeps a null text value in the index but out of the search text; nothing indexed is {} and null', () => {
+    expect(indexColumns({ name: null, age: 1 }, indexed)).toEqual({
+      indexed_values: { name: null, age: 1 },
+      search_text: null,
+    });
+    expect(indexColumns({ note: 'x' }, indexed)).toEqual({ indexed_values: {}, search_text: null });
+  });
+});
