@@ -9,7 +9,8 @@ import { SECRET_BOX } from '../delivery/deliverer';
 import { WebhookTargets } from '../delivery/webhook-targets';
 import { eventRuleDecider } from '../domain/event-rule';
 import { eventRuleStream, RuleDefinition } from '../domain/event-rule.events';
-import { generateSigningSecret, SecretBox } from '../domain/secret-box';
+import { SecretBox } from '../../../core/crypto/secret-box';
+import { generateSigningSecret, ruleSecretContext } from '../domain/signature';
 import type { RuleInput } from '../http/rule-input';
 
 export class CreateEventRuleCommand {
@@ -75,7 +76,7 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
         uuid: randomUUID(),
         workspaceId: cmd.workspaceId,
         definition,
-        secret: i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleId),
+        secret: i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
         now: new Date().toISOString(),
       },
     });
@@ -126,7 +127,7 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
         ruleId: cmd.ruleId,
         workspaceId: cmd.workspaceId,
         changes,
-        secret: i.signingSecret === undefined ? undefined : this.box.seal(i.signingSecret, cmd.ruleId),
+        secret: i.signingSecret === undefined ? undefined : this.box.seal(i.signingSecret, ruleSecretContext(cmd.ruleId)),
         now: new Date().toISOString(),
       },
     });
@@ -180,7 +181,7 @@ export class RotateEventRuleSecretHandler implements ICommandHandler<
         type: 'RotateEventRuleSecret',
         ruleId: cmd.ruleId,
         workspaceId: cmd.workspaceId,
-        secret: this.box.seal(secret, cmd.ruleId),
+        secret: this.box.seal(secret, ruleSecretContext(cmd.ruleId)),
         overlapMs: this.config.webhookSecretOverlapHours * 3600 * 1000,
         now: new Date().toISOString(),
       },
