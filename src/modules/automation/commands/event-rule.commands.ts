@@ -76,7 +76,8 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
         uuid: randomUUID(),
         workspaceId: cmd.workspaceId,
         definition,
-        secret: i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
+        secret:
+          i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
         now: new Date().toISOString(),
       },
     });
@@ -127,7 +128,10 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
         ruleId: cmd.ruleId,
         workspaceId: cmd.workspaceId,
         changes,
-        secret: i.signingSecret === undefined ? undefined : this.box.seal(i.signingSecret, ruleSecretContext(cmd.ruleId)),
+        secret:
+          i.signingSecret === undefined
+            ? undefined
+            : this.box.seal(i.signingSecret, ruleSecretContext(cmd.ruleId)),
         now: new Date().toISOString(),
       },
     });
