@@ -33,7 +33,8 @@ const UNREACHABLE_CODES = new Set([
 function causes(error: unknown): (Error & { code?: unknown })[] {
   const chain: (Error & { code?: unknown })[] = [];
   let e: unknown = error;
-  for (let i = 0; i < 6 && e instanceof Error; i++) {
+  // Not `instanceof Error`: errors made by node's core (sockets, TLS) may come from another realm.
+  for (let i = 0; i < 6 && typeof e === 'object' && e !== null; i++) {
     chain.push(e as Error & { code?: unknown });
     e = (e as Error & { cause?: unknown }).cause;
   }
