@@ -327,6 +327,8 @@ describe('external MCP servers (e2e)', () => {
     };
     const ok = { name: 'N', slug: 'n', mcpUrl: 'http://127.0.0.1:9/mcp', supportsDirectAuth: true };
     await bad({ ...ok, mcpUrl: 'ftp://x/y' }, /^mcpUrl: must be an https:\/\/ URL/);
+    await bad({ slug: 'n', mcpUrl: ok.mcpUrl, supportsDirectAuth: true }, /name/);
+    await bad({ name: 'N', slug: 'n', supportsDirectAuth: true }, /mcpUrl/);
     await bad({ ...ok, mcpUrl: 'https://u:p@example.com/' }, /^mcpUrl: must not carry credentials/);
     await bad({ ...ok, slug: 'Bad Slug' }, /^slug:/);
     await bad({ ...ok, supportsDirectAuth: 'yes' }, /supportsDirectAuth/);

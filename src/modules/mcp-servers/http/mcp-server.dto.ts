@@ -29,39 +29,16 @@ const SECRET_DOC = (what: string) => ({
   description: `${what}; stored encrypted, never returned (null or "" clears it)`,
 });
 
-export class UpdateMcpServerDto {
-  @ApiPropertyOptional({ maxLength: MCP_SERVER_NAME_MAX, example: 'CRM' })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(MCP_SERVER_NAME_MAX)
-  name?: string;
-
-  @ApiPropertyOptional(SLUG_DOC)
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(MCP_SERVER_SLUG_MAX)
-  slug?: string;
-
+/**
+ * The optional fields of both bodies. Create and update declare their own name, slug,
+ * mcpUrl and supportsDirectAuth: an inherited @IsOptional would make them optional on create too.
+ */
+class McpServerOptionalFieldsDto {
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: MCP_SERVER_DESCRIPTION_MAX })
   @IsOptional()
   @IsString()
   @MaxLength(MCP_SERVER_DESCRIPTION_MAX)
   description?: string | null;
-
-  @ApiPropertyOptional(URL_DOC)
-  @IsOptional()
-  @IsString()
-  @MaxLength(OUTBOUND_URL_MAX)
-  mcpUrl?: string;
-
-  @ApiPropertyOptional({
-    description: 'true: no auth or a bearer (directAuthToken); false: OAuth client credentials',
-  })
-  @IsOptional()
-  @IsBoolean()
-  supportsDirectAuth?: boolean;
 
   @ApiPropertyOptional(SECRET_DOC('bearer sent when supportsDirectAuth is true'))
   @IsOptional()
@@ -82,29 +59,58 @@ export class UpdateMcpServerDto {
   oauthClientSecret?: string | null;
 }
 
-export class CreateMcpServerDto extends UpdateMcpServerDto {
+export class UpdateMcpServerDto extends McpServerOptionalFieldsDto {
+  @ApiPropertyOptional({ maxLength: MCP_SERVER_NAME_MAX, example: 'CRM' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MCP_SERVER_NAME_MAX)
+  name?: string;
+
+  @ApiPropertyOptional(SLUG_DOC)
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MCP_SERVER_SLUG_MAX)
+  slug?: string;
+
+  @ApiPropertyOptional(URL_DOC)
+  @IsOptional()
+  @IsString()
+  @MaxLength(OUTBOUND_URL_MAX)
+  mcpUrl?: string;
+
+  @ApiPropertyOptional({
+    description: 'true: no auth or a bearer (directAuthToken); false: OAuth client credentials',
+  })
+  @IsOptional()
+  @IsBoolean()
+  supportsDirectAuth?: boolean;
+}
+
+export class CreateMcpServerDto extends McpServerOptionalFieldsDto {
   @ApiProperty({ maxLength: MCP_SERVER_NAME_MAX, example: 'CRM' })
   @IsString()
   @MinLength(1)
   @MaxLength(MCP_SERVER_NAME_MAX)
-  declare name: string;
+  name: string;
 
   @ApiProperty(SLUG_DOC)
   @IsString()
   @MinLength(1)
   @MaxLength(MCP_SERVER_SLUG_MAX)
-  declare slug: string;
+  slug: string;
 
   @ApiProperty(URL_DOC)
   @IsString()
   @MaxLength(OUTBOUND_URL_MAX)
-  declare mcpUrl: string;
+  mcpUrl: string;
 
   @ApiProperty({
     description: 'true: no auth or a bearer (directAuthToken); false: OAuth client credentials',
   })
   @IsBoolean()
-  declare supportsDirectAuth: boolean;
+  supportsDirectAuth: boolean;
 }
 
 export class ListMcpServersQueryDto extends PageQueryDto {}
