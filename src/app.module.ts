@@ -24,6 +24,7 @@ import { OAuthModule } from './modules/oauth/oauth.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
 import { ToolkitsModule } from './modules/toolkits/toolkits.module';
+import { McpServersModule } from './modules/mcp-servers/mcp-servers.module';
 import { WorkModule } from './modules/work/work.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
 
@@ -48,6 +49,7 @@ export const FEATURES = [
   OAuthModule,
   ToolkitsModule,
   McpModule,
+  McpServersModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

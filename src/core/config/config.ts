@@ -73,6 +73,8 @@ export interface AppConfig {
   webhookAllowPrivateNetworks: boolean;
   /** A delivery attempt not answered within this long counts as failed. */
   webhookTimeoutMs: number;
+  /** A refresh of an external MCP server's tools (connect, auth, every tools/list page) not done within this long fails. */
+  mcpTimeoutMs: number;
   /** Waits before each retry of a failed delivery (jittered); its length is the number of retries. */
   webhookRetryDelaysMs: number[];
   /** Deliveries in flight per worker process. */
@@ -496,6 +498,12 @@ export const CONFIG_VARIABLES = {
     name: 'WEBHOOK_TIMEOUT_MS',
     default: '15000',
     describe: 'time a webhook receiver has to answer, in ms',
+    parse: integer(100, 600_000),
+  },
+  mcpTimeoutMs: {
+    name: 'MCP_TIMEOUT_MS',
+    default: '15000',
+    describe: 'time an external MCP server has to list its tools (OAuth and every page included), in ms',
     parse: integer(100, 600_000),
   },
   webhookRetryDelaysMs: {

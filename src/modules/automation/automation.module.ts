@@ -20,7 +20,7 @@ import { RulePacer } from './delivery/pacer';
 import { WebhookDeliveryEntity } from './delivery/webhook-delivery.entity';
 import { WebhookSender } from './delivery/webhook-sender';
 import { WebhookTargets } from './delivery/webhook-targets';
-import { SecretBox } from './domain/secret-box';
+import { SecretBox } from '../../core/crypto/secret-box';
 import { EventRulesController } from './http/event-rules.controller';
 import { WebhookLogsController } from './http/webhook-logs.controller';
 import { EventRuleEntity } from './projections/event-rule.entity';

@@ -11,7 +11,8 @@ import { eventRuleDecider } from '../domain/event-rule';
 import { eventRuleStream, RuleDefinition } from '../domain/event-rule.events';
 import type { RuleEventType } from '../domain/event-types';
 import { assertMayDeliver } from '../domain/rule-access.policy';
-import { generateSigningSecret, SecretBox } from '../domain/secret-box';
+import { SecretBox } from '../../../core/crypto/secret-box';
+import { generateSigningSecret, ruleSecretContext } from '../domain/signature';
 import type { RuleInput } from '../http/rule-input';
 
 export class CreateEventRuleCommand {
@@ -81,7 +82,8 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
         uuid: randomUUID(),
         workspaceId: cmd.workspaceId,
         definition,
-        secret: i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleId),
+        secret:
+          i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
         now: new Date().toISOString(),
       },
     });
@@ -141,7 +143,10 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
         ruleId: cmd.ruleId,
         workspaceId: cmd.workspaceId,
         changes,
-        secret: i.signingSecret === undefined ? undefined : this.box.seal(i.signingSecret, cmd.ruleId),
+        secret:
+          i.signingSecret === undefined
+            ? undefined
+            : this.box.seal(i.signingSecret, ruleSecretContext(cmd.ruleId)),
         now: new Date().toISOString(),
       },
     });
@@ -195,7 +200,7 @@ export class RotateEventRuleSecretHandler implements ICommandHandler<
         type: 'RotateEventRuleSecret',
         ruleId: cmd.ruleId,
         workspaceId: cmd.workspaceId,
-        secret: this.box.seal(secret, cmd.ruleId),
+        secret: this.box.seal(secret, ruleSecretContext(cmd.ruleId)),
         overlapMs: this.config.webhookSecretOverlapHours * 3600 * 1000,
         now: new Date().toISOString(),
       },

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { SecretBox } from '../domain/secret-box';
-import { signatureHeaders } from '../domain/signature';
+import { SecretBox } from '../../../core/crypto/secret-box';
+import { ruleSecretContext, signatureHeaders } from '../domain/signature';
 import { DeliveryToSend } from './delivery-log';
 import type { DeliveryAttempt } from './webhook-delivery.entity';
 import { SendResult, USER_AGENT, WebhookSender } from './webhook-sender';
@@ -21,10 +21,10 @@ export class Deliverer {
     const rule = delivery.rule!;
     const timestamp = Math.floor(now.getTime() / 1000);
     const secrets: string[] = [];
-    if (rule.secret) secrets.push(this.box.open(rule.secret, delivery.ruleId));
+    if (rule.secret) secrets.push(this.box.open(rule.secret, ruleSecretContext(delivery.ruleId)));
     // Rotation overlap: the old secret signs too, so receivers switch without a gap.
     if (rule.previousSecret && rule.previousSecretUntil && rule.previousSecretUntil > now)
-      secrets.push(this.box.open(rule.previousSecret, delivery.ruleId));
+      secrets.push(this.box.open(rule.previousSecret, ruleSecretContext(delivery.ruleId)));
     return {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,

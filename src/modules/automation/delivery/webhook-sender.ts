@@ -1,7 +1,8 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Agent, request } from 'undici';
+import { pinnedAgent } from '../../../core/net/outbound-address';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { WebhookTargets } from './webhook-targets';
+import { ForbiddenTargetError, WebhookTargets } from './webhook-targets';
 
 export const RESPONSE_EXCERPT_MAX = 1024;
 /** Read at most this much of a response (the rest is dropped with the connection). */
@@ -19,7 +20,7 @@ export interface SendResult {
 /**
  * One POST to a receiver through undici: one Agent for the process, so connections are
  * kept alive and reused per receiver; its sockets resolve names through
- * WebhookTargets.lookup (checked, pinned). Redirects are not followed (undici's request
+ * the core outbound guard's pinned lookup (core/net/outbound-address.ts). Redirects are not followed (undici's request
  * follows none without the redirect interceptor); a 3xx is a failure like any non-2xx.
  */
 @Injectable()
@@ -30,11 +31,10 @@ export class WebhookSender implements OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly targets: WebhookTargets,
   ) {
-    this.agent = new Agent({
-      connect: { lookup: targets.lookup, timeout: config.webhookTimeoutMs },
-      keepAliveTimeout: 10_000,
-      connections: 64,
-    });
+    this.agent = pinnedAgent(
+      { allowHttp: config.webhookAllowHttp, allowPrivateNetworks: config.webhookAllowPrivateNetworks },
+      { connectTimeoutMs: config.webhookTimeoutMs, forbidden: (host) => new ForbiddenTargetError(host) },
+    );
   }
 
   async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {

@@ -11,7 +11,7 @@ export interface RuleFilters {
   workflowUuid?: string;
 }
 
-/** What a rule is, as the events carry it. The signing secret is sealed (secret-box.ts), never plain. */
+/** What a rule is, as the events carry it. The signing secret is sealed (core/crypto/secret-box.ts), never plain. */
 export interface RuleDefinition {
   name: string;
   eventType: RuleEventType;

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 /**
  * The headers that let a receiver trust a delivery (DESIGN.md, "Decisions where the spec
@@ -33,3 +33,11 @@ export function standardWebhooksKey(secret: string): Buffer {
     ? Buffer.from(secret.slice('whsec_'.length), 'base64')
     : Buffer.from(secret, 'utf8');
 }
+
+/** A new signing secret in the Standard Webhooks form (`whsec_` + base64 of 24 random bytes). */
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+/** The associated data binding a sealed signing secret to its rule (core/crypto/secret-box.ts). */
+export const ruleSecretContext = (ruleId: number): string => `eventrule:${ruleId}`;

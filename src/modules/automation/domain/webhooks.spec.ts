@@ -1,8 +1,12 @@
 import { ValidationError } from '../../../core/http/domain-errors';
-import { isForbiddenAddress, literalAddress, parseWebhookUrl } from './webhook-url';
+import {
+  isForbiddenAddress,
+  literalAddress,
+  parseOutboundUrl as parseWebhookUrl,
+} from '../../../core/net/outbound-address';
 import { buildPayload, matchesFilters } from './payload';
 import { signatureHeaders } from './signature';
-import { SecretBox } from './secret-box';
+import { SecretBox } from '../../../core/crypto/secret-box';
 import { createHmac, randomBytes } from 'node:crypto';
 import { retryAfterMs, retryDelayMs } from '../delivery/deliverer';
 
@@ -69,10 +73,10 @@ describe('signatures', () => {
 
   it('seals secrets so that only the same rule opens them', () => {
     const box = new SecretBox(randomBytes(32));
-    const sealed = box.seal('s3cret-value-of-rule', 4);
+    const sealed = box.seal('s3cret-value-of-rule', 'eventrule:4');
     expect(sealed).not.toContain('s3cret');
-    expect(box.open(sealed, 4)).toBe('s3cret-value-of-rule');
-    expect(() => box.open(sealed, 5)).toThrow();
+    expect(box.open(sealed, 'eventrule:4')).toBe('s3cret-value-of-rule');
+    expect(() => box.open(sealed, 'eventrule:5')).toThrow();
   });
 });
 

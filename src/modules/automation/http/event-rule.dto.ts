@@ -16,7 +16,7 @@ import { PageQueryDto, PaginatedResponse } from '../../../core/http/pagination';
 import { MAX_PER_SECOND_MAX, RULE_NAME_MAX } from '../domain/event-rule';
 import { PAYLOAD_FORMATS, PayloadFormat, WEBHOOK_SEND } from '../domain/event-rule.events';
 import { ACCEPTED_EVENT_TYPES } from '../domain/event-types';
-import { WEBHOOK_URL_MAX } from '../domain/webhook-url';
+import { OUTBOUND_URL_MAX as WEBHOOK_URL_MAX } from '../../../core/net/outbound-address';
 import type { EventRuleEntity } from '../projections/event-rule.entity';
 
 export const SECRET_MIN = 16;

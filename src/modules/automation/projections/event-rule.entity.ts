@@ -14,7 +14,7 @@ export class EventRuleEntity {
   @Column('text', { name: 'payload_format' }) payloadFormat: PayloadFormat;
   @Column('jsonb') filters: RuleFilters;
   @Column('integer', { name: 'max_per_second', nullable: true }) maxPerSecond: number | null;
-  /** Sealed (domain/secret-box.ts); never leaves the service. */
+  /** Sealed (core/crypto/secret-box.ts); never leaves the service. */
   @Column('text', { nullable: true }) secret: string | null;
   @Column('text', { name: 'previous_secret', nullable: true }) previousSecret: string | null;
   @Column('timestamptz', { name: 'previous_secret_until', nullable: true }) previousSecretUntil: Date | null;

@@ -1,0 +1,156 @@
+import { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent } from 'undici';
+import { ValidationError } from '../http/domain-errors';
+
+/**
+ * The outbound-address guard: where the service may send requests a workspace chose the
+ * address of (webhooks, external MCP servers). https only unless `allowHttp`, and no
+ * destination on a non-public address unless `allowPrivateNetworks` (both come from
+ * WEBHOOK_ALLOW_HTTP / WEBHOOK_ALLOW_PRIVATE_NETWORKS, which production refuses/keeps off).
+ * The address is checked when the URL is saved and again when each request connects:
+ * `pinnedLookup` is the resolver the dispatcher's sockets use, so the address checked is
+ * the address connected to (a name re-bound to 127.0.0.1 after the save check is caught).
+ */
+export interface OutboundPolicy {
+  allowHttp: boolean;
+  allowPrivateNetworks: boolean;
+}
+
+export const OUTBOUND_URL_MAX = 2048;
+
+/** A destination address the rules forbid. */
+export class ForbiddenAddressError extends Error {
+  constructor(
+    host: string,
+    readonly code = 'EOUTBOUNDFORBIDDEN',
+  ) {
+    super(`${host} resolves to a loopback, private, link-local or otherwise non-public address`);
+    this.name = 'ForbiddenAddressError';
+  }
+}
+
+/**
+ * The scheme rule: https; http:// only where allowed. Credentials in the URL are refused:
+ * they would be sent on every request and shown to everyone who can read the resource.
+ */
+export function parseOutboundUrl(raw: string, options: { allowHttp: boolean }, field: string): URL {
+  if (raw.length > OUTBOUND_URL_MAX)
+    throw new ValidationError(`${field}: at most ${OUTBOUND_URL_MAX} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ValidationError(`${field}: must be an absolute https:// URL`);
+  }
+  if (url.protocol !== 'https:' && !(options.allowHttp && url.protocol === 'http:'))
+    throw new ValidationError(`${field}: must be an https:// URL`);
+  if (url.username || url.password) throw new ValidationError(`${field}: must not carry credentials`);
+  if (!url.hostname) throw new ValidationError(`${field}: must name a host`);
+  return url;
+}
+
+/** The address of a URL host when it is an IP literal (`[::1]` included), else undefined. */
+export function literalAddress(hostname: string): string | undefined {
+  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  return ipaddr.isValid(bare) ? bare : undefined;
+}
+
+/**
+ * Whether a destination at this address is out of bounds: anything but an ordinary public
+ * unicast address (loopback, private, link-local, where cloud metadata services live,
+ * carrier-grade NAT, unique-local, multicast, reserved, and IPv6 forms embedding IPv4).
+ * The ranges are ipaddr.js's, kept by its maintainers rather than written here.
+ */
+export function isForbiddenAddress(address: string): boolean {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address);
+  } catch {
+    return true;
+  }
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed.range() !== 'unicast';
+}
+
+/** The save-time check: the URL's scheme, and every address its host resolves to. Returns the URL. */
+export async function checkOutboundUrl(raw: string, field: string, policy: OutboundPolicy): Promise<URL> {
+  const url = parseOutboundUrl(raw, policy, field);
+  let addresses: string[];
+  const literal = literalAddress(url.hostname);
+  if (literal) addresses = [literal];
+  else {
+    try {
+      addresses = (await resolveAll(url.hostname)).map((a) => a.address);
+    } catch {
+      throw new ValidationError(`${field}: the host ${url.hostname} does not resolve`);
+    }
+  }
+  if (!policy.allowPrivateNetworks && addresses.some(isForbiddenAddress))
+    throw new ValidationError(
+      `${field}: the host resolves to a loopback, private, link-local or metadata address, which the service may not reach`,
+    );
+  return url;
+}
+
+/**
+ * For an IP-literal host, which the socket connects to without a lookup: throws the error
+ * `forbidden` makes when the address is out of bounds.
+ */
+export function assertLiteralAllowed(
+  url: URL,
+  policy: OutboundPolicy,
+  forbidden: (host: string) => Error = (h) => new ForbiddenAddressError(h),
+): void {
+  const literal = literalAddress(url.hostname);
+  if (literal && !policy.allowPrivateNetworks && isForbiddenAddress(literal)) throw forbidden(url.hostname);
+}
+
+/** net/tls `lookup`: resolves, refuses when any answer is forbidden, hands over only checked addresses. */
+export function pinnedLookup(
+  policy: OutboundPolicy,
+  forbidden: (host: string) => Error = (h) => new ForbiddenAddressError(h),
+): LookupFunction {
+  return (hostname, options, callback) => {
+    resolveAll(hostname, options.family).then(
+      (addresses) => {
+        if (!policy.allowPrivateNetworks && addresses.some((a) => isForbiddenAddress(a.address))) {
+          callback(forbidden(hostname) as NodeJS.ErrnoException, '', 4);
+          return;
+        }
+        if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+        else callback(null, addresses[0].address, addresses[0].family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, '', 4),
+    );
+  };
+}
+
+/**
+ * An undici dispatcher whose sockets connect only to checked addresses (pinnedLookup).
+ * IP-literal hosts skip the lookup: callers check them with assertLiteralAllowed first.
+ */
+export function pinnedAgent(
+  policy: OutboundPolicy,
+  options: { connectTimeoutMs: number; forbidden?: (host: string) => Error; connections?: number },
+): Agent {
+  return new Agent({
+    connect: { lookup: pinnedLookup(policy, options.forbidden), timeout: options.connectTimeoutMs },
+    keepAliveTimeout: 10_000,
+    connections: options.connections ?? 64,
+  });
+}
+
+function resolveAll(hostname: string, family?: number | string): Promise<LookupAddress[]> {
+  const fam = family === 'IPv4' ? 4 : family === 'IPv6' ? 6 : typeof family === 'number' ? family : 0;
+  return new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true, family: fam }, (err, addresses) => {
+      if (err) reject(err);
+      else if (!addresses.length)
+        reject(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
+      else resolve(addresses);
+    }),
+  );
+}

@@ -1,0 +1,214 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import {
+  discoverAuthorizationServerMetadata,
+  discoverOAuthProtectedResourceMetadata,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { assertLiteralAllowed, OutboundPolicy, pinnedAgent } from '../../../core/net/outbound-address';
+import type { McpServerTool } from '../domain/mcp-server.events';
+import { classify, McpFetchError, speaksOnlySse } from './mcp-errors';
+
+/** How to reach one server: its URL and its credentials, opened (never stored so). */
+export interface McpConnection {
+  mcpUrl: string;
+  supportsDirectAuth: boolean;
+  directAuthToken: string | null;
+  oauthClientId: string | null;
+  oauthClientSecret: string | null;
+}
+
+export interface FetchedTools {
+  transport: 'streamable-http' | 'sse';
+  tools: McpServerTool[];
+}
+
+/** Bounds on what one server may hand us (the list is stored in an event). */
+const MAX_PAGES = 50;
+const MAX_TOOLS = 1000;
+const MAX_SCHEMA_CHARS = 64 * 1024;
+
+/**
+ * Lists an external MCP server's tools with the SDK client: Streamable HTTP first, the
+ * older HTTP+SSE transport when the server answers that POST with 400/404/405. Every
+ * request (OAuth discovery and token included) goes through one undici dispatcher whose
+ * sockets connect only to addresses the outbound-address guard passed, so a name that
+ * resolves to 127.0.0.1 at refresh time is refused even if it did not at save time.
+ */
+@Injectable()
+export class McpToolFetcher implements OnModuleDestroy {
+  private readonly policy: OutboundPolicy;
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.policy = {
+      allowHttp: config.webhookAllowHttp,
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    };
+    this.timeoutMs = config.mcpTimeoutMs;
+    this.agent = pinnedAgent(this.policy, { connectTimeoutMs: config.mcpTimeoutMs, connections: 16 });
+  }
+
+  async fetchTools(connection: McpConnection): Promise<FetchedTools> {
+    const deadline = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      deadline.abort(new McpFetchError('timeout', `no complete answer within ${this.timeoutMs} ms`));
+    }, this.timeoutMs);
+    const fetchFn = this.guardedFetch(deadline.signal);
+    try {
+      const work = this.run(connection, fetchFn);
+      // The SDK does not pass every wait through our fetch (an SSE stream that never sends
+      // its endpoint, say); the deadline ends the refresh regardless.
+      const expired = new Promise<never>((_, reject) =>
+        deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason as Error)),
+      );
+      return await Promise.race([work, expired]);
+    } catch (error) {
+      throw classify(error, timedOut, this.timeoutMs);
+    } finally {
+      clearTimeout(timer);
+      deadline.abort();
+    }
+  }
+
+  private async run(connection: McpConnection, fetchFn: FetchLike): Promise<FetchedTools> {
+    const url = new URL(connection.mcpUrl);
+    const bearer = connection.supportsDirectAuth
+      ? connection.directAuthToken
+      : await this.clientCredentialsToken(url, connection, fetchFn);
+    const requestInit: RequestInit = bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {};
+    const options = { timeout: this.timeoutMs };
+
+    let client = newClient();
+    let transport: 'streamable-http' | 'sse' = 'streamable-http';
+    try {
+      await client.connect(new StreamableHTTPClientTransport(url, { fetch: fetchFn, requestInit }), options);
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      if (!speaksOnlySse(error)) throw error;
+      client = newClient();
+      transport = 'sse';
+      await client.connect(new SSEClientTransport(url, { fetch: fetchFn, requestInit }), options);
+    }
+    try {
+      const tools: McpServerTool[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; ; page++) {
+        if (page >= MAX_PAGES)
+          throw new McpFetchError('protocol_error', `tools/list did not end within ${MAX_PAGES} pages`);
+        const result = await client.listTools(cursor ? { cursor } : {}, options);
+        for (const tool of result.tools) tools.push(toolOf(tool));
+        if (tools.length > MAX_TOOLS)
+          throw new McpFetchError('protocol_error', `the server lists more than ${MAX_TOOLS} tools`);
+        cursor = result.nextCursor;
+        if (!cursor) break;
+      }
+      return { transport, tools };
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * OAuth 2.0 client credentials: the protected resource's metadata (RFC 9728) names its
+   * authorization server (without it, the MCP server's origin is taken, as the MCP
+   * authorization spec says); that server's metadata (RFC 8414, or OpenID discovery) gives
+   * the token endpoint; the token is asked for this resource (RFC 8707), the client
+   * authenticating with HTTP Basic unless the server only takes client_secret_post.
+   */
+  private async clientCredentialsToken(url: URL, c: McpConnection, fetchFn: FetchLike): Promise<string> {
+    if (!c.oauthClientId || !c.oauthClientSecret)
+      throw new McpFetchError('oauth', 'no OAuth client id and secret are set');
+    let authorizationServer: string = url.origin;
+    try {
+      const resource = await discoverOAuthProtectedResourceMetadata(url, {}, fetchFn);
+      if (resource.authorization_servers?.length) authorizationServer = resource.authorization_servers[0];
+    } catch (error) {
+      if (error instanceof McpFetchError) throw error;
+      const classified = classify(error, false, this.timeoutMs);
+      if (classified.reason !== 'protocol_error') throw classified;
+      // No protected-resource metadata: fall back to the server's origin.
+    }
+    const metadata = await discoverAuthorizationServerMetadata(authorizationServer, { fetchFn });
+    if (!metadata?.token_endpoint)
+      throw new McpFetchError('oauth', `${authorizationServer} publishes no authorization server metadata`);
+    if (metadata.grant_types_supported && !metadata.grant_types_supported.includes('client_credentials'))
+      throw new McpFetchError(
+        'oauth',
+        'the authorization server does not offer the client_credentials grant',
+      );
+    const methods = metadata.token_endpoint_auth_methods_supported;
+    const usePost =
+      !!methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post');
+    const body = new URLSearchParams({ grant_type: 'client_credentials', resource: url.href });
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    };
+    if (usePost) {
+      body.set('client_id', c.oauthClientId);
+      body.set('client_secret', c.oauthClientSecret);
+    } else {
+      const enc = (v: string) => encodeURIComponent(v);
+      headers.authorization = `Basic ${Buffer.from(`${enc(c.oauthClientId)}:${enc(c.oauthClientSecret)}`).toString('base64')}`;
+    }
+    const res = await fetchFn(metadata.token_endpoint, { method: 'POST', headers, body: body.toString() });
+    const json = (await res.json().catch(() => ({}))) as { access_token?: unknown; error?: unknown };
+    if (!res.ok || typeof json.access_token !== 'string')
+      throw new McpFetchError(
+        'oauth',
+        `the token endpoint refused the client credentials (HTTP ${res.status}${typeof json.error === 'string' ? `, ${json.error.slice(0, 100)}` : ''})`,
+      );
+    return json.access_token;
+  }
+
+  /** fetch through the pinned dispatcher, within the refresh's deadline; IP literals checked here. */
+  private guardedFetch(deadline: AbortSignal): FetchLike {
+    return async (input, init) => {
+      const target = new URL(String(input));
+      assertLiteralAllowed(target, this.policy);
+      const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+      const res = await undiciFetch(target, {
+        ...(init as Parameters<typeof undiciFetch>[1]),
+        signal,
+        dispatcher: this.agent,
+      });
+      return res as unknown as Response;
+    };
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+}
+
+function newClient(): Client {
+  return new Client({ name: 'workspace-service', version: '1.0.0' }, { capabilities: {} });
+}
+
+function toolOf(tool: {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}): McpServerTool {
+  const inputSchema = tool.inputSchema ?? { type: 'object' };
+  if (JSON.stringify(inputSchema).length > MAX_SCHEMA_CHARS)
+    throw new McpFetchError(
+      'protocol_error',
+      `the input schema of tool "${tool.name}" exceeds ${MAX_SCHEMA_CHARS} characters`,
+    );
+  return {
+    name: tool.name,
+    title: tool.title ?? null,
+    description: tool.description ?? null,
+    inputSchema,
+  };
+}
