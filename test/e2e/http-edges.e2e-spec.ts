@@ -88,7 +88,8 @@ describe('anonymous requests are refused before their body is read (e2e)', () =>
         });
         const seen = { ...op, type: variant?.[0], status: res.status };
         expect(seen).toEqual({ ...op, type: variant?.[0], status: 401 });
-        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+        // The scheme, plus an auth-param where the route has one (RFC 6750 §3: /mcp names its resource metadata).
+        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer(?: resource_metadata="[^"]+")?$/);
         expect(res.body.detail).toMatch(/Authorization: Bearer/);
         expect(res.requestId).toBeTruthy();
       }
