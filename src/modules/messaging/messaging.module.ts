@@ -19,6 +19,7 @@ import { PhoneNumbersController } from './http/phone-numbers.controller';
 import { ProvidersController } from './http/providers.controller';
 import { WebChatStreams } from './http/web-chat-streams';
 import { Messaging1764000007600 } from './messaging.migration';
+import { MessagingWorkflows1764000008000 } from './messaging-workflows.migration';
 import { ChatsProjection } from './projections/chats.projection';
 import { MESSAGING_ENTITIES } from './projections/messaging.entities';
 import { PhoneNumbersInboxesProjection } from './projections/phone-numbers-inboxes.projection';
@@ -54,7 +55,7 @@ import { DeliveryService } from './workers/delivery.service';
 @Feature({
   name: 'messaging',
   entities: MESSAGING_ENTITIES,
-  migrations: [Messaging1764000007600],
+  migrations: [Messaging1764000007600, MessagingWorkflows1764000008000],
   versionedResources: ['phone_numbers', 'chats'],
   publicEvents: MESSAGING_PUBLIC_EVENTS,
 })

@@ -33,8 +33,19 @@ export interface ChatCreated {
     /** The chat's member (role user) first, then the extra participants. */
     participants: Participant[];
     title: string | null;
+    /** The workflow the chat runs and the assignment running it (absent on chats created before workflows). */
+    workflowId?: number | null;
+    assignmentId?: number | null;
     createdAt: string;
   };
+}
+
+/** What PUT changes; a new assignment brings its workflow along. */
+export interface ChatChanges {
+  title?: string | null;
+  paused?: boolean;
+  assignmentId?: number;
+  workflowId?: number;
 }
 
 export interface ChatUpdated {
@@ -42,7 +53,7 @@ export interface ChatUpdated {
   data: {
     chatId: number;
     workspaceId: string;
-    changes: { title?: string | null; paused?: boolean };
+    changes: ChatChanges;
     updatedAt: string;
   };
 }

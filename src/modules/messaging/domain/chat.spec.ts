@@ -180,3 +180,51 @@ describe('chat decider', () => {
       .then([]);
   });
 });
+
+describe('chat decider: the assignment a chat runs', () => {
+  const update = (assignment: { workspaceId: string; workflowId: number; memberId: number } | null) => ({
+    type: 'UpdateChat' as const,
+    chatId: 7,
+    workspaceId: ws,
+    changes: { assignmentId: 30 },
+    assignment,
+    now,
+  });
+
+  it("attaches an assignment of the chat's member, bringing its workflow", () => {
+    spec
+      .given([created])
+      .when(update({ workspaceId: ws, workflowId: 4, memberId: 5 }))
+      .then([
+        {
+          type: 'ChatUpdated',
+          data: { chatId: 7, workspaceId: ws, changes: { assignmentId: 30, workflowId: 4 }, updatedAt: now },
+        },
+      ]);
+  });
+
+  it('changes nothing when the chat already runs that assignment', () => {
+    spec
+      .given([
+        created,
+        {
+          type: 'ChatUpdated',
+          data: { chatId: 7, workspaceId: ws, changes: { assignmentId: 30, workflowId: 4 }, updatedAt: now },
+        },
+      ])
+      .when(update({ workspaceId: ws, workflowId: 4, memberId: 5 }))
+      .then([]);
+  });
+
+  it("refuses an unknown, foreign or another member's assignment, naming assignmentId", () => {
+    spec.given([created]).when(update(null)).thenThrows(ValidationError);
+    spec
+      .given([created])
+      .when(update({ workspaceId: 'other', workflowId: 4, memberId: 5 }))
+      .thenThrows(ValidationError);
+    spec
+      .given([created])
+      .when(update({ workspaceId: ws, workflowId: 4, memberId: 6 }))
+      .thenThrows(ValidationError);
+  });
+});

@@ -1,6 +1,7 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import type {
+  ChatChanges,
   ChatCreated,
   ChatEvent,
   ChatUpdated,
@@ -36,7 +37,9 @@ export type ChatCommand =
       type: 'UpdateChat';
       chatId: number;
       workspaceId: string;
-      changes: { title?: string | null; paused?: boolean };
+      changes: Omit<ChatChanges, 'workflowId'>;
+      /** With assignmentId: the assignment as its stream shows it (the handler reads it). */
+      assignment?: { workspaceId: string; workflowId: number; memberId: number } | null;
       now: string;
     }
   | {
@@ -140,12 +143,14 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
       case 'ChatCreated':
         return { ...state, chat: event.data };
       case 'ChatUpdated': {
-        const { title, paused } = event.data.changes;
-        return {
-          ...state,
-          chat: state.chat && title !== undefined ? { ...state.chat, title } : state.chat,
-          paused: paused ?? state.paused,
+        const { title, paused, assignmentId, workflowId } = event.data.changes;
+        const chat = state.chat && {
+          ...state.chat,
+          ...(title !== undefined ? { title } : {}),
+          ...(assignmentId !== undefined ? { assignmentId } : {}),
+          ...(workflowId !== undefined ? { workflowId } : {}),
         };
+        return { ...state, chat, paused: paused ?? state.paused };
       }
       case 'MessageReceived': {
         const id = event.data.providerMessageId;
@@ -188,9 +193,20 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
       case 'UpdateChat': {
         const chat = existing(state, command.workspaceId);
         const changes: ChatUpdated['data']['changes'] = {};
-        const { title, paused } = command.changes;
+        const { title, paused, assignmentId } = command.changes;
         if (title !== undefined && title !== chat.title) changes.title = title;
         if (paused !== undefined && paused !== state.paused) changes.paused = paused;
+        if (assignmentId !== undefined && assignmentId !== chat.assignmentId) {
+          const found = command.assignment;
+          if (!found || found.workspaceId !== chat.workspaceId)
+            throw new ValidationError(`assignmentId: no assignment ${assignmentId} in this workspace`);
+          if (found.memberId !== chat.memberId)
+            throw new ValidationError(
+              `assignmentId: assignment ${assignmentId} runs for member ${found.memberId}, not the chat's member ${chat.memberId}`,
+            );
+          changes.assignmentId = assignmentId;
+          if (found.workflowId !== (chat.workflowId ?? null)) changes.workflowId = found.workflowId;
+        }
         if (!Object.keys(changes).length) return [];
         return [
           {

@@ -5,6 +5,8 @@ import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors'
 export interface Caller {
   scopes: readonly string[];
   memberId: number | undefined;
+  /** The caller's role in the workspace (work's role gate reads it when a chat starts a workflow). */
+  roleId?: number | null;
 }
 
 interface ChatPeople {

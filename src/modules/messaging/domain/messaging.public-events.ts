@@ -27,7 +27,7 @@ export const CHAT_CREATED = definePublicEvent<'chat:created', ChatCreatedPayload
       id: d.chatId,
       uuid: d.uuid,
       channel: d.channel,
-      workflowId: null,
+      workflowId: d.workflowId ?? null,
       memberId: d.memberId,
       assistantKind: d.assistantKind,
       participants: d.participants,

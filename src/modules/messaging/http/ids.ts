@@ -3,7 +3,7 @@ import { NotFoundError } from '../../../core/http/domain-errors';
 import type { Caller } from '../domain/messaging-access.policy';
 
 export function callerOf(p: Principal): Caller {
-  return { scopes: p.effectiveScopes, memberId: p.membership?.memberId };
+  return { scopes: p.effectiveScopes, memberId: p.membership?.memberId, roleId: p.membership?.roleId };
 }
 
 /** A path id that is not a positive 32-bit integer names nothing: 404, like an unknown id. */
