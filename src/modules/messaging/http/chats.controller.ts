@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
-import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { NotFoundError } from '../../../core/http/domain-errors';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { toPageRequest, PageQueryDto } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
