@@ -38,12 +38,17 @@ import {
   ListPhoneNumbersHandler,
 } from './queries/messaging.queries';
 import { EnqueueDeliveriesWhenMessageSentReactor } from './reactors/enqueue-deliveries-when-message-sent.reactor';
-import { EMAIL_QUEUE, SMS_QUEUE, WEB_CHAT_QUEUE } from './workers/delivery-job';
+import { EMAIL_QUEUE, SMS_QUEUE, VOICE_QUEUE, WEB_CHAT_QUEUE } from './workers/delivery-job';
 import {
   EmailDeliveryProcessor,
   SmsDeliveryProcessor,
+  VoiceRecordingProcessor,
   WebChatDeliveryProcessor,
 } from './workers/delivery.processors';
+import { FilesModule } from '../files';
+import { VoiceCalls } from './commands/voice.service';
+import { RecordingsController } from './http/recordings.controller';
+import { FetchRecordingWhenReceivedReactor } from './reactors/fetch-recording-when-received.reactor';
 import { DeliveryService } from './workers/delivery.service';
 
 /**
@@ -62,11 +67,23 @@ import { DeliveryService } from './workers/delivery.service';
 @Module(
   withQueues(
     {
-      queues: [SMS_QUEUE, EMAIL_QUEUE, WEB_CHAT_QUEUE],
-      processors: [SmsDeliveryProcessor, EmailDeliveryProcessor, WebChatDeliveryProcessor],
+      queues: [SMS_QUEUE, EMAIL_QUEUE, WEB_CHAT_QUEUE, VOICE_QUEUE],
+      processors: [
+        SmsDeliveryProcessor,
+        EmailDeliveryProcessor,
+        WebChatDeliveryProcessor,
+        VoiceRecordingProcessor,
+      ],
     },
     {
-      controllers: [PhoneNumbersController, InboxesController, ChatsController, ProvidersController],
+      imports: [FilesModule],
+      controllers: [
+        PhoneNumbersController,
+        InboxesController,
+        ChatsController,
+        ProvidersController,
+        RecordingsController,
+      ],
       providers: [
         {
           provide: SMS_PROVIDER,
@@ -78,6 +95,8 @@ import { DeliveryService } from './workers/delivery.service';
         PhoneNumbersInboxesProjection,
         ChatsProjection,
         EnqueueDeliveriesWhenMessageSentReactor,
+        FetchRecordingWhenReceivedReactor,
+        VoiceCalls,
         ChatLookup,
         WebChatStreams,
         DeliveryService,

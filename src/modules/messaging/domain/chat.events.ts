@@ -137,7 +137,65 @@ export interface MessageFailed {
   };
 }
 
+/** The outcome of a voice call, from the provider's final status. */
+export type CallOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
+
+/** A voice call of the chat was answered (the provider's `in-progress` status callback). */
+export interface CallStarted {
+  type: 'CallStarted';
+  data: { chatId: number; workspaceId: string; callSid: string; startedAt: string };
+}
+
+/** A voice call of the chat ended, with its duration in seconds and outcome. */
+export interface CallCompleted {
+  type: 'CallCompleted';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    callSid: string;
+    durationSeconds: number;
+    outcome: CallOutcome;
+    completedAt: string;
+  };
+}
+
+/** The provider has a recording of a call; a worker fetches it (`voice` queue). */
+export interface CallRecordingReceived {
+  type: 'CallRecordingReceived';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    callSid: string;
+    recordingSid: string;
+    recordingUrl: string;
+    receivedAt: string;
+  };
+}
+
+/** The recording's bytes are kept through the files storage port under `key`. */
+export interface CallRecordingStored {
+  type: 'CallRecordingStored';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    recordingSid: string;
+    key: string;
+    bytes: number;
+    storedAt: string;
+  };
+}
+
+export type CallEvent = CallStarted | CallCompleted | CallRecordingReceived | CallRecordingStored;
+
+export const CALL_EVENT_TYPES: readonly CallEvent['type'][] = [
+  'CallStarted',
+  'CallCompleted',
+  'CallRecordingReceived',
+  'CallRecordingStored',
+];
+
 export type ChatEvent =
+  | CallEvent
   | ChatCreated
   | ChatUpdated
   | MessageReceived

@@ -1,5 +1,6 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { CallCommand, CallsState, decideCall, evolveCalls, initialCalls } from './calls';
 import type {
   ChatChanges,
   ChatCreated,
@@ -25,6 +26,8 @@ export interface ChatState {
   deliveries: Record<string, DeliveryState>;
   /** Provider ids of inbound messages already recorded: a provider's retry records nothing twice. */
   received: Record<string, true>;
+  /** Voice calls and their recordings (phone-voice chats). */
+  voice: CallsState;
 }
 
 export const deliveryKey = (messageId: number, memberId: number): string => `${messageId}:${memberId}`;
@@ -32,6 +35,7 @@ export const deliveryKey = (messageId: number, memberId: number): string => `${m
 type NewChat = Omit<ChatCreated['data'], 'createdAt'>;
 
 export type ChatCommand =
+  | (CallCommand & { workspaceId: string })
   | { type: 'CreateChat'; chat: NewChat; now: string }
   | {
       type: 'UpdateChat';
@@ -136,10 +140,15 @@ function decideOutcome(
 }
 
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
-  initialState: () => ({ chat: null, paused: false, deliveries: {}, received: {} }),
+  initialState: () => ({ chat: null, paused: false, deliveries: {}, received: {}, voice: initialCalls() }),
 
   evolve(state, event) {
     switch (event.type) {
+      case 'CallStarted':
+      case 'CallCompleted':
+      case 'CallRecordingReceived':
+      case 'CallRecordingStored':
+        return { ...state, voice: evolveCalls(state.voice, event) };
       case 'ChatCreated':
         return { ...state, chat: event.data };
       case 'ChatUpdated': {
@@ -186,6 +195,10 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
 
   decide(command, state) {
     switch (command.type) {
+      case 'RecordCallStatus':
+      case 'RecordCallRecording':
+      case 'StoreCallRecording':
+        return decideCall(command, existing(state, command.workspaceId), state.voice);
       case 'CreateChat':
         if (state.chat) throw new ConflictError(`Chat ${command.chat.chatId} already exists`);
         checkNewChat(command.chat);
