@@ -228,3 +228,75 @@ describe('chat decider: the assignment a chat runs', () => {
       .thenThrows(ValidationError);
   });
 });
+
+describe('chat decider: voice calls', () => {
+  const voice: ChatCreated = { type: 'ChatCreated', data: { ...chat, channel: 'phone-voice' } };
+  const status = (s: string, durationSeconds = 0) => ({
+    type: 'RecordCallStatus' as const,
+    workspaceId: ws,
+    callSid: 'CA1',
+    status: s,
+    durationSeconds,
+    now,
+  });
+  const startedEvent = {
+    type: 'CallStarted' as const,
+    data: { chatId: 7, workspaceId: ws, callSid: 'CA1', startedAt: now },
+  };
+  const completedEvent = {
+    type: 'CallCompleted' as const,
+    data: {
+      chatId: 7,
+      workspaceId: ws,
+      callSid: 'CA1',
+      durationSeconds: 30,
+      outcome: 'completed' as const,
+      completedAt: now,
+    },
+  };
+
+  it('starts a call on in-progress once, ignores ringing', () => {
+    spec.given([voice]).when(status('in-progress')).then([startedEvent]);
+    spec.given([voice, startedEvent]).when(status('in-progress')).then([]);
+    spec.given([voice]).when(status('ringing')).then([]);
+  });
+
+  it('completes it once on a final status; a late start or second end changes nothing', () => {
+    spec.given([voice, startedEvent]).when(status('completed', 30)).then([completedEvent]);
+    spec.given([voice, startedEvent, completedEvent]).when(status('in-progress')).then([]);
+    spec.given([voice, startedEvent, completedEvent]).when(status('busy')).then([]);
+  });
+
+  it('refuses calls on a chat of another channel', () => {
+    spec.given([created]).when(status('in-progress')).thenThrows(ValidationError);
+  });
+
+  it('stores an announced recording once', () => {
+    const received = {
+      type: 'CallRecordingReceived' as const,
+      data: {
+        chatId: 7,
+        workspaceId: ws,
+        callSid: 'CA1',
+        recordingSid: 'RE1',
+        recordingUrl: 'https://x/RE1',
+        receivedAt: now,
+      },
+    };
+    const store = {
+      type: 'StoreCallRecording' as const,
+      workspaceId: ws,
+      recordingSid: 'RE1',
+      key: 'k',
+      bytes: 10,
+      now,
+    };
+    const stored = {
+      type: 'CallRecordingStored' as const,
+      data: { chatId: 7, workspaceId: ws, recordingSid: 'RE1', key: 'k', bytes: 10, storedAt: now },
+    };
+    spec.given([voice]).when(store).then([]);
+    spec.given([voice, received]).when(store).then([stored]);
+    spec.given([voice, received, stored]).when(store).then([]);
+  });
+});
