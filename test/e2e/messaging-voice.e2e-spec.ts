@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, TestApp } from '../support/app';
-import { keyWithScopes } from '../support/identity-fixtures';
+import { keyWithScopes, signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
 import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
-import { person } from '../support/work-fixtures';
+import { agentMember, createWorkflow, person } from '../support/work-fixtures';
 
 const PUBLIC_BASE_URL = 'https://voice.example.test/api/v2';
 
@@ -42,6 +42,7 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
   let key: string;
   let chatId: number;
   let patient: { memberId: number; token: string };
+  let phoneId: number;
 
   beforeAll(async () => {
     peer = await startTwilioPeer();
@@ -57,7 +58,7 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
       },
     });
     ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Voice Clinic'));
-    const phoneId = (
+    phoneId = (
       await t.request('POST', `/w/${wid}/phone-numbers`, { token: key, body: { number: '+14155550700' } })
     ).body.id;
     patient = await person(t, wid, key);
@@ -159,5 +160,42 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
     expect((await audio(other.apiKey)).status).toBe(404);
     expect((await t.request('GET', `/recordings/chat/999999/audio.wav`, { token: key })).status).toBe(404);
     expect((await t.request('GET', `/recordings/chat/${chatId}/audio.wav`)).status).toBe(401);
+  });
+
+  it('places the outbound call of a phone-voice workflow chat with assistantEnabled: true, once, with its callbacks', async () => {
+    const wf = await createWorkflow(t, wid, key, {
+      name: 'Call back',
+      agentId: await agentMember(t, wid, key),
+      defaultPhoneNumberId: phoneId,
+    });
+    const callee = await signup(t, wid, key, { email: 'callee@example.com', phone: '+14155550777' });
+    const res = await t.request('POST', `/w/${wid}/chats`, {
+      token: key,
+      body: { channel: 'phone-voice', workflowId: wf.id, memberId: callee.member.id, assistantEnabled: true },
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('deprecation')).toBe('true');
+    const id = res.body.id as number;
+    const placed = await eventually(
+      async () => (await t.store.readStream(`chat-${id}`)).find((e) => e.type === 'CallPlaced'),
+      'CallPlaced',
+    );
+    const calls = peer.calls.filter((c) => c.form.To === '+14155550777');
+    expect(calls).toHaveLength(1);
+    expect(calls[0].form).toMatchObject({
+      From: '+14155550700',
+      StatusCallback: `${PUBLIC_BASE_URL}/providers/twilio/voice/status?chatId=${id}`,
+      RecordingStatusCallback: `${PUBLIC_BASE_URL}/providers/twilio/voice/recording?chatId=${id}`,
+      Record: 'true',
+    });
+    expect(placed.data).toMatchObject({ chatId: id, callSid: calls[0].sid, to: '+14155550777' });
+    // A chat without assistantEnabled places nothing.
+    const quiet = await t.request('POST', `/w/${wid}/chats`, {
+      token: key,
+      body: { channel: 'phone-voice', workflowId: wf.id, memberId: callee.member.id },
+    });
+    expect(quiet.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(peer.calls.filter((c) => c.form.To === '+14155550777')).toHaveLength(1);
   });
 });

@@ -19,6 +19,8 @@ export interface TwilioPeer {
   accountSid: string;
   authToken: string;
   messages: PeerMessage[];
+  /** Calls it accepted through Calls.json: the form fields as sent, with the call's sid. */
+  calls: { sid: string; form: Record<string, string> }[];
   /** Recordings it serves (GET .../Recordings/{sid}.wav, Basic auth), by recording sid. */
   recordings: Map<string, Buffer>;
   /** The media URL of a recording, as Twilio's RecordingUrl gives it (no extension). */
@@ -67,6 +69,7 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
   const authToken = 'peer-auth-token-0123456789abcdef';
   const messages: PeerMessage[] = [];
   const recordings = new Map<string, Buffer>();
+  const calls: { sid: string; form: Record<string, string> }[] = [];
   let counter = 0;
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -84,6 +87,28 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
           peer.recordingFetches++;
           res.writeHead(200, { 'content-type': 'audio/x-wav', 'content-length': wav.length }).end(wav);
         }
+        return;
+      }
+      const callMatch = /^\/2010-04-01\/Accounts\/([^/]+)\/Calls\.json$/.exec(req.url ?? '');
+      if (req.method === 'POST' && callMatch) {
+        const creds = Buffer.from(
+          (req.headers.authorization ?? '').replace(/^Basic /, ''),
+          'base64',
+        ).toString();
+        if (creds !== `${accountSid}:${authToken}` || callMatch[1] !== accountSid) {
+          res
+            .writeHead(401, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ code: 20003, status: 401 }));
+          return;
+        }
+        const sid = `CA${String(++counter).padStart(32, '0')}`;
+        const form = Object.fromEntries(new URLSearchParams(body));
+        calls.push({ sid, form });
+        res
+          .writeHead(201, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({ sid, account_sid: accountSid, to: form.To, from: form.From, status: 'queued' }),
+          );
         return;
       }
       const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
@@ -136,6 +161,7 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
     authToken,
     messages,
     recordings,
+    calls,
     recordingFetches: 0,
     recordingUrl: (sid) => `http://127.0.0.1:${port}/2010-04-01/Accounts/${accountSid}/Recordings/${sid}`,
     async webhook(publicUrl, appBaseUrl, publicBaseUrl, params, signature) {

@@ -94,6 +94,8 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
       title: input.title?.trim() || null,
       workflowId: input.workflowId ?? null,
       assignmentId: null as number | null,
+      placeCall:
+        input.assistantEnabled === true && input.channel === 'phone-voice' && input.workflowId !== undefined,
     };
     if (input.workflowId !== undefined) {
       const workflow = await this.lookup.workflow(workspaceId, input.workflowId);

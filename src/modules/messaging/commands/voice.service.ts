@@ -7,6 +7,16 @@ import { NotFoundError } from '../../../core/http/domain-errors';
 import { BLOB_STORAGE, BlobStorage } from '../../files';
 import { chatDecider } from '../domain/chat';
 import { chatStream } from '../domain/chat.events';
+import { CallProvider, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
+import { ChatLookup } from './chat-lookup.service';
+
+/** The outbound call of a chat created with `placeCall`. */
+export interface PlaceCallJob {
+  workspaceId: string;
+  chatId: number;
+  correlationId: string;
+  causationId: string;
+}
 
 export interface RecordingJob {
   workspaceId: string;
@@ -27,7 +37,46 @@ export class VoiceCalls {
     private readonly repo: EventSourcedRepository,
     @Inject(BLOB_STORAGE) private readonly blobs: BlobStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SMS_PROVIDER) private readonly provider: SmsProvider & Partial<CallProvider>,
+    private readonly lookup: ChatLookup,
   ) {}
+
+  /**
+   * Places the chat's outbound call to its member from the chat's number, once: a call
+   * already recorded as placed is not placed again (a retried job stops). Without a phone
+   * or a number the call is not placed (logged by the job's failure).
+   */
+  async placeCall(job: PlaceCallJob): Promise<'placed' | 'already'> {
+    const { state } = await this.repo.load(chatStream(job.chatId), chatDecider);
+    const chat = state.chat;
+    if (!chat || !chat.placeCall || state.voice.placedSid) return 'already';
+    if (!this.provider.placeCall) throw new Error('the configured provider places no calls');
+    const [member] = await this.lookup.contacts(job.workspaceId, [chat.memberId]);
+    const number =
+      chat.phoneNumberId === null ? null : await this.lookup.phoneNumber(job.workspaceId, chat.phoneNumberId);
+    if (!member?.phone || !number)
+      throw new Error('no_address: the member has no phone or the chat no number');
+    const base = `${this.config.publicBaseUrl.replace(/\/+$/, '')}/providers/twilio/voice`;
+    const { callSid } = await this.provider.placeCall({
+      to: member.phone,
+      from: number.number,
+      statusCallback: `${base}/status?chatId=${chat.chatId}`,
+      recordingStatusCallback: `${base}/recording?chatId=${chat.chatId}`,
+    });
+    await this.repo.handle({
+      streamName: chatStream(job.chatId),
+      workspaceId: job.workspaceId,
+      decider: chatDecider,
+      command: {
+        type: 'RecordCallPlaced',
+        workspaceId: job.workspaceId,
+        callSid,
+        to: member.phone,
+        now: new Date().toISOString(),
+      },
+    });
+    return 'placed';
+  }
 
   private async workspaceOf(chatId: number): Promise<string> {
     const { state } = await this.repo.load(chatStream(chatId), chatDecider);

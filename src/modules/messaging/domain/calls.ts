@@ -3,6 +3,8 @@ import type { CallEvent, CallOutcome, ChatCreated } from './chat.events';
 
 /** What the chat's stream knows of its calls: per call sid, started / completed; the recording. */
 export interface CallsState {
+  /** The outbound call's sid once the provider accepted it. */
+  placedSid?: string;
   calls: Record<string, { started: boolean; completed: boolean }>;
   /** Recording sids the provider announced, and the one stored last (what GET audio.wav serves). */
   recordings: Record<string, { stored: boolean }>;
@@ -20,6 +22,7 @@ const FINAL: Record<string, CallOutcome> = {
 };
 
 export type CallCommand =
+  | { type: 'RecordCallPlaced'; callSid: string; to: string; now: string }
   | { type: 'RecordCallStatus'; callSid: string; status: string; durationSeconds: number; now: string }
   | { type: 'RecordCallRecording'; callSid: string; recordingSid: string; recordingUrl: string; now: string }
   | { type: 'StoreCallRecording'; recordingSid: string; key: string; bytes: number; now: string };
@@ -38,6 +41,14 @@ export function decideCall(command: CallCommand, chat: ChatCreated['data'], stat
   voiceChat(chat);
   const base = { chatId: chat.chatId, workspaceId: chat.workspaceId };
   switch (command.type) {
+    case 'RecordCallPlaced':
+      if (state.placedSid) return [];
+      return [
+        {
+          type: 'CallPlaced',
+          data: { ...base, callSid: command.callSid, to: command.to, placedAt: command.now },
+        },
+      ];
     case 'RecordCallStatus': {
       const call = state.calls[command.callSid] ?? { started: false, completed: false };
       if (call.completed) return [];
@@ -94,6 +105,8 @@ export function decideCall(command: CallCommand, chat: ChatCreated['data'], stat
 
 export function evolveCalls(state: CallsState, event: CallEvent): CallsState {
   switch (event.type) {
+    case 'CallPlaced':
+      return { ...state, placedSid: event.data.callSid };
     case 'CallStarted': {
       const call = state.calls[event.data.callSid] ?? { started: false, completed: false };
       return { ...state, calls: { ...state.calls, [event.data.callSid]: { ...call, started: true } } };

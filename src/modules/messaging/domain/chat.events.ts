@@ -36,6 +36,8 @@ export interface ChatCreated {
     /** The workflow the chat runs and the assignment running it (absent on chats created before workflows). */
     workflowId?: number | null;
     assignmentId?: number | null;
+    /** `assistantEnabled: true` on a phone-voice workflow chat: a worker places the outbound call. */
+    placeCall?: boolean;
     createdAt: string;
   };
 }
@@ -140,6 +142,12 @@ export interface MessageFailed {
 /** The outcome of a voice call, from the provider's final status. */
 export type CallOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
 
+/** The provider accepted the chat's outbound call: it is never placed again. */
+export interface CallPlaced {
+  type: 'CallPlaced';
+  data: { chatId: number; workspaceId: string; callSid: string; to: string; placedAt: string };
+}
+
 /** A voice call of the chat was answered (the provider's `in-progress` status callback). */
 export interface CallStarted {
   type: 'CallStarted';
@@ -185,9 +193,11 @@ export interface CallRecordingStored {
   };
 }
 
-export type CallEvent = CallStarted | CallCompleted | CallRecordingReceived | CallRecordingStored;
+export type CallEvent =
+  CallPlaced | CallStarted | CallCompleted | CallRecordingReceived | CallRecordingStored;
 
 export const CALL_EVENT_TYPES: readonly CallEvent['type'][] = [
+  'CallPlaced',
   'CallStarted',
   'CallCompleted',
   'CallRecordingReceived',

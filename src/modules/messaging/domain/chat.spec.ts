@@ -300,3 +300,28 @@ describe('chat decider: voice calls', () => {
     spec.given([voice, received, stored]).when(store).then([]);
   });
 });
+
+describe('chat decider: the outbound call', () => {
+  const voice: ChatCreated = {
+    type: 'ChatCreated',
+    data: { ...chat, channel: 'phone-voice', placeCall: true },
+  };
+  const place = {
+    type: 'RecordCallPlaced' as const,
+    workspaceId: ws,
+    callSid: 'CA9',
+    to: '+14155550777',
+    now,
+  };
+  const placed = {
+    type: 'CallPlaced' as const,
+    data: { chatId: 7, workspaceId: ws, callSid: 'CA9', to: '+14155550777', placedAt: now },
+  };
+  it('records the placed call once', () => {
+    spec.given([voice]).when(place).then([placed]);
+    spec
+      .given([voice, placed])
+      .when({ ...place, callSid: 'CA10' })
+      .then([]);
+  });
+});

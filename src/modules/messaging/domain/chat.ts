@@ -144,6 +144,7 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
 
   evolve(state, event) {
     switch (event.type) {
+      case 'CallPlaced':
       case 'CallStarted':
       case 'CallCompleted':
       case 'CallRecordingReceived':
@@ -195,6 +196,7 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
 
   decide(command, state) {
     switch (command.type) {
+      case 'RecordCallPlaced':
       case 'RecordCallStatus':
       case 'RecordCallRecording':
       case 'StoreCallRecording':

@@ -1,7 +1,7 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
-import { RecordingJob, VoiceCalls } from '../commands/voice.service';
+import { PlaceCallJob, RecordingJob, VoiceCalls } from '../commands/voice.service';
 import { DeliveryJob, EMAIL_QUEUE, SMS_QUEUE, VOICE_QUEUE, WEB_CHAT_QUEUE } from './delivery-job';
 import { DeliveryOutcome, DeliveryService } from './delivery.service';
 
@@ -43,20 +43,24 @@ export class WebChatDeliveryProcessor extends DeliveryProcessor {
   }
 }
 
-/** Fetches a call's recording from the provider and stores it (files' BlobStorage). */
+/** Places outbound calls, and fetches a call's recording from the provider to the file storage port (BLOB_STORAGE). */
 @Processor(VOICE_QUEUE)
 export class VoiceRecordingProcessor extends WorkerHost {
   constructor(private readonly calls: VoiceCalls) {
     super();
   }
 
-  process(job: Job<RecordingJob>): Promise<'stored' | 'already'> {
+  process(job: Job<RecordingJob | PlaceCallJob>): Promise<string> {
     const ctx = {
       requestId: job.data.correlationId,
       causationId: job.data.causationId,
       actor: SYSTEM_ACTOR,
       appended: [],
     };
-    return requestContext.run(ctx, () => this.calls.fetchRecording(job.data));
+    return requestContext.run(ctx, () =>
+      job.name === 'place-call'
+        ? this.calls.placeCall(job.data)
+        : this.calls.fetchRecording(job.data as RecordingJob),
+    );
   }
 }
