@@ -198,4 +198,27 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(peer.calls.filter((c) => c.form.To === '+14155550777')).toHaveLength(1);
   });
+
+  it('stores a transcript the provider sends as a message of the chat, once', async () => {
+    const params = {
+      CallSid: 'CA1',
+      RecordingSid: 'RE1',
+      TranscriptionSid: 'TR1',
+      TranscriptionStatus: 'completed',
+      TranscriptionText: 'I would like to move my appointment to Friday.',
+    };
+    expect((await callback('recording', params)).status).toBe(204);
+    expect((await callback('recording', params)).status).toBe(204);
+    const list = await t.request('GET', `/w/${wid}/chats/${chatId}/messages`, { token: key });
+    expect(list.status).toBe(200);
+    const transcripts = list.body.items.filter(
+      (m: { content: string }) => m.content === 'I would like to move my appointment to Friday.',
+    );
+    expect(transcripts).toHaveLength(1);
+    expect(transcripts[0]).toMatchObject({ direction: 'inbound', role: 'user' });
+    const received = (await t.store.readStream(`chat-${chatId}`)).filter((e) => e.type === 'MessageReceived');
+    expect(received.map((e) => e.data)).toEqual([
+      expect.objectContaining({ source: 'voice', providerMessageId: 'TR1', memberId: patient.memberId }),
+    ]);
+  });
 });

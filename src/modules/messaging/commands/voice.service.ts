@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { nextId } from '../../../core/database/ids';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { BLOB_STORAGE, BlobStorage } from '../../files';
@@ -39,7 +41,38 @@ export class VoiceCalls {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SMS_PROVIDER) private readonly provider: SmsProvider & Partial<CallProvider>,
     private readonly lookup: ChatLookup,
+    private readonly db: DataSource,
   ) {}
+
+  /**
+   * A call's transcript becomes a message of the chat, from its member (source `voice`),
+   * recorded once per transcription sid however often the provider posts it.
+   */
+  async transcript(input: { chatId: number; transcriptionSid: string; text: string }): Promise<void> {
+    const loaded = await this.repo.load(chatStream(input.chatId), chatDecider);
+    const chat = loaded.state.chat;
+    if (!chat) throw new NotFoundError('Chat not found');
+    if (Object.hasOwn(loaded.state.received, input.transcriptionSid)) return;
+    const messageId = await nextId(this.db, 'chat_message_id_seq');
+    await this.repo.handle({
+      streamName: chatStream(input.chatId),
+      workspaceId: chat.workspaceId,
+      decider: chatDecider,
+      loaded,
+      command: {
+        type: 'ReceiveMessage',
+        workspaceId: chat.workspaceId,
+        message: {
+          messageId,
+          memberId: chat.memberId,
+          content: input.text,
+          source: 'voice',
+          providerMessageId: input.transcriptionSid,
+        },
+        now: new Date().toISOString(),
+      },
+    });
+  }
 
   /**
    * Places the chat's outbound call to its member from the chat's number, once: a call

@@ -69,7 +69,8 @@ export interface MessageReceived {
     messageId: number;
     memberId: number;
     content: string;
-    source: 'api' | 'sms' | 'email' | 'web-chat';
+    /** `voice`: the transcript of a call, as the provider sent it. */
+    source: 'api' | 'sms' | 'email' | 'web-chat' | 'voice';
     /** The provider's id of an inbound text or mail (its Message-ID). */
     providerMessageId: string | null;
     subject?: string | null;

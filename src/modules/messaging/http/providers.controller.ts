@@ -120,6 +120,18 @@ export class ProvidersController {
   @HttpCode(204)
   async twilioVoiceRecording(@Req() req: FastifyRequest, @Body() form: Form): Promise<void> {
     this.verifyTwilio(req, form ?? {});
+    // The transcription callback (TranscriptionText) comes to the same address.
+    if (form.TranscriptionText !== undefined) {
+      if (form.TranscriptionStatus !== undefined && form.TranscriptionStatus !== 'completed') return;
+      const text = form.TranscriptionText.trim();
+      if (!text) return;
+      await this.voice.transcript({
+        chatId: chatIdOf(req),
+        transcriptionSid: field(form, 'TranscriptionSid'),
+        text: text.slice(0, 10_000),
+      });
+      return;
+    }
     const status = form.RecordingStatus;
     if (status !== undefined && status !== 'completed') return;
     const url = field(form, 'RecordingUrl');
