@@ -35,6 +35,8 @@ describe('the catalogue of public events', () => {
       'chat.message.created',
       'message:received',
       'email.received',
+      'call:started',
+      'call:completed',
       'task.created',
       'task.updated',
       'record.deleted',

@@ -61,6 +61,18 @@ describe('GET /event-types (e2e)', () => {
           payloadFields: ['chatId', 'message', 'memberId'],
         },
         {
+          eventType: 'call:started',
+          description: 'voice call started',
+          feature: 'messaging',
+          payloadFields: ['call'],
+        },
+        {
+          eventType: 'call:completed',
+          description: 'voice call ended',
+          feature: 'messaging',
+          payloadFields: ['call'],
+        },
+        {
           eventType: 'task.created',
           description: 'new task created',
           feature: 'work',

@@ -19,6 +19,14 @@ export interface TwilioPeer {
   accountSid: string;
   authToken: string;
   messages: PeerMessage[];
+  /** Calls it accepted through Calls.json: the form fields as sent, with the call's sid. */
+  calls: { sid: string; form: Record<string, string> }[];
+  /** Recordings it serves (GET .../Recordings/{sid}.wav, Basic auth), by recording sid. */
+  recordings: Map<string, Buffer>;
+  /** The media URL of a recording, as Twilio's RecordingUrl gives it (no extension). */
+  recordingUrl(sid: string): string;
+  /** How many fetches of recordings it answered. */
+  recordingFetches: number;
   /**
    * Posts a signed webhook as Twilio does: signed over `publicUrl` (what the service
    * was configured with, PUBLIC_BASE_URL...), sent to the same path under `appBaseUrl`.
@@ -60,10 +68,49 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
   const accountSid = `AC${'0123456789abcdef'.repeat(2)}`;
   const authToken = 'peer-auth-token-0123456789abcdef';
   const messages: PeerMessage[] = [];
+  const recordings = new Map<string, Buffer>();
+  const calls: { sid: string; form: Record<string, string> }[] = [];
   let counter = 0;
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
+      const media = /^\/2010-04-01\/Accounts\/([^/]+)\/Recordings\/([^/.]+)\.wav$/.exec(req.url ?? '');
+      if (req.method === 'GET' && media) {
+        const creds = Buffer.from(
+          (req.headers.authorization ?? '').replace(/^Basic /, ''),
+          'base64',
+        ).toString();
+        const wav = recordings.get(media[2]);
+        if (creds !== `${accountSid}:${authToken}` || media[1] !== accountSid) res.writeHead(401).end();
+        else if (!wav) res.writeHead(404).end();
+        else {
+          peer.recordingFetches++;
+          res.writeHead(200, { 'content-type': 'audio/x-wav', 'content-length': wav.length }).end(wav);
+        }
+        return;
+      }
+      const callMatch = /^\/2010-04-01\/Accounts\/([^/]+)\/Calls\.json$/.exec(req.url ?? '');
+      if (req.method === 'POST' && callMatch) {
+        const creds = Buffer.from(
+          (req.headers.authorization ?? '').replace(/^Basic /, ''),
+          'base64',
+        ).toString();
+        if (creds !== `${accountSid}:${authToken}` || callMatch[1] !== accountSid) {
+          res
+            .writeHead(401, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ code: 20003, status: 401 }));
+          return;
+        }
+        const sid = `CA${String(++counter).padStart(32, '0')}`;
+        const form = Object.fromEntries(new URLSearchParams(body));
+        calls.push({ sid, form });
+        res
+          .writeHead(201, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({ sid, account_sid: accountSid, to: form.To, from: form.From, status: 'queued' }),
+          );
+        return;
+      }
       const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
       const auth = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
       const [username, password] = auth.split(':');
@@ -113,6 +160,10 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
     accountSid,
     authToken,
     messages,
+    recordings,
+    calls,
+    recordingFetches: 0,
+    recordingUrl: (sid) => `http://127.0.0.1:${port}/2010-04-01/Accounts/${accountSid}/Recordings/${sid}`,
     async webhook(publicUrl, appBaseUrl, publicBaseUrl, params, signature) {
       const sig = signature ?? twilio.getExpectedTwilioSignature(authToken, publicUrl, params);
       const target = appBaseUrl + publicUrl.slice(publicBaseUrl.length);

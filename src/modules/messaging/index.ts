@@ -4,6 +4,7 @@
  * email.received) reach event rules through the catalogue, with their payload types here.
  */
 export type {
+  CallPayload,
   ChatCreatedPayload,
   ChatMessageCreatedPayload,
   EmailReceivedPayload,

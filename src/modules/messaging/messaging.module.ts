@@ -19,6 +19,7 @@ import { PhoneNumbersController } from './http/phone-numbers.controller';
 import { ProvidersController } from './http/providers.controller';
 import { WebChatStreams } from './http/web-chat-streams';
 import { Messaging1764000007600 } from './messaging.migration';
+import { MessagingWorkflows1764000008000 } from './messaging-workflows.migration';
 import { ChatsProjection } from './projections/chats.projection';
 import { MESSAGING_ENTITIES } from './projections/messaging.entities';
 import { PhoneNumbersInboxesProjection } from './projections/phone-numbers-inboxes.projection';
@@ -37,12 +38,17 @@ import {
   ListPhoneNumbersHandler,
 } from './queries/messaging.queries';
 import { EnqueueDeliveriesWhenMessageSentReactor } from './reactors/enqueue-deliveries-when-message-sent.reactor';
-import { EMAIL_QUEUE, SMS_QUEUE, WEB_CHAT_QUEUE } from './workers/delivery-job';
+import { EMAIL_QUEUE, SMS_QUEUE, VOICE_QUEUE, WEB_CHAT_QUEUE } from './workers/delivery-job';
 import {
   EmailDeliveryProcessor,
   SmsDeliveryProcessor,
+  VoiceRecordingProcessor,
   WebChatDeliveryProcessor,
 } from './workers/delivery.processors';
+import { FilesModule } from '../files';
+import { VoiceCalls } from './commands/voice.service';
+import { RecordingsController } from './http/recordings.controller';
+import { FetchRecordingWhenReceivedReactor } from './reactors/fetch-recording-when-received.reactor';
 import { DeliveryService } from './workers/delivery.service';
 
 /**
@@ -54,18 +60,30 @@ import { DeliveryService } from './workers/delivery.service';
 @Feature({
   name: 'messaging',
   entities: MESSAGING_ENTITIES,
-  migrations: [Messaging1764000007600],
+  migrations: [Messaging1764000007600, MessagingWorkflows1764000008000],
   versionedResources: ['phone_numbers', 'chats'],
   publicEvents: MESSAGING_PUBLIC_EVENTS,
 })
 @Module(
   withQueues(
     {
-      queues: [SMS_QUEUE, EMAIL_QUEUE, WEB_CHAT_QUEUE],
-      processors: [SmsDeliveryProcessor, EmailDeliveryProcessor, WebChatDeliveryProcessor],
+      queues: [SMS_QUEUE, EMAIL_QUEUE, WEB_CHAT_QUEUE, VOICE_QUEUE],
+      processors: [
+        SmsDeliveryProcessor,
+        EmailDeliveryProcessor,
+        WebChatDeliveryProcessor,
+        VoiceRecordingProcessor,
+      ],
     },
     {
-      controllers: [PhoneNumbersController, InboxesController, ChatsController, ProvidersController],
+      imports: [FilesModule],
+      controllers: [
+        PhoneNumbersController,
+        InboxesController,
+        ChatsController,
+        ProvidersController,
+        RecordingsController,
+      ],
       providers: [
         {
           provide: SMS_PROVIDER,
@@ -77,6 +95,8 @@ import { DeliveryService } from './workers/delivery.service';
         PhoneNumbersInboxesProjection,
         ChatsProjection,
         EnqueueDeliveriesWhenMessageSentReactor,
+        FetchRecordingWhenReceivedReactor,
+        VoiceCalls,
         ChatLookup,
         WebChatStreams,
         DeliveryService,

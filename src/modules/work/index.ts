@@ -14,3 +14,5 @@ export type {
 } from './domain/work.events';
 export { TASK_CREATED, TASK_UPDATED, WORKFLOW_COMPLETED, WORKFLOW_FAILED } from './domain/work.public-events';
 export type { TaskPayload, WorkflowRunPayload } from './domain/work.public-events';
+export { StartAssignmentCommand } from './commands/start-assignment.command';
+export type { StartAssignmentCaller } from './commands/start-assignment.command';

@@ -4,9 +4,48 @@ import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
+import { AssignmentEvent, assignmentStream, WorkflowEvent, workflowStream } from '../../work';
 import { chatDecider, ChatState } from '../domain/chat';
 import { chatStream } from '../domain/chat.events';
 import { PhoneNumberEntity } from '../projections/messaging.entities';
+
+/** A workflow as a chat needs it, folded from work's stream (its events are work's public types). */
+export interface ChatWorkflow {
+  workspaceId: string | null;
+  live: boolean;
+  defaultPhoneNumberId: number | null;
+}
+
+function evolveWorkflow(state: ChatWorkflow, event: WorkflowEvent): ChatWorkflow {
+  switch (event.type) {
+    case 'WorkflowCreated':
+      return {
+        workspaceId: event.data.workspaceId,
+        live: true,
+        defaultPhoneNumberId: event.data.defaultPhoneNumberId,
+      };
+    case 'WorkflowUpdated':
+      return event.data.changes.defaultPhoneNumberId !== undefined
+        ? { ...state, defaultPhoneNumberId: event.data.changes.defaultPhoneNumberId }
+        : state;
+    case 'WorkflowDeleted':
+      return { ...state, live: false };
+    default:
+      // Work may add event types: what this fold does not know changes nothing it reads.
+      return state;
+  }
+}
+
+export interface ChatAssignment {
+  workspaceId: string;
+  workflowId: number;
+  memberId: number;
+}
+
+function evolveAssignment(state: ChatAssignment | null, event: AssignmentEvent): ChatAssignment | null {
+  const a = (event.data as { assignment?: AssignmentEvent['data']['assignment'] }).assignment;
+  return a ? { workspaceId: a.workspaceId, workflowId: a.workflowId, memberId: a.memberId } : state;
+}
 
 /** Facts commands of this room look up: members (identity's query), the room's numbers, a chat's stream. */
 @Injectable()
@@ -36,6 +75,24 @@ export class ChatLookup {
 
   async phoneNumber(workspaceId: string, phoneNumberId: number): Promise<PhoneNumberEntity | null> {
     return this.db.getRepository(PhoneNumberEntity).findOneBy({ id: phoneNumberId, workspaceId });
+  }
+
+  /** The workflow of the workspace (undefined: none, or deleted). */
+  async workflow(workspaceId: string, workflowId: number): Promise<ChatWorkflow | undefined> {
+    const { state } = await this.repo.load(workflowStream(workflowId), {
+      initialState: (): ChatWorkflow => ({ workspaceId: null, live: false, defaultPhoneNumberId: null }),
+      evolve: evolveWorkflow,
+    });
+    return state.live && state.workspaceId === workspaceId ? state : undefined;
+  }
+
+  /** The assignment as its stream shows it (null: none). */
+  async assignment(assignmentId: number): Promise<ChatAssignment | null> {
+    const { state } = await this.repo.load(assignmentStream(assignmentId), {
+      initialState: (): ChatAssignment | null => null,
+      evolve: evolveAssignment,
+    });
+    return state;
   }
 
   /** The chat as its stream tells it; 404 when absent or of another workspace. */

@@ -1,9 +1,10 @@
-import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
+import { StartAssignmentCommand } from '../../work';
 import { chatDecider, checkNewChat } from '../domain/chat';
 import { AssistantKind, Channel, chatStream, Participant } from '../domain/chat.events';
 import { assertMayCreateChat, assertMayWriteChat, Caller } from '../domain/messaging-access.policy';
@@ -11,6 +12,7 @@ import { ChatLookup } from './chat-lookup.service';
 
 export interface CreateChatInput {
   channel: Channel;
+  workflowId?: number;
   memberId?: number;
   phoneNumberId?: number;
   assistantKind?: AssistantKind;
@@ -33,7 +35,7 @@ export class UpdateChatCommand {
   constructor(
     readonly workspaceId: string,
     readonly chatId: number,
-    readonly changes: { title?: string | null; paused?: boolean },
+    readonly changes: { title?: string | null; paused?: boolean; assignmentId?: number },
     readonly caller: Caller,
     readonly expectedRevision?: bigint,
   ) {}
@@ -53,13 +55,20 @@ export function assistantKindOf(
   return input.assistantKind ?? 'ai';
 }
 
-/** POST /w/{wid}/chats: a simple chat (no workflow yet) with its member, assistant and participants. */
+/**
+ * POST /w/{wid}/chats: a chat with its member, assistant and participants. With
+ * `workflowId`, the assignment that runs the workflow for the chat's member is started
+ * through work's own command (its access rules and Member Role Gate apply: 403 with the
+ * gate's message), after every check of the chat passed, so a refused chat starts nothing;
+ * a phone chat without `phoneNumberId` takes the workflow's default number.
+ */
 @CommandHandler(CreateChatCommand)
 export class CreateChatHandler implements ICommandHandler<CreateChatCommand, number> {
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly lookup: ChatLookup,
     private readonly db: DataSource,
+    private readonly commands: CommandBus,
   ) {}
 
   async execute({ workspaceId, input, caller }: CreateChatCommand): Promise<number> {
@@ -83,7 +92,18 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
       assistantMemberId: input.assistantMemberId ?? null,
       participants: [{ memberId, role: 'user' as const }, ...extras],
       title: input.title?.trim() || null,
+      workflowId: input.workflowId ?? null,
+      assignmentId: null as number | null,
+      placeCall:
+        input.assistantEnabled === true && input.channel === 'phone-voice' && input.workflowId !== undefined,
     };
+    if (input.workflowId !== undefined) {
+      const workflow = await this.lookup.workflow(workspaceId, input.workflowId);
+      if (!workflow)
+        throw new ValidationError(`workflowId: no workflow ${input.workflowId} in this workspace`);
+      if (chat.phoneNumberId === null && (chat.channel === 'phone-sms' || chat.channel === 'phone-voice'))
+        chat.phoneNumberId = workflow.defaultPhoneNumberId;
+    }
     // The decider's own rules first (required fields, duplicates), then the lookups.
     checkNewChat(chat);
     if (chat.phoneNumberId !== null && !(await this.lookup.phoneNumber(workspaceId, chat.phoneNumberId)))
@@ -95,6 +115,14 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
         : []),
       ...extras.map((p, i) => ({ field: `participants.${i}.memberId`, memberId: p.memberId })),
     ]);
+    if (input.workflowId !== undefined)
+      chat.assignmentId = await this.commands.execute<StartAssignmentCommand, number>(
+        new StartAssignmentCommand(workspaceId, input.workflowId, memberId, {
+          scopes: caller.scopes,
+          memberId: caller.memberId,
+          roleId: caller.roleId,
+        }),
+      );
     chat.chatId = await nextId(this.db, 'chat_id_seq');
     await this.repo.handle({
       streamName: chatStream(chat.chatId),
@@ -106,7 +134,7 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
   }
 }
 
-/** PUT /w/{wid}/chats/{chatId}: title and paused (assignmentId waits for workflows). */
+/** PUT /w/{wid}/chats/{chatId}: title, paused, and the assignment (of the chat's member) it runs. */
 @CommandHandler(UpdateChatCommand)
 export class UpdateChatHandler implements ICommandHandler<UpdateChatCommand, void> {
   constructor(
@@ -117,6 +145,10 @@ export class UpdateChatHandler implements ICommandHandler<UpdateChatCommand, voi
   async execute(cmd: UpdateChatCommand): Promise<void> {
     const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId);
     assertMayWriteChat(cmd.caller, loaded.state.chat!);
+    const assignment =
+      cmd.changes.assignmentId === undefined
+        ? undefined
+        : await this.lookup.assignment(cmd.changes.assignmentId);
     await this.repo.handle({
       streamName: chatStream(cmd.chatId),
       workspaceId: cmd.workspaceId,
@@ -131,6 +163,7 @@ export class UpdateChatHandler implements ICommandHandler<UpdateChatCommand, voi
           ...cmd.changes,
           title: cmd.changes.title === undefined ? undefined : cmd.changes.title?.trim() || null,
         },
+        assignment,
         now: new Date().toISOString(),
       },
     });

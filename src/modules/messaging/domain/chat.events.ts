@@ -33,8 +33,21 @@ export interface ChatCreated {
     /** The chat's member (role user) first, then the extra participants. */
     participants: Participant[];
     title: string | null;
+    /** The workflow the chat runs and the assignment running it (absent on chats created before workflows). */
+    workflowId?: number | null;
+    assignmentId?: number | null;
+    /** `assistantEnabled: true` on a phone-voice workflow chat: a worker places the outbound call. */
+    placeCall?: boolean;
     createdAt: string;
   };
+}
+
+/** What PUT changes; a new assignment brings its workflow along. */
+export interface ChatChanges {
+  title?: string | null;
+  paused?: boolean;
+  assignmentId?: number;
+  workflowId?: number;
 }
 
 export interface ChatUpdated {
@@ -42,7 +55,7 @@ export interface ChatUpdated {
   data: {
     chatId: number;
     workspaceId: string;
-    changes: { title?: string | null; paused?: boolean };
+    changes: ChatChanges;
     updatedAt: string;
   };
 }
@@ -56,7 +69,8 @@ export interface MessageReceived {
     messageId: number;
     memberId: number;
     content: string;
-    source: 'api' | 'sms' | 'email' | 'web-chat';
+    /** `voice`: the transcript of a call, as the provider sent it. */
+    source: 'api' | 'sms' | 'email' | 'web-chat' | 'voice';
     /** The provider's id of an inbound text or mail (its Message-ID). */
     providerMessageId: string | null;
     subject?: string | null;
@@ -126,7 +140,73 @@ export interface MessageFailed {
   };
 }
 
+/** The outcome of a voice call, from the provider's final status. */
+export type CallOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
+
+/** The provider accepted the chat's outbound call: it is never placed again. */
+export interface CallPlaced {
+  type: 'CallPlaced';
+  data: { chatId: number; workspaceId: string; callSid: string; to: string; placedAt: string };
+}
+
+/** A voice call of the chat was answered (the provider's `in-progress` status callback). */
+export interface CallStarted {
+  type: 'CallStarted';
+  data: { chatId: number; workspaceId: string; callSid: string; startedAt: string };
+}
+
+/** A voice call of the chat ended, with its duration in seconds and outcome. */
+export interface CallCompleted {
+  type: 'CallCompleted';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    callSid: string;
+    durationSeconds: number;
+    outcome: CallOutcome;
+    completedAt: string;
+  };
+}
+
+/** The provider has a recording of a call; a worker fetches it (`voice` queue). */
+export interface CallRecordingReceived {
+  type: 'CallRecordingReceived';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    callSid: string;
+    recordingSid: string;
+    recordingUrl: string;
+    receivedAt: string;
+  };
+}
+
+/** The recording's bytes are kept through the files storage port under `key`. */
+export interface CallRecordingStored {
+  type: 'CallRecordingStored';
+  data: {
+    chatId: number;
+    workspaceId: string;
+    recordingSid: string;
+    key: string;
+    bytes: number;
+    storedAt: string;
+  };
+}
+
+export type CallEvent =
+  CallPlaced | CallStarted | CallCompleted | CallRecordingReceived | CallRecordingStored;
+
+export const CALL_EVENT_TYPES: readonly CallEvent['type'][] = [
+  'CallPlaced',
+  'CallStarted',
+  'CallCompleted',
+  'CallRecordingReceived',
+  'CallRecordingStored',
+];
+
 export type ChatEvent =
+  | CallEvent
   | ChatCreated
   | ChatUpdated
   | MessageReceived

@@ -180,3 +180,148 @@ describe('chat decider', () => {
       .then([]);
   });
 });
+
+describe('chat decider: the assignment a chat runs', () => {
+  const update = (assignment: { workspaceId: string; workflowId: number; memberId: number } | null) => ({
+    type: 'UpdateChat' as const,
+    chatId: 7,
+    workspaceId: ws,
+    changes: { assignmentId: 30 },
+    assignment,
+    now,
+  });
+
+  it("attaches an assignment of the chat's member, bringing its workflow", () => {
+    spec
+      .given([created])
+      .when(update({ workspaceId: ws, workflowId: 4, memberId: 5 }))
+      .then([
+        {
+          type: 'ChatUpdated',
+          data: { chatId: 7, workspaceId: ws, changes: { assignmentId: 30, workflowId: 4 }, updatedAt: now },
+        },
+      ]);
+  });
+
+  it('changes nothing when the chat already runs that assignment', () => {
+    spec
+      .given([
+        created,
+        {
+          type: 'ChatUpdated',
+          data: { chatId: 7, workspaceId: ws, changes: { assignmentId: 30, workflowId: 4 }, updatedAt: now },
+        },
+      ])
+      .when(update({ workspaceId: ws, workflowId: 4, memberId: 5 }))
+      .then([]);
+  });
+
+  it("refuses an unknown, foreign or another member's assignment, naming assignmentId", () => {
+    spec.given([created]).when(update(null)).thenThrows(ValidationError);
+    spec
+      .given([created])
+      .when(update({ workspaceId: 'other', workflowId: 4, memberId: 5 }))
+      .thenThrows(ValidationError);
+    spec
+      .given([created])
+      .when(update({ workspaceId: ws, workflowId: 4, memberId: 6 }))
+      .thenThrows(ValidationError);
+  });
+});
+
+describe('chat decider: voice calls', () => {
+  const voice: ChatCreated = { type: 'ChatCreated', data: { ...chat, channel: 'phone-voice' } };
+  const status = (s: string, durationSeconds = 0) => ({
+    type: 'RecordCallStatus' as const,
+    workspaceId: ws,
+    callSid: 'CA1',
+    status: s,
+    durationSeconds,
+    now,
+  });
+  const startedEvent = {
+    type: 'CallStarted' as const,
+    data: { chatId: 7, workspaceId: ws, callSid: 'CA1', startedAt: now },
+  };
+  const completedEvent = {
+    type: 'CallCompleted' as const,
+    data: {
+      chatId: 7,
+      workspaceId: ws,
+      callSid: 'CA1',
+      durationSeconds: 30,
+      outcome: 'completed' as const,
+      completedAt: now,
+    },
+  };
+
+  it('starts a call on in-progress once, ignores ringing', () => {
+    spec.given([voice]).when(status('in-progress')).then([startedEvent]);
+    spec.given([voice, startedEvent]).when(status('in-progress')).then([]);
+    spec.given([voice]).when(status('ringing')).then([]);
+  });
+
+  it('completes it once on a final status; a late start or second end changes nothing', () => {
+    spec.given([voice, startedEvent]).when(status('completed', 30)).then([completedEvent]);
+    spec.given([voice, startedEvent, completedEvent]).when(status('in-progress')).then([]);
+    spec.given([voice, startedEvent, completedEvent]).when(status('busy')).then([]);
+  });
+
+  it('refuses calls on a chat of another channel', () => {
+    spec.given([created]).when(status('in-progress')).thenThrows(ValidationError);
+  });
+
+  it('stores an announced recording once', () => {
+    const received = {
+      type: 'CallRecordingReceived' as const,
+      data: {
+        chatId: 7,
+        workspaceId: ws,
+        callSid: 'CA1',
+        recordingSid: 'RE1',
+        recordingUrl: 'https://x/RE1',
+        receivedAt: now,
+      },
+    };
+    const store = {
+      type: 'StoreCallRecording' as const,
+      workspaceId: ws,
+      recordingSid: 'RE1',
+      key: 'k',
+      bytes: 10,
+      now,
+    };
+    const stored = {
+      type: 'CallRecordingStored' as const,
+      data: { chatId: 7, workspaceId: ws, recordingSid: 'RE1', key: 'k', bytes: 10, storedAt: now },
+    };
+    spec.given([voice]).when(store).then([]);
+    spec.given([voice, received]).when(store).then([stored]);
+    spec.given([voice, received, stored]).when(store).then([]);
+  });
+});
+
+describe('chat decider: the outbound call', () => {
+  const voice: ChatCreated = {
+    type: 'ChatCreated',
+    data: { ...chat, channel: 'phone-voice', placeCall: true },
+  };
+  const place = {
+    type: 'RecordCallPlaced' as const,
+    workspaceId: ws,
+    callSid: 'CA9',
+    to: '+14155550777',
+    now,
+  };
+  const placed = {
+    type: 'CallPlaced' as const,
+    data: { chatId: 7, workspaceId: ws, callSid: 'CA9', to: '+14155550777', placedAt: now },
+  };
+  it('records the placed call once', () => {
+    spec.given([voice]).when(place).then([placed]);
+    spec
+      .given([voice, placed])
+      .when({ ...place, callSid: 'CA10' })
+      .then([]);
+  });
+});

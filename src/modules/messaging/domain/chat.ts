@@ -1,6 +1,8 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { CallCommand, CallsState, decideCall, evolveCalls, initialCalls } from './calls';
 import type {
+  ChatChanges,
   ChatCreated,
   ChatEvent,
   ChatUpdated,
@@ -24,6 +26,8 @@ export interface ChatState {
   deliveries: Record<string, DeliveryState>;
   /** Provider ids of inbound messages already recorded: a provider's retry records nothing twice. */
   received: Record<string, true>;
+  /** Voice calls and their recordings (phone-voice chats). */
+  voice: CallsState;
 }
 
 export const deliveryKey = (messageId: number, memberId: number): string => `${messageId}:${memberId}`;
@@ -31,12 +35,15 @@ export const deliveryKey = (messageId: number, memberId: number): string => `${m
 type NewChat = Omit<ChatCreated['data'], 'createdAt'>;
 
 export type ChatCommand =
+  | (CallCommand & { workspaceId: string })
   | { type: 'CreateChat'; chat: NewChat; now: string }
   | {
       type: 'UpdateChat';
       chatId: number;
       workspaceId: string;
-      changes: { title?: string | null; paused?: boolean };
+      changes: Omit<ChatChanges, 'workflowId'>;
+      /** With assignmentId: the assignment as its stream shows it (the handler reads it). */
+      assignment?: { workspaceId: string; workflowId: number; memberId: number } | null;
       now: string;
     }
   | {
@@ -133,19 +140,27 @@ function decideOutcome(
 }
 
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
-  initialState: () => ({ chat: null, paused: false, deliveries: {}, received: {} }),
+  initialState: () => ({ chat: null, paused: false, deliveries: {}, received: {}, voice: initialCalls() }),
 
   evolve(state, event) {
     switch (event.type) {
+      case 'CallPlaced':
+      case 'CallStarted':
+      case 'CallCompleted':
+      case 'CallRecordingReceived':
+      case 'CallRecordingStored':
+        return { ...state, voice: evolveCalls(state.voice, event) };
       case 'ChatCreated':
         return { ...state, chat: event.data };
       case 'ChatUpdated': {
-        const { title, paused } = event.data.changes;
-        return {
-          ...state,
-          chat: state.chat && title !== undefined ? { ...state.chat, title } : state.chat,
-          paused: paused ?? state.paused,
+        const { title, paused, assignmentId, workflowId } = event.data.changes;
+        const chat = state.chat && {
+          ...state.chat,
+          ...(title !== undefined ? { title } : {}),
+          ...(assignmentId !== undefined ? { assignmentId } : {}),
+          ...(workflowId !== undefined ? { workflowId } : {}),
         };
+        return { ...state, chat, paused: paused ?? state.paused };
       }
       case 'MessageReceived': {
         const id = event.data.providerMessageId;
@@ -181,6 +196,11 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
 
   decide(command, state) {
     switch (command.type) {
+      case 'RecordCallPlaced':
+      case 'RecordCallStatus':
+      case 'RecordCallRecording':
+      case 'StoreCallRecording':
+        return decideCall(command, existing(state, command.workspaceId), state.voice);
       case 'CreateChat':
         if (state.chat) throw new ConflictError(`Chat ${command.chat.chatId} already exists`);
         checkNewChat(command.chat);
@@ -188,9 +208,20 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
       case 'UpdateChat': {
         const chat = existing(state, command.workspaceId);
         const changes: ChatUpdated['data']['changes'] = {};
-        const { title, paused } = command.changes;
+        const { title, paused, assignmentId } = command.changes;
         if (title !== undefined && title !== chat.title) changes.title = title;
         if (paused !== undefined && paused !== state.paused) changes.paused = paused;
+        if (assignmentId !== undefined && assignmentId !== chat.assignmentId) {
+          const found = command.assignment;
+          if (!found || found.workspaceId !== chat.workspaceId)
+            throw new ValidationError(`assignmentId: no assignment ${assignmentId} in this workspace`);
+          if (found.memberId !== chat.memberId)
+            throw new ValidationError(
+              `assignmentId: assignment ${assignmentId} runs for member ${found.memberId}, not the chat's member ${chat.memberId}`,
+            );
+          changes.assignmentId = assignmentId;
+          if (found.workflowId !== (chat.workflowId ?? null)) changes.workflowId = found.workflowId;
+        }
         if (!Object.keys(changes).length) return [];
         return [
           {

@@ -12,6 +12,8 @@ export interface Caller {
    * an app granted `workspace:read` does not read the person's chats.
    */
   credentialScopes?: readonly string[];
+  /** The caller's role in the workspace (work's role gate reads it when a chat starts a workflow). */
+  roleId?: number | null;
 }
 
 /** Whether the own-chats rule reaches this far for the credential. */

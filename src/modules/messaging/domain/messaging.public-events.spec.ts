@@ -43,4 +43,37 @@ describe('messaging public events', () => {
     });
     expect(catalogue.fromEvent(received('api')).map((d) => d.name)).toEqual(['chat.message.created']);
   });
+
+  it('makes CallStarted call:started and CallCompleted call:completed, with duration and outcome', () => {
+    const completed = {
+      type: 'CallCompleted' as const,
+      data: {
+        chatId: 7,
+        workspaceId: 'w',
+        callSid: 'CA1',
+        durationSeconds: 42,
+        outcome: 'no-answer' as const,
+        completedAt: '2026-11-23T10:01:00.000Z',
+      },
+    };
+    expect(catalogue.fromEvent(completed).map((d) => d.name)).toEqual(['call:completed']);
+    expect(catalogue.get('call:completed')!.payload(completed)).toEqual({
+      call: {
+        chatId: 7,
+        callSid: 'CA1',
+        status: 'no-answer',
+        startedAt: null,
+        completedAt: '2026-11-23T10:01:00.000Z',
+        durationSeconds: 42,
+        outcome: 'no-answer',
+      },
+    });
+    const started = {
+      type: 'CallStarted' as const,
+      data: { chatId: 7, workspaceId: 'w', callSid: 'CA1', startedAt: '2026-11-23T10:00:00.000Z' },
+    };
+    expect(catalogue.get('call:started')!.payload(started)).toMatchObject({
+      call: { chatId: 7, status: 'in-progress', startedAt: '2026-11-23T10:00:00.000Z' },
+    });
+  });
 });

@@ -1,5 +1,13 @@
 import { definePublicEvent } from '../../../core/events/public-events';
-import type { ChatCreated, MessageReceived, MessageSent, Participant } from './chat.events';
+import type {
+  CallCompleted,
+  CallOutcome,
+  CallStarted,
+  ChatCreated,
+  MessageReceived,
+  MessageSent,
+  Participant,
+} from './chat.events';
 
 export interface ChatCreatedPayload {
   chat: {
@@ -27,7 +35,7 @@ export const CHAT_CREATED = definePublicEvent<'chat:created', ChatCreatedPayload
       id: d.chatId,
       uuid: d.uuid,
       channel: d.channel,
-      workflowId: null,
+      workflowId: d.workflowId ?? null,
       memberId: d.memberId,
       assistantKind: d.assistantKind,
       participants: d.participants,
@@ -130,9 +138,64 @@ export const EMAIL_RECEIVED = definePublicEvent<'email.received', EmailReceivedP
   }),
 });
 
+/** The `call` block of call:started / call:completed; audio and transcript are read from the chat afterwards. */
+export interface CallPayload {
+  call: {
+    chatId: number;
+    callSid: string;
+    status: 'in-progress' | CallOutcome;
+    startedAt: string | null;
+    completedAt: string | null;
+    durationSeconds: number | null;
+    outcome: CallOutcome | null;
+  };
+}
+
+/** call:started (SPEC "Events": voice call started), from CallStarted. */
+export const CALL_STARTED = definePublicEvent<'call:started', CallPayload, CallStarted>({
+  name: 'call:started',
+  description: 'voice call started',
+  feature: 'messaging',
+  sources: ['CallStarted'],
+  payloadFields: ['call'],
+  payload: ({ data: d }) => ({
+    call: {
+      chatId: d.chatId,
+      callSid: d.callSid,
+      status: 'in-progress',
+      startedAt: d.startedAt,
+      completedAt: null,
+      durationSeconds: null,
+      outcome: null,
+    },
+  }),
+});
+
+/** call:completed (SPEC "Events": voice call ended), from CallCompleted: duration and outcome. */
+export const CALL_COMPLETED = definePublicEvent<'call:completed', CallPayload, CallCompleted>({
+  name: 'call:completed',
+  description: 'voice call ended',
+  feature: 'messaging',
+  sources: ['CallCompleted'],
+  payloadFields: ['call'],
+  payload: ({ data: d }) => ({
+    call: {
+      chatId: d.chatId,
+      callSid: d.callSid,
+      status: d.outcome,
+      startedAt: null,
+      completedAt: d.completedAt,
+      durationSeconds: d.durationSeconds,
+      outcome: d.outcome,
+    },
+  }),
+});
+
 export const MESSAGING_PUBLIC_EVENTS = [
   CHAT_CREATED,
   CHAT_MESSAGE_CREATED,
   SMS_MESSAGE_RECEIVED,
   EMAIL_RECEIVED,
+  CALL_STARTED,
+  CALL_COMPLETED,
 ];

@@ -12,8 +12,14 @@ export class ChatResponse {
   @ApiProperty() id: number;
   @ApiProperty({ format: 'uuid' }) uuid: string;
   @ApiProperty({ enum: CHANNELS }) channel: string;
-  @ApiProperty({ nullable: true, type: Number, description: 'workflows are not wired yet: always null' })
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description: 'the workflow the chat runs; null: a simple chat',
+  })
   workflowId: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: 'the assignment running the workflow' })
+  assignmentId: number | null;
   @ApiProperty() memberId: number;
   @ApiProperty({ nullable: true, type: Number }) phoneNumberId: number | null;
   @ApiProperty({ enum: ASSISTANT_KINDS }) assistantKind: string;

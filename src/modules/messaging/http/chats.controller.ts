@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
-import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { NotFoundError } from '../../../core/http/domain-errors';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { toPageRequest, PageQueryDto } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
@@ -86,11 +86,7 @@ export class ChatsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ChatResponse> {
     const workspaceId = wid.toLowerCase();
-    if (body.workflowId !== undefined)
-      throw new ValidationError(
-        'workflowId: workflows cannot be attached to chats yet; omit it for a simple chat',
-      );
-    const { workflowId: _w, ...input } = body;
+    const input = body;
     const caller = callerOf(principal);
     const chatId = await this.commands.execute<CreateChatCommand, number>(
       new CreateChatCommand(workspaceId, input, caller),
@@ -128,8 +124,6 @@ export class ChatsController {
   ): Promise<ChatResponse> {
     const workspaceId = wid.toLowerCase();
     const chatId = pathId(rawId, 'Chat');
-    if (body.assignmentId !== undefined)
-      throw new ValidationError('assignmentId: assignments cannot be attached to chats yet');
     const expected = await pinnedRevision(this.db, ifMatch, {
       table: 'chats',
       id: chatId,
@@ -141,7 +135,7 @@ export class ChatsController {
       new UpdateChatCommand(
         workspaceId,
         chatId,
-        { title: body.title, paused: body.paused },
+        { title: body.title, paused: body.paused, assignmentId: body.assignmentId },
         caller,
         expected,
       ),

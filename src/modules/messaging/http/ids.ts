@@ -6,6 +6,7 @@ export function callerOf(p: Principal): Caller {
   return {
     scopes: p.effectiveScopes,
     memberId: p.membership?.memberId,
+    roleId: p.membership?.roleId,
     credentialScopes: p.credential.kind === 'member_token' ? undefined : p.credential.scopes,
   };
 }

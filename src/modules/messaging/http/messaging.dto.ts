@@ -118,7 +118,10 @@ export class CreateChatDto {
   @IsIn(CHANNELS)
   channel: Channel;
 
-  @ApiPropertyOptional({ description: 'workflows are not wired yet: refused (400) when given' })
+  @ApiPropertyOptional({
+    description:
+      'starts the assignment that runs this workflow for the chat member (role gate applies); omitted: a simple chat',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -132,7 +135,9 @@ export class CreateChatDto {
   @Max(MAX_ID)
   memberId?: number;
 
-  @ApiPropertyOptional({ description: 'required for phone-sms and phone-voice' })
+  @ApiPropertyOptional({
+    description: 'required for phone-sms and phone-voice unless the workflow has a default number',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -186,7 +191,9 @@ export class UpdateChatDto {
   @IsBoolean()
   paused?: boolean;
 
-  @ApiPropertyOptional({ description: 'assignments are not wired yet: refused (400) when given' })
+  @ApiPropertyOptional({
+    description: "an assignment of the chat's member; the chat then runs its workflow",
+  })
   @IsOptional()
   @IsInt()
   @Min(1)

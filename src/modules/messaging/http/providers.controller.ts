@@ -8,6 +8,7 @@ import { AcceptBody } from '../../../core/http/body-parsing';
 import { SkipRateLimit } from '../../../core/rate-limit/rate-limiter';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { InboundMessages } from '../commands/inbound.service';
+import { VoiceCalls } from '../commands/voice.service';
 import { SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -37,6 +38,7 @@ function field(form: Form, name: string): string {
 export class ProvidersController {
   constructor(
     private readonly inbound: InboundMessages,
+    private readonly voice: VoiceCalls,
     @Inject(SMS_PROVIDER) private readonly sms: SmsProvider,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -95,6 +97,53 @@ export class ProvidersController {
     });
   }
 
+  /** Voice status callbacks (the call's URL names its chat): CallStarted, CallCompleted. */
+  @Post('twilio/voice/status')
+  @Public()
+  @AcceptBody(FORM)
+  @HttpCode(204)
+  async twilioVoiceStatus(@Req() req: FastifyRequest, @Body() form: Form): Promise<void> {
+    this.verifyTwilio(req, form ?? {});
+    const duration = Number(form.CallDuration ?? form.Duration ?? '0');
+    await this.voice.status({
+      chatId: chatIdOf(req),
+      callSid: field(form, 'CallSid'),
+      status: field(form, 'CallStatus'),
+      duration: Number.isFinite(duration) && duration >= 0 ? Math.floor(duration) : 0,
+    });
+  }
+
+  /** A recording is ready at the provider: a `voice` job fetches and stores it. */
+  @Post('twilio/voice/recording')
+  @Public()
+  @AcceptBody(FORM)
+  @HttpCode(204)
+  async twilioVoiceRecording(@Req() req: FastifyRequest, @Body() form: Form): Promise<void> {
+    this.verifyTwilio(req, form ?? {});
+    // The transcription callback (TranscriptionText) comes to the same address.
+    if (form.TranscriptionText !== undefined) {
+      if (form.TranscriptionStatus !== undefined && form.TranscriptionStatus !== 'completed') return;
+      const text = form.TranscriptionText.trim();
+      if (!text) return;
+      await this.voice.transcript({
+        chatId: chatIdOf(req),
+        transcriptionSid: field(form, 'TranscriptionSid'),
+        text: text.slice(0, 10_000),
+      });
+      return;
+    }
+    const status = form.RecordingStatus;
+    if (status !== undefined && status !== 'completed') return;
+    const url = field(form, 'RecordingUrl');
+    if (!/^https?:\/\//.test(url)) throw new ValidationError('RecordingUrl: must be an http(s) URL');
+    await this.voice.recording({
+      chatId: chatIdOf(req),
+      callSid: field(form, 'CallSid'),
+      recordingSid: field(form, 'RecordingSid'),
+      recordingUrl: url,
+    });
+  }
+
   @Post('email/inbound')
   @Public()
   @AcceptBody('message/rfc822', 'text/plain')
@@ -108,6 +157,12 @@ export class ProvidersController {
       throw new ValidationError('body: send the raw MIME message');
     return { recorded: await this.inbound.email(raw) };
   }
+}
+
+function chatIdOf(req: FastifyRequest): number {
+  const raw = (req.query as Record<string, string | undefined>).chatId ?? '';
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new NotFoundError('Chat not found');
+  return Number(raw);
 }
 
 /** Compared as digests, so neither the length nor a prefix of the secret leaks through timing. */

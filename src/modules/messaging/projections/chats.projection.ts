@@ -44,8 +44,8 @@ export class ChatsProjection implements ProjectionHandler {
         await em.query(
           `INSERT INTO chats (id, uuid, workspace_id, channel, member_id, phone_number_id, assistant_kind,
              assistant_member_id, participants, participant_ids, title, paused, needs_response, created_at,
-             updated_at, version, stream_revision)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, false, $12, $12, 1, $13)
+             updated_at, version, stream_revision, workflow_id, assignment_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, false, $12, $12, 1, $13, $14, $15)
            ON CONFLICT (id) DO NOTHING`,
           [
             d.chatId,
@@ -61,6 +61,8 @@ export class ChatsProjection implements ProjectionHandler {
             d.title,
             d.createdAt,
             revision,
+            d.workflowId ?? null,
+            d.assignmentId ?? null,
           ],
         );
         return;
@@ -76,6 +78,14 @@ export class ChatsProjection implements ProjectionHandler {
         if (d.changes.paused !== undefined) {
           values.push(d.changes.paused);
           sets.push(`paused = $${values.length}`);
+        }
+        if (d.changes.assignmentId !== undefined) {
+          values.push(d.changes.assignmentId);
+          sets.push(`assignment_id = $${values.length}`);
+        }
+        if (d.changes.workflowId !== undefined) {
+          values.push(d.changes.workflowId);
+          sets.push(`workflow_id = $${values.length}`);
         }
         await em.query(`UPDATE chats SET ${sets.join(', ')} WHERE id = $1`, values);
         return;

@@ -39,6 +39,8 @@ export class ChatEntity {
   /** The participants' member ids, for "chats I take part in" (GIN index). */
   @Column('integer', { name: 'participant_ids', array: true }) participantIds: number[];
   @Column('text', { nullable: true }) title: string | null;
+  @Column('integer', { name: 'workflow_id', nullable: true }) workflowId: number | null;
+  @Column('integer', { name: 'assignment_id', nullable: true }) assignmentId: number | null;
   @Column('boolean') paused: boolean;
   @Column('boolean', { name: 'needs_response' }) needsResponse: boolean;
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;

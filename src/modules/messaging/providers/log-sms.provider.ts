@@ -18,6 +18,11 @@ export class LogSmsProvider implements SmsProvider {
   }
 
   /** Nobody can sign for the log provider: its webhooks are refused. */
+  /** Places nothing: a development call id, so the chat records its call. */
+  async placeCall(): Promise<{ callSid: string }> {
+    return { callSid: `CAlog${randomUUID().replace(/-/g, '')}` };
+  }
+
   verifyWebhook(): boolean {
     return false;
   }

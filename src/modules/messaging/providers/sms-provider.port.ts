@@ -27,6 +27,19 @@ export interface SmsProvider {
   verifyWebhook(url: string, params: Record<string, string>, signature: string | undefined): boolean;
 }
 
+export interface OutboundCall {
+  to: string;
+  from: string;
+  /** Where the provider posts the call's status, and its recording's. */
+  statusCallback: string;
+  recordingStatusCallback: string;
+}
+
+/** Providers that also place voice calls (the same account speaks SMS and voice). */
+export interface CallProvider {
+  placeCall(call: OutboundCall): Promise<{ callSid: string }>;
+}
+
 export const SMS_PROVIDER = Symbol('SMS_PROVIDER');
 
 /** A provider's answer that will not change by retrying (bad number, blocked): failed, not retried. */

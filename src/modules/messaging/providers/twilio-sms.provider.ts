@@ -1,6 +1,13 @@
 import twilio from 'twilio';
 import type { AppConfig } from '../../../core/config/config';
-import { OutboundSms, PermanentSendError, SmsProvider, SmsSendResult } from './sms-provider.port';
+import {
+  CallProvider,
+  OutboundCall,
+  OutboundSms,
+  PermanentSendError,
+  SmsProvider,
+  SmsSendResult,
+} from './sms-provider.port';
 
 const TWILIO_API = 'https://api.twilio.com';
 
@@ -24,7 +31,7 @@ class RebasedRequestClient extends twilio.RequestClient {
 const PERMANENT_CODES = new Set([21211, 21408, 21610, 21612, 21614, 30003, 30005, 30006]);
 
 /** SMS_PROVIDER=twilio: Messages API to send, X-Twilio-Signature on webhooks. */
-export class TwilioSmsProvider implements SmsProvider {
+export class TwilioSmsProvider implements SmsProvider, CallProvider {
   readonly name = 'twilio' as const;
   private readonly client: twilio.Twilio;
   private readonly authToken: string;
@@ -57,6 +64,20 @@ export class TwilioSmsProvider implements SmsProvider {
       if (typeof code === 'number' && PERMANENT_CODES.has(code)) throw new PermanentSendError(String(code));
       throw err;
     }
+  }
+
+  /** Calls API: the call is recorded, its status and recording posted back to the chat's URLs. */
+  async placeCall(call: OutboundCall): Promise<{ callSid: string }> {
+    const created = await this.client.calls.create({
+      to: call.to,
+      from: call.from,
+      twiml: '<Response><Pause length="1"/></Response>',
+      record: true,
+      statusCallback: call.statusCallback,
+      statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
+      recordingStatusCallback: call.recordingStatusCallback,
+    });
+    return { callSid: created.sid };
   }
 
   verifyWebhook(url: string, params: Record<string, string>, signature: string | undefined): boolean {

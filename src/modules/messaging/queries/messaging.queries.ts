@@ -112,7 +112,8 @@ function chatResponse(row: ChatEntity, nameOf: Map<number, string | null>): Chat
     id: row.id,
     uuid: row.uuid,
     channel: row.channel,
-    workflowId: null,
+    workflowId: row.workflowId,
+    assignmentId: row.assignmentId,
     memberId: row.memberId,
     phoneNumberId: row.phoneNumberId,
     assistantKind: row.assistantKind,
@@ -151,8 +152,7 @@ export class ListChatsHandler implements IQueryHandler<ListChatsQuery, ChatListR
     const f = q.filters;
     if (f.channel) qb.andWhere('c.channel = :channel', { channel: f.channel });
     if (f.memberId !== undefined) qb.andWhere('c.member_id = :memberId', { memberId: f.memberId });
-    // No chat runs a workflow yet: a workflowId filter matches none.
-    if (f.workflowId !== undefined) qb.andWhere('false');
+    if (f.workflowId !== undefined) qb.andWhere('c.workflow_id = :wf', { wf: f.workflowId });
     if (f.paused !== undefined) qb.andWhere('c.paused = :paused', { paused: f.paused });
     if (f.needsResponse !== undefined) qb.andWhere('c.needs_response = :nr', { nr: f.needsResponse });
     const [rows, total] = await applyListFilters(qb, q.page, { search: ['c.title'], time: 'c.created_at' })

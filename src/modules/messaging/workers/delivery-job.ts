@@ -3,6 +3,8 @@ import type { Channel } from '../domain/chat.events';
 export const SMS_QUEUE = 'sms';
 export const EMAIL_QUEUE = 'email';
 export const WEB_CHAT_QUEUE = 'web-chat';
+/** Voice work: fetching call recordings from the provider. */
+export const VOICE_QUEUE = 'voice';
 
 /** The queue of each channel's deliveries (voice calls come with the voice round). */
 export const QUEUE_OF_CHANNEL: Record<Channel, string | undefined> = {

@@ -1,7 +1,8 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
-import { DeliveryJob, EMAIL_QUEUE, SMS_QUEUE, WEB_CHAT_QUEUE } from './delivery-job';
+import { PlaceCallJob, RecordingJob, VoiceCalls } from '../commands/voice.service';
+import { DeliveryJob, EMAIL_QUEUE, SMS_QUEUE, VOICE_QUEUE, WEB_CHAT_QUEUE } from './delivery-job';
 import { DeliveryOutcome, DeliveryService } from './delivery.service';
 
 /** Runs a delivery in a context carrying its cause's correlation id, as the system. */
@@ -39,5 +40,27 @@ export class EmailDeliveryProcessor extends DeliveryProcessor {
 export class WebChatDeliveryProcessor extends DeliveryProcessor {
   constructor(deliveries: DeliveryService) {
     super(deliveries);
+  }
+}
+
+/** Places outbound calls, and fetches a call's recording from the provider to the file storage port (BLOB_STORAGE). */
+@Processor(VOICE_QUEUE)
+export class VoiceRecordingProcessor extends WorkerHost {
+  constructor(private readonly calls: VoiceCalls) {
+    super();
+  }
+
+  process(job: Job<RecordingJob | PlaceCallJob>): Promise<string> {
+    const ctx = {
+      requestId: job.data.correlationId,
+      causationId: job.data.causationId,
+      actor: SYSTEM_ACTOR,
+      appended: [],
+    };
+    return requestContext.run(ctx, () =>
+      job.name === 'place-call'
+        ? this.calls.placeCall(job.data)
+        : this.calls.fetchRecording(job.data as RecordingJob),
+    );
   }
 }

@@ -5,17 +5,10 @@ import { nextId } from '../../../core/database/ids';
 import { assignmentDecider, MemberToAssign } from '../domain/assignment';
 import { assertMayStartFor } from '../domain/work-access.policy';
 import { assignmentStream, AssignmentStatus } from '../domain/work.events';
-import { CallerRef, WorkFacts } from './work-facts';
+import { StartAssignmentCommand } from './start-assignment.command';
+import { WorkFacts } from './work-facts';
 
-export class StartAssignmentCommand {
-  constructor(
-    readonly workspaceId: string,
-    readonly workflowId: number,
-    /** The member the workflow runs for; undefined: the caller's own member. */
-    readonly memberId: number | undefined,
-    readonly caller: CallerRef,
-  ) {}
-}
+export { StartAssignmentCommand };
 
 export class SetAssignmentStatusCommand {
   constructor(

@@ -1,0 +1,22 @@
+/**
+ * The message that starts a workflow for a member. Its own file, free of the handler's
+ * imports, so that index.ts can export it: messaging starts the workflow of a chat
+ * through it (the command bus routes it to work's handler, role gate included).
+ */
+
+/** The caller as a request names it (scopes, own member, role id). */
+export interface StartAssignmentCaller {
+  scopes: readonly string[];
+  memberId: number | undefined;
+  roleId: number | null | undefined;
+}
+
+export class StartAssignmentCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly workflowId: number,
+    /** The member the workflow runs for; undefined: the caller's own member. */
+    readonly memberId: number | undefined,
+    readonly caller: StartAssignmentCaller,
+  ) {}
+}
