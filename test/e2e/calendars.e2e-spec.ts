@@ -146,7 +146,7 @@ describe('calendars (e2e)', () => {
       }
     });
 
-    it('calendars:read reads every calendar but creates only its own; calendars:write creates for others', async () => {
+    it('calendars:read reads every calendar and creates none; calendars:write creates for others; a key without calendar scopes reaches none', async () => {
       const carol = await signup(t, wid, apiKey, { email: 'carol@example.com' });
       const reader = await keyWithScopes(t, apiKey, ['calendars:read']);
       const writer = await keyWithScopes(t, apiKey, ['calendars:write']);
@@ -160,17 +160,23 @@ describe('calendars (e2e)', () => {
 
       const refused = await post(reader, { name: 'Carol', ownerMemberId: carol.member.id });
       expect(refused.status).toBe(403);
-      // The reader's member is the manager's: its own calendar needs no scope.
-      expect((await post(reader, { name: 'Mine' })).body.ownerMemberId).toBe(managerId);
+      // The reader's member is the manager's, but a key is bounded by its own scopes: the
+      // owner rule does not lend a read-only key the right to write.
+      const ownByReader = await post(reader, { name: 'Mine' });
+      expect(ownByReader.status).toBe(403);
+      await t.expectEvents(ownByReader, []);
+      const own = await post(writer, { name: 'Mine' });
+      expect(own.status).toBe(201);
+      expect(own.body.ownerMemberId).toBe(managerId);
       const forCarol = await post(writer, { name: 'Carol', ownerMemberId: carol.member.id });
       expect(forCarol.status).toBe(201);
 
-      // Without any calendars scope, the list is the caller's own calendars.
+      // A key that names no calendars scope reaches no calendar, its member's own included.
       const mine = await t.request('GET', `/w/${wid}/calendars?pageSize=1000`, { token: none });
       expect(mine.status).toBe(200);
-      expect(mine.body.items.length).toBeGreaterThan(0);
-      expect(mine.body.items.every((c: { ownerMemberId: number }) => c.ownerMemberId === managerId)).toBe(
-        true,
+      expect(mine.body.items).toEqual([]);
+      expect((await t.request('GET', `/w/${wid}/calendars/${own.body.id}`, { token: none })).status).toBe(
+        403,
       );
       expect(
         (await t.request('GET', `/w/${wid}/calendars/${forCarol.body.id}`, { token: none })).status,

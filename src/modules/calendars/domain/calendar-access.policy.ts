@@ -5,7 +5,19 @@ import { ForbiddenError } from '../../../core/http/domain-errors';
 export interface CalendarCaller {
   scopes: readonly string[];
   memberId: number | undefined;
+  /**
+   * The credential's own scopes, before the role intersection, for a scoped credential
+   * (API key, OAuth token); undefined for a member token, which acts as the member itself.
+   * Self-access needs no role scope, but a scoped credential must still name calendars at
+   * that level: an app granted `workspace:read` does not read or write the person's
+   * calendars through the owner rule.
+   */
+  credentialScopes?: readonly string[];
 }
+
+/** Whether the owner rule reaches this far for the credential (see credentialScopes). */
+const ownerRuleAllows = (caller: CalendarCaller, level: CalendarAccessLevel): boolean =>
+  caller.credentialScopes === undefined || grants(caller.credentialScopes, `calendars:${level}`);
 
 export type CalendarAccessLevel = 'read' | 'write' | 'admin';
 
@@ -21,7 +33,8 @@ export function mayAccessCalendar(
   ownerMemberId: number | null,
   level: CalendarAccessLevel,
 ): boolean {
-  if (ownerMemberId !== null && caller.memberId === ownerMemberId) return true;
+  if (ownerMemberId !== null && caller.memberId === ownerMemberId && ownerRuleAllows(caller, level))
+    return true;
   return grants(caller.scopes, `calendars:${level}`);
 }
 
@@ -42,7 +55,7 @@ export function assertCalendarAccess(
  * workspace's own calendar (no owner), calendars:write.
  */
 export function assertMayCreateCalendar(caller: CalendarCaller, ownerMemberId: number | null): void {
-  if (ownerMemberId !== null && ownerMemberId === caller.memberId) return;
+  if (ownerMemberId !== null && ownerMemberId === caller.memberId && ownerRuleAllows(caller, 'write')) return;
   if (!grants(caller.scopes, 'calendars:write'))
     throw new ForbiddenError(
       'ownerMemberId: creating a calendar for another member or for the workspace requires the scope calendars:write',
@@ -55,6 +68,8 @@ export function assertMayCreateCalendar(caller: CalendarCaller, ownerMemberId: n
  */
 export function calendarVisibility(caller: CalendarCaller): { all: true } | { ownerMemberId: number } {
   if (grants(caller.scopes, 'calendars:read')) return { all: true };
-  // A caller without a membership cannot reach a workspace route; -1 matches no member.
+  // A caller without a membership cannot reach a workspace route, and a scoped credential
+  // that names no calendars scope reaches no calendar through the owner rule: -1 matches no member.
+  if (!ownerRuleAllows(caller, 'read')) return { ownerMemberId: -1 };
   return { ownerMemberId: caller.memberId ?? -1 };
 }

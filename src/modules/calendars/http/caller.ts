@@ -7,6 +7,7 @@ import type { CalendarCaller } from '../domain/calendar-access.policy';
 export const callerOf = (principal: Principal): CalendarCaller => ({
   scopes: principal.effectiveScopes,
   memberId: principal.membership?.memberId,
+  credentialScopes: principal.credential.kind === 'member_token' ? undefined : principal.credential.scopes,
 });
 
 /** A path id that is not a positive integer names nothing: 404, like an id that does not exist. */
