@@ -1,7 +1,7 @@
-import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnsupportedMediaTypeError, ValidationError } from './domain-errors';
 import { parseFormBody } from './form-body';
+import { markRouteConfig, routeConfigValue } from './route-auth';
 
 const ACCEPTED_BODIES = 'acceptedBodies';
 const FORM = 'application/x-www-form-urlencoded';
@@ -11,16 +11,25 @@ const FORM = 'application/x-www-form-urlencoded';
  * mail gateway posting raw MIME) says so, and only those media types open up on that
  * route; every other route stays JSON-only. A form body arrives as an object of its
  * fields (string values; a repeated field becomes an array, so protocols that forbid
- * repeats can refuse it), anything else as the
- * raw Buffer. Set through Fastify's route config, which the parser below can read.
+ * repeats can refuse it), anything else as the raw Buffer. Merged into the route's
+ * Fastify config (markRouteConfig, so @Public and the other route marks stay), which the
+ * parser below reads.
  */
 export const AcceptBody = (...mediaTypes: string[]): MethodDecorator =>
-  RouteConfig({ [ACCEPTED_BODIES]: mediaTypes.map((t) => t.toLowerCase()) });
+  markRouteConfig(
+    ACCEPTED_BODIES,
+    mediaTypes.map((t) => t.toLowerCase()),
+  );
 
-function acceptedBy(req: FastifyRequest): string[] {
-  const config = req.routeOptions?.config as unknown as Record<string, unknown> | undefined;
-  const accepted = config?.[ACCEPTED_BODIES];
+function acceptedBy(req: FastifyRequest): readonly string[] {
+  const accepted = routeConfigValue(req, ACCEPTED_BODIES);
   return Array.isArray(accepted) ? (accepted as string[]) : [];
+}
+
+/** The media type of a request's Content-Type, lower case, without parameters; '' when none. */
+export function mediaTypeOf(req: Pick<FastifyRequest, 'headers'>): string {
+  const given = req.headers['content-type'];
+  return given ? String(given).split(';')[0].trim().toLowerCase() : '';
 }
 
 /** The payload of a route-accepted body, refused with 413 past the limit. */
@@ -119,8 +128,7 @@ export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number)
   );
   // Anything else, and a body without a Content-Type: refused unless the route accepts it.
   fastify.addContentTypeParser('*', (req: FastifyRequest, payload, done) => {
-    const given = req.headers['content-type'];
-    const mediaType = given ? String(given).split(';')[0].trim().toLowerCase() : '';
+    const mediaType = mediaTypeOf(req);
     if (mediaType && acceptedBy(req).includes(mediaType)) {
       readBody(payload, bodyLimit).then(
         (raw) => {
@@ -138,8 +146,8 @@ export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number)
     }
     done(
       new UnsupportedMediaTypeError(
-        given
-          ? `Content-Type ${String(given).split(';')[0].trim()} is not supported; send application/json`
+        mediaType
+          ? `Content-Type ${mediaType} is not supported; send application/json`
           : 'The request has a body but no Content-Type; send application/json',
       ),
     );

@@ -2,6 +2,7 @@ import fastifyMultipart from '@fastify/multipart';
 import { applyDecorators } from '@nestjs/common';
 import { ApiConsumes } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { mediaTypeOf } from './body-parsing';
 import { markRouteConfig, routeConfigValue } from './route-auth';
 
 /**
@@ -57,8 +58,7 @@ export function registerMultipart(fastify: FastifyInstance, defaultFileBytes: nu
   // preParsing: before any parser reads the body (a JSON body sent to an upload route is
   // refused without reading its 25 MB).
   fastify.addHook('preParsing', async (req: FastifyRequest, reply: FastifyReply) => {
-    const given = req.headers['content-type'];
-    const type = given ? String(given).split(';')[0].trim().toLowerCase() : undefined;
+    const type = mediaTypeOf(req);
     const expects = routeBody(req);
     if (expects === 'json' && type === 'multipart/form-data')
       return reply
