@@ -1,10 +1,6 @@
 import { Decider } from '../../../core/cqrs/decider';
-import {
-  ConflictError,
-  NotFoundError,
-  PreconditionFailedError,
-  ValidationError,
-} from '../../../core/http/domain-errors';
+import { assertIfMatch, optionalText, requiredText } from '../../../core/cqrs/fields';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import type {
   McpFailureReason,
   McpServerChanges,
@@ -65,32 +61,12 @@ export type McpServerCommand =
   | ({ type: 'RecordFetchFailure'; reason: McpFailureReason; detail: string } & Target)
   | ({ type: 'DeleteServer' } & Target & Conditional);
 
-function text(field: string, raw: string, max: number): string {
-  const value = raw.trim();
-  if (!value) throw new ValidationError(`${field}: must not be empty`);
-  if (value.length > max) throw new ValidationError(`${field}: must be at most ${max} characters`);
-  return value;
-}
-
-function optionalText(field: string, raw: string | null | undefined, max: number): string | null {
-  if (raw === undefined || raw === null) return null;
-  if (raw.length > max) throw new ValidationError(`${field}: must be at most ${max} characters`);
-  return raw;
-}
-
 function slugOf(raw: string): string {
   if (raw.length > MCP_SERVER_SLUG_MAX || !MCP_SERVER_SLUG_PATTERN.test(raw))
     throw new ValidationError(
       `slug: must be 1-${MCP_SERVER_SLUG_MAX} lower-case letters, digits, "-" or "_", starting with a letter or digit`,
     );
   return raw;
-}
-
-function assertVersion(ifMatch: number[] | undefined, version: number): void {
-  if (ifMatch !== undefined && !ifMatch.includes(version))
-    throw new PreconditionFailedError(
-      `If-Match: the resource has changed since that version (it is now at "${version}"); reload it and try again`,
-    );
 }
 
 function live(state: McpServerState, workspaceId: string): McpServerSnapshot {
@@ -200,7 +176,7 @@ export const mcpServerDecider: Decider<McpServerState, McpServerCommand, McpServ
             data: {
               serverId,
               workspaceId,
-              name: text('name', command.name, MCP_SERVER_NAME_MAX),
+              name: requiredText('name', command.name, MCP_SERVER_NAME_MAX),
               slug: slugOf(command.slug),
               description: optionalText('description', command.description, MCP_SERVER_DESCRIPTION_MAX),
               mcpUrl: command.mcpUrl,
@@ -214,10 +190,10 @@ export const mcpServerDecider: Decider<McpServerState, McpServerCommand, McpServ
       }
       case 'UpdateServer': {
         const server = live(state, workspaceId);
-        assertVersion(command.ifMatch, server.version);
+        assertIfMatch(command.ifMatch, server.version);
         const changes: McpServerChanges = {};
         if (command.name !== undefined) {
-          const name = text('name', command.name, MCP_SERVER_NAME_MAX);
+          const name = requiredText('name', command.name, MCP_SERVER_NAME_MAX);
           if (name !== server.name) changes.name = name;
         }
         if (command.slug !== undefined) {
@@ -297,7 +273,7 @@ export const mcpServerDecider: Decider<McpServerState, McpServerCommand, McpServ
       }
       case 'DeleteServer': {
         const server = live(state, workspaceId);
-        assertVersion(command.ifMatch, server.version);
+        assertIfMatch(command.ifMatch, server.version);
         return [
           { type: 'McpServerDeleted', data: { serverId, workspaceId, slug: server.slug, deletedAt: now } },
         ];

@@ -1,10 +1,6 @@
 import { Decider } from '../../../core/cqrs/decider';
-import {
-  ConflictError,
-  NotFoundError,
-  PreconditionFailedError,
-  ValidationError,
-} from '../../../core/http/domain-errors';
+import { assertIfMatch, optionalText, requiredText } from '../../../core/cqrs/fields';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { canonicalJson } from '../../../core/http/idempotency';
 import { checkInputSchema } from './input-schema';
 import type {
@@ -97,19 +93,6 @@ export type CustomToolkitCommand =
   | ({ type: 'UpdateTool'; toolId: number } & Target & Conditional & ToolUpdateInput)
   | ({ type: 'DeleteTool'; toolId: number } & Target & Conditional);
 
-function text(field: string, raw: string, max: number): string {
-  const value = raw.trim();
-  if (!value) throw new ValidationError(`${field}: must not be empty`);
-  if (value.length > max) throw new ValidationError(`${field}: must be at most ${max} characters`);
-  return value;
-}
-
-function optionalText(field: string, raw: string | null | undefined, max: number): string | null {
-  if (raw === undefined || raw === null) return null;
-  if (raw.length > max) throw new ValidationError(`${field}: must be at most ${max} characters`);
-  return raw;
-}
-
 function slugOf(raw: string): string {
   if (raw.length > TOOLKIT_SLUG_MAX || !TOOLKIT_SLUG_PATTERN.test(raw))
     throw new ValidationError(
@@ -133,13 +116,6 @@ function assertNameFree(tools: Readonly<Record<number, ToolSnapshot>>, name: str
   );
   if (other)
     throw new ConflictError(`name: tool ${other.id} of this toolkit is already named "${other.name}"`);
-}
-
-function assertVersion(ifMatch: number[] | undefined, version: number): void {
-  if (ifMatch !== undefined && !ifMatch.includes(version))
-    throw new PreconditionFailedError(
-      `If-Match: the resource has changed since that version (it is now at "${version}"); reload it and try again`,
-    );
 }
 
 function liveToolkit(state: CustomToolkitState, workspaceId: string) {
@@ -225,7 +201,7 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
             data: {
               toolkitId,
               workspaceId,
-              name: text('name', command.name, TOOLKIT_NAME_MAX),
+              name: requiredText('name', command.name, TOOLKIT_NAME_MAX),
               slug: slugOf(command.slug),
               description: optionalText('description', command.description, DESCRIPTION_MAX),
               enabled: true,
@@ -236,10 +212,10 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
       }
       case 'UpdateToolkit': {
         const { toolkit } = liveToolkit(state, workspaceId);
-        assertVersion(command.ifMatch, toolkit.version);
+        assertIfMatch(command.ifMatch, toolkit.version);
         const changes: CustomToolkitChanges = {};
         if (command.name !== undefined) {
-          const name = text('name', command.name, TOOLKIT_NAME_MAX);
+          const name = requiredText('name', command.name, TOOLKIT_NAME_MAX);
           if (name !== toolkit.name) changes.name = name;
         }
         if (command.slug !== undefined) {
@@ -276,7 +252,7 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
       }
       case 'DeleteToolkit': {
         const { toolkit, tools } = liveToolkit(state, workspaceId);
-        assertVersion(command.ifMatch, toolkit.version);
+        assertIfMatch(command.ifMatch, toolkit.version);
         // Its tools go with it, each with its own event, in the same append.
         return [
           ...Object.values(tools)
@@ -303,13 +279,13 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
           displayName:
             command.displayName === undefined
               ? name
-              : text('displayName', command.displayName, TOOL_DISPLAY_NAME_MAX),
+              : requiredText('displayName', command.displayName, TOOL_DISPLAY_NAME_MAX),
           description: optionalText('description', command.description, DESCRIPTION_MAX),
           prompt: optionalText('prompt', command.prompt, TOOL_PROMPT_MAX),
           chatModel:
             command.chatModel === undefined || command.chatModel === null
               ? null
-              : text('chatModel', command.chatModel, TOOL_CHAT_MODEL_MAX),
+              : requiredText('chatModel', command.chatModel, TOOL_CHAT_MODEL_MAX),
           inputSchema:
             command.inputSchema === undefined ? EMPTY_INPUT_SCHEMA : checkInputSchema(command.inputSchema),
         };
@@ -322,7 +298,7 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
       }
       case 'UpdateTool': {
         const tool = liveTool(state, workspaceId, command.toolId);
-        assertVersion(command.ifMatch, tool.version);
+        assertIfMatch(command.ifMatch, tool.version);
         const changes: CustomToolChanges = {};
         if (command.name !== undefined) {
           const name = toolNameOf(command.name);
@@ -332,7 +308,7 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
           }
         }
         if (command.displayName !== undefined) {
-          const displayName = text('displayName', command.displayName, TOOL_DISPLAY_NAME_MAX);
+          const displayName = requiredText('displayName', command.displayName, TOOL_DISPLAY_NAME_MAX);
           if (displayName !== tool.displayName) changes.displayName = displayName;
         }
         if (command.description !== undefined) {
@@ -345,7 +321,9 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
         }
         if (command.chatModel !== undefined) {
           const chatModel =
-            command.chatModel === null ? null : text('chatModel', command.chatModel, TOOL_CHAT_MODEL_MAX);
+            command.chatModel === null
+              ? null
+              : requiredText('chatModel', command.chatModel, TOOL_CHAT_MODEL_MAX);
           if (chatModel !== tool.chatModel) changes.chatModel = chatModel;
         }
         if (command.inputSchema !== undefined) {
@@ -362,7 +340,7 @@ export const customToolkitDecider: Decider<CustomToolkitState, CustomToolkitComm
       }
       case 'DeleteTool': {
         const tool = liveTool(state, workspaceId, command.toolId);
-        assertVersion(command.ifMatch, tool.version);
+        assertIfMatch(command.ifMatch, tool.version);
         return [
           {
             type: 'CustomToolDeleted',

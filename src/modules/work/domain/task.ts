@@ -1,4 +1,5 @@
 import { Decider } from '../../../core/cqrs/decider';
+import { requiredText } from '../../../core/cqrs/fields';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { parseDateTime } from '../../../core/http/pagination';
 import {
@@ -49,13 +50,6 @@ export type TaskCommand =
   | { type: 'DeleteTask'; taskId: number; workspaceId: string; now: string };
 
 export type TaskState = { status: 'none' } | { status: 'live'; task: TaskSnapshot } | { status: 'deleted' };
-
-function text(field: string, raw: string, max: number): string {
-  const value = raw.trim();
-  if (!value) throw new ValidationError(`${field}: must not be empty`);
-  if (value.length > max) throw new ValidationError(`${field}: must be at most ${max} characters`);
-  return value;
-}
 
 function description(raw: string | null | undefined): string | null {
   if (raw === undefined || raw === null) return null;
@@ -130,7 +124,7 @@ export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
     switch (command.type) {
       case 'CreateTask': {
         if (state.status !== 'none') throw new ConflictError('A task with this id already exists');
-        const name = text('name', command.name, TASK_NAME_MAX);
+        const name = requiredText('name', command.name, TASK_NAME_MAX);
         const workflowId = command.workflowId ?? null;
         if (workflowId !== null && !command.refs.workflowExists)
           throw new ValidationError(`workflowId: workflow ${workflowId} does not exist in this workspace`);
@@ -139,7 +133,7 @@ export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
           workspaceId: command.workspaceId,
           name,
           // A task is "a work item with title" (SPEC "Task"): the name unless a title is given.
-          title: command.title === undefined ? name : text('title', command.title, TASK_NAME_MAX),
+          title: command.title === undefined ? name : requiredText('title', command.title, TASK_NAME_MAX),
           slug: slugOf(command.slug),
           description: description(command.description),
           workflowId,
@@ -162,11 +156,11 @@ export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
         const task = liveTask(state, command.workspaceId);
         const changes: TaskChanges = {};
         if (command.name !== undefined) {
-          const name = text('name', command.name, TASK_NAME_MAX);
+          const name = requiredText('name', command.name, TASK_NAME_MAX);
           if (name !== task.name) changes.name = name;
         }
         if (command.title !== undefined) {
-          const title = text('title', command.title, TASK_NAME_MAX);
+          const title = requiredText('title', command.title, TASK_NAME_MAX);
           if (title !== task.title) changes.title = title;
         }
         if (command.description !== undefined) {
