@@ -102,6 +102,18 @@ export interface AppConfig {
   inboundEmailSecret: string | undefined;
   /** SMS longer than this many segments is refused (400). */
   smsSegmentLimit: number;
+  /** Which language model answers `ai` chats and writes summaries: `none` (no model) or `openai`. */
+  assistantProvider: 'none' | 'openai';
+  /** Base URL of the OpenAI-compatible API (hosted, vLLM, Ollama, LM Studio). */
+  openaiBaseUrl: string;
+  /** API key of that server; never logged. */
+  openaiApiKey: string | undefined;
+  /** Model used when the chat's workflow agent names none. */
+  assistantModel: string;
+  /** Longest wait for one model answer, in milliseconds. */
+  assistantTimeoutMs: number;
+  /** A chat with no message for this many minutes is summarised. */
+  chatSummaryIdleMinutes: number;
 }
 
 export class ConfigError extends Error {
@@ -590,6 +602,42 @@ export const CONFIG_VARIABLES = {
     default: '10',
     describe: 'most segments one SMS may take; longer messages are refused with 400',
     parse: integer(1, 100),
+  },
+  assistantProvider: {
+    name: 'ASSISTANT_PROVIDER',
+    default: 'none',
+    describe: 'none | openai: the language model behind `ai` chats and summaries',
+    parse: oneOf(['none', 'openai'] as const),
+  },
+  openaiBaseUrl: {
+    name: 'OPENAI_BASE_URL',
+    default: 'https://api.openai.com/v1',
+    describe: 'base URL of the OpenAI-compatible API (hosted, vLLM, Ollama, LM Studio)',
+    parse: url(['http', 'https']),
+  },
+  openaiApiKey: {
+    name: 'OPENAI_API_KEY',
+    default: '',
+    describe: 'API key of the OpenAI-compatible server (local servers may need none); never logged',
+    parse: optionalText,
+  },
+  assistantModel: {
+    name: 'ASSISTANT_MODEL',
+    default: 'gpt-4o-mini',
+    describe: "model used when the chat's workflow agent names none",
+    parse: text,
+  },
+  assistantTimeoutMs: {
+    name: 'ASSISTANT_TIMEOUT_MS',
+    default: '60000',
+    describe: 'longest wait for one model answer, in milliseconds',
+    parse: integer(100, 600000),
+  },
+  chatSummaryIdleMinutes: {
+    name: 'CHAT_SUMMARY_IDLE_MINUTES',
+    default: '30',
+    describe: 'a chat with no message for this many minutes (fractions allowed) is summarised',
+    parse: positiveNumber(7 * 24 * 60),
   },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 
