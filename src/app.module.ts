@@ -23,6 +23,7 @@ import { McpModule } from './modules/mcp/mcp.module';
 import { OAuthModule } from './modules/oauth/oauth.module';
 import { RegistryModule } from './modules/registry/registry.module';
 import { RolesModule } from './modules/roles/roles.module';
+import { SummariesModule } from './modules/summaries/summaries.module';
 import { ToolkitsModule } from './modules/toolkits/toolkits.module';
 import { McpServersModule } from './modules/mcp-servers/mcp-servers.module';
 import { WorkModule } from './modules/work/work.module';
@@ -50,6 +51,7 @@ export const FEATURES = [
   ToolkitsModule,
   McpModule,
   McpServersModule,
+  SummariesModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

@@ -61,6 +61,13 @@ describe('GET /event-types (e2e)', () => {
           payloadFields: ['chatId', 'message', 'memberId'],
         },
         {
+          eventType: 'chat:summary',
+          description:
+            'chat summary available, any channel (when it goes idle, is paused, or its assignment completes)',
+          feature: 'summaries',
+          payloadFields: ['chat', 'workflow', 'summary'],
+        },
+        {
           eventType: 'call:started',
           description: 'voice call started',
           feature: 'messaging',
@@ -71,6 +78,12 @@ describe('GET /event-types (e2e)', () => {
           description: 'voice call ended',
           feature: 'messaging',
           payloadFields: ['call'],
+        },
+        {
+          eventType: 'call:summary',
+          description: 'phone call summary available (after call:completed)',
+          feature: 'summaries',
+          payloadFields: ['chat', 'workflow', 'summary', 'call'],
         },
         {
           eventType: 'task.created',

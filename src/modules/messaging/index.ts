@@ -1,5 +1,5 @@
 /**
- * The messaging feature's public surface. Nothing of it is used by other features yet;
+ * The messaging feature's public surface;
  * its public events (chat:created, chat.message.created, message:received,
  * email.received) reach event rules through the catalogue, with their payload types here.
  */
@@ -11,3 +11,14 @@ export type {
   MessageReceivedPayload,
 } from './domain/messaging.public-events';
 export type { ChatCreated, MessageReceived, MessageSent } from './domain/chat.events';
+
+/**
+ * Reading a chat and its messages from elsewhere (summaries): the queries, the caller they
+ * take (callerOf turns a route's principal into one, so the chat's read rules apply) and
+ * the responses they answer.
+ */
+export { GetChatQuery, ListMessagesQuery } from './queries/messaging.queries';
+export type { Caller } from './domain/messaging-access.policy';
+export { callerOf, pathId } from './http/ids';
+export type { ChatResponse, MessageResponse } from './http/chat.responses';
+export type { CallCompleted, ChatUpdated, Channel, Participant } from './domain/chat.events';
