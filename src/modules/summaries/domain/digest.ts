@@ -73,7 +73,7 @@ export function digest(c: Conversation): string {
   const lines: string[] = [];
   if (c.call)
     lines.push(`Phone call with ${who(c)}: ${c.call.outcome}, ${plural(c.call.durationSeconds, 'second')}.`);
-  else lines.push(`${channel[0].toUpperCase()}${channel.slice(1)} chat with ${who(c)}.`);
+  else lines.push(`${channel[0].toUpperCase()}${channel.slice(1)} conversation with ${who(c)}.`);
   if (c.messageCount === 0) {
     lines.push('No messages.');
     return lines.join('\n');
