@@ -120,7 +120,7 @@ export function summaryPrompt(
   const channel = CHANNEL_NAMES[c.channel] ?? c.channel;
   const subject = c.call
     ? `a phone call (${c.call.outcome}, ${plural(c.call.durationSeconds, 'second')})`
-    : `a ${channel} conversation`;
+    : `${/^(SMS|email)/.test(channel) ? 'an' : 'a'} ${channel} conversation`;
   return [
     {
       role: 'system',
