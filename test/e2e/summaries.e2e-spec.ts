@@ -7,9 +7,9 @@ import { startReceiver, WebhookReceiver } from '../support/webhook-receiver';
 import { agentMember, createWorkflow, person } from '../support/work-fixtures';
 
 const PUBLIC_BASE_URL = 'https://voice.example.test/api/v2';
-/** 1.2 s of quiet makes a chat idle. */
-const IDLE_MINUTES = '0.02';
-const IDLE_MS = 1200;
+/** 1.8 s of quiet makes a chat idle. */
+const IDLE_MINUTES = '0.03';
+const IDLE_MS = 1800;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -135,9 +135,12 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
 
     // A new message starts a new quiet period: a second summary, of four messages.
     await say(chatId, 'Actually Friday');
-    await eventually(async () => (await summaries(chatId)).length === 2, 'the second idle summary');
-    const again = await summary(chatId);
+    const again = await eventually(async () => {
+      const res = await summary(chatId);
+      return res.body.messageCount === 4 ? res : undefined;
+    }, 'the second idle summary');
     expect(again.body).toMatchObject({ trigger: 'idle', messageCount: 4, inboundCount: 3 });
+    expect(await summaries(chatId)).toHaveLength(2);
     expect(again.body.text).toContain('Last message, from the member: "Actually Friday"');
   });
 
@@ -149,18 +152,26 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
       body: { paused: true },
     });
     expect(paused.status).toBe(200);
-    await eventually(async () => (await summaries(chatId)).length === 1, 'the pause summary');
-    const [event] = await summaries(chatId);
+    const triggers = async () =>
+      (await summaries(chatId)).map((e) => (e.data as { trigger: string }).trigger);
+    await eventually(async () => (await triggers()).includes('paused'), 'the pause summary');
+    const event = (await summaries(chatId)).find(
+      (e) => (e.data as { trigger: string }).trigger === 'paused',
+    )!;
     expect(event.type).toBe('ChatSummarized');
-    expect(event.data).toMatchObject({ trigger: 'paused', source: 'digest', messageCount: 1 });
+    expect(event.data).toMatchObject({ source: 'digest', messageCount: 1 });
     // Correlated with the request that paused the chat.
     expect(event.metadata.correlationId).toBe(paused.requestId);
+    // The quiet period after the pause finds its last message covered: nothing after it.
+    // (On a loaded machine the quiet period may end before the pause job runs: an idle one first is fine.)
     await sleep(IDLE_MS + 800);
-    expect((await summaries(chatId)).map((e) => (e.data as { trigger: string }).trigger)).toEqual(['paused']);
+    const after = await triggers();
+    expect(after.slice(after.indexOf('paused'))).toEqual(['paused']);
+    expect(after.length).toBeLessThanOrEqual(2);
     // Unpausing is no trigger.
     await t.request('PUT', `/w/${wid}/chats/${chatId}`, { token: key, body: { paused: false } });
     await sleep(500);
-    expect(await summaries(chatId)).toHaveLength(1);
+    expect(await triggers()).toEqual(after);
   });
 
   it('summarises a workflow chat when its assignment completes, and the rule with matching filters delivers it', async () => {
@@ -193,9 +204,11 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
     });
     expect(done.status).toBe(200);
 
-    const delivered = await rx.waitFor(2, 20_000, (r) => r.body?.chat?.id === chatId);
+    const completion = (r: { body?: any }) =>
+      r.body?.chat?.id === chatId && r.body.summary.trigger === 'assignment_completed';
+    const delivered = await rx.waitFor(2, 20_000, completion);
     await sleep(IDLE_MS + 800);
-    const forChat = rx.received.filter((r) => r.body?.chat?.id === chatId);
+    const forChat = rx.received.filter(completion);
     // The matching rule and the unfiltered one; the other two filtered it out.
     expect(forChat.map((r) => decodeURIComponent(r.path.split('rule=')[1])).sort()).toEqual([
       'any summary',
@@ -218,10 +231,13 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
       },
     });
     expect(body.summary.text).toContain('Last message, from the member: "My intake form is done"');
-    // One summary: the quiet period after the completion found its last message covered.
-    expect((await summaries(chatId)).map((e) => e.data)).toEqual([
-      expect.objectContaining({ trigger: 'assignment_completed', workflowUuid: wf.uuid, assignmentId }),
-    ]);
+    // The quiet period after the completion found its last message covered: nothing after it.
+    const written = (await summaries(chatId)).map((e) => e.data as { trigger: string });
+    expect(written[written.length - 1]).toMatchObject({
+      trigger: 'assignment_completed',
+      workflowUuid: wf.uuid,
+      assignmentId,
+    });
     expect((await summary(chatId)).body).toMatchObject({ workflowId: wf.id, workflowUuid: wf.uuid });
   });
 

@@ -6,7 +6,7 @@ import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { jobIdFor, Reactor, ReactorHandler } from '../../../core/reactors/reactor';
 import type { CallCompleted, ChatUpdated, MessageReceived, MessageSent } from '../../messaging';
 import type { AssignmentEvent } from '../../work';
-import { SUMMARIES_QUEUE, SUMMARY_JOB_OPTIONS, SummaryJob } from '../workers/summary-job';
+import { idleJobOptions, SUMMARIES_QUEUE, SUMMARY_JOB_OPTIONS, SummaryJob } from '../workers/summary-job';
 
 type AssignmentCompleted = Extract<AssignmentEvent, { type: 'AssignmentCompleted' }>;
 type Trigger = MessageReceived | MessageSent | ChatUpdated | CallCompleted | AssignmentCompleted;
@@ -14,9 +14,9 @@ type Trigger = MessageReceived | MessageSent | ChatUpdated | CallCompleted | Ass
 /**
  * The moments a chat is summarised, as jobs on the `summaries` queue:
  * - every message (either way) schedules the chat's idle summary CHAT_SUMMARY_IDLE_MINUTES
- *   later, debounced per chat (BullMQ deduplication: a newer message replaces the delayed
- *   job and restarts the wait), the job id from the message's event, so a replay adds
- *   nothing twice; the worker also drops a job that a newer message made stale;
+ *   later, debounced per chat (idleJobOptions: a newer message replaces the delayed job and
+ *   restarts the wait), the job id from the message's event, so a replay adds nothing
+ *   twice; the worker drops (hands over) a job that a newer message made stale;
  * - a chat paused (ChatUpdated with `paused: true`), an assignment completed (its chats),
  *   a call completed: at once, one job per event.
  */
@@ -58,16 +58,7 @@ export class ScheduleSummariesReactor implements ReactorHandler {
       case 'MessageSent':
         return {
           data: { ...base, trigger: 'idle', chatId: event.data.chatId, messageId: event.data.messageId },
-          opts: {
-            ...now,
-            delay: this.idleMs,
-            deduplication: {
-              id: `idle-${event.data.workspaceId}-${event.data.chatId}`,
-              ttl: this.idleMs,
-              extend: true,
-              replace: true,
-            },
-          },
+          opts: idleJobOptions(event.data.workspaceId, event.data.chatId, now.jobId, this.idleMs),
         };
       case 'ChatUpdated':
         if (event.data.changes.paused !== true) return null;

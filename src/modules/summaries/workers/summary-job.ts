@@ -1,3 +1,4 @@
+import type { JobsOptions } from 'bullmq';
 import type { SummaryTrigger } from '../domain/summary.events';
 
 export const SUMMARIES_QUEUE = 'summaries';
@@ -27,3 +28,25 @@ export const SUMMARY_JOB_OPTIONS = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 500 },
 } as const;
+
+/**
+ * A chat's idle job: delayed by the quiet period and debounced per chat with BullMQ's
+ * deduplication, so a chat holds one pending idle job whatever its traffic: a newer
+ * message replaces the delayed job (`replace`), and one arriving while the job runs is
+ * kept and queued once it ends (`keepLastIfActive`). The one gap BullMQ leaves (a message
+ * while the job waits for a worker, its delay over) is closed by the worker: a stale idle
+ * job hands over to the chat's newest message (SummaryWriter).
+ */
+export function idleJobOptions(
+  workspaceId: string,
+  chatId: number,
+  jobId: string,
+  delay: number,
+): JobsOptions {
+  return {
+    ...SUMMARY_JOB_OPTIONS,
+    jobId,
+    delay: Math.max(0, delay),
+    deduplication: { id: `idle-${workspaceId}-${chatId}`, replace: true, keepLastIfActive: true },
+  };
+}
