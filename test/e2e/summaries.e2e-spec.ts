@@ -1,3 +1,5 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import type { StoredEvent } from '../../src/core/event-store/event-store.port';
 import { startTestApp, TestApp } from '../support/app';
 import { keyWithScopes, signup } from '../support/identity-fixtures';
@@ -142,6 +144,40 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
     expect(again.body).toMatchObject({ trigger: 'idle', messageCount: 4, inboundCount: 3 });
     expect(await summaries(chatId)).toHaveLength(2);
     expect(again.body.text).toContain('Last message, from the member: "Actually Friday"');
+  });
+
+  it("keeps one pending idle job per chat, and a stale one hands over to the chat's newest message", async () => {
+    const queue = t.app.get<Queue>(getQueueToken('summaries'), { strict: false });
+    const chatId = await webChat();
+    const m1 = await say(chatId, 'first');
+    const m2 = await say(chatId, 'second');
+    const pending = async () =>
+      (await queue.getDelayed()).filter((j) => j.data.chatId === chatId && j.data.trigger === 'idle');
+    // The second message replaced the first one's delayed job.
+    const [job] = await eventually(
+      async () => ((await pending()).some((j) => j.data.messageId === m2.id) ? pending() : undefined),
+      "the second message's idle job",
+    );
+    expect((await pending()).map((j) => j.data.messageId)).toEqual([m2.id]);
+    // As if BullMQ had dropped the second message's job and the first one's ran late.
+    await job.remove();
+    await queue.add(
+      'idle',
+      { ...job.data, messageId: m1.id },
+      { jobId: `test-stale-${chatId}`, attempts: 1 },
+    );
+    await eventually(async () => (await summaries(chatId)).length === 1, 'the handed-over idle summary');
+    const [event] = await summaries(chatId);
+    expect(event.data).toMatchObject({
+      trigger: 'idle',
+      key: `idle:${m2.id}`,
+      lastMessageId: m2.id,
+      messageCount: 2,
+    });
+    // Written a quiet period after the newest message, not at once.
+    expect(
+      Date.parse((event.data as { summarizedAt: string }).summarizedAt) - Date.parse(m2.createdAt),
+    ).toBeGreaterThanOrEqual(IDLE_MS - 50);
   });
 
   it('summarises a chat when it is paused, and the quiet period after it adds nothing', async () => {
