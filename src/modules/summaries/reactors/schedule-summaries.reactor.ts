@@ -36,8 +36,14 @@ export class ScheduleSummariesReactor implements ReactorHandler {
   }
 
   async react(stored: StoredEvent): Promise<void> {
-    const job = this.jobFor(stored);
-    if (job) await this.queue.add(job.data.trigger, job.data, job.opts);
+    await this.reactBatch([stored]);
+  }
+
+  /** The batch's jobs in one Redis call, in event order (a later message of a chat replaces an earlier one's job). */
+  async reactBatch(events: readonly StoredEvent[]): Promise<void> {
+    const jobs = events.flatMap((e) => this.jobFor(e) ?? []);
+    if (jobs.length)
+      await this.queue.addBulk(jobs.map((j) => ({ name: j.data.trigger, data: j.data, opts: j.opts })));
   }
 
   private jobFor(stored: StoredEvent): { data: SummaryJob; opts: JobsOptions } | null {
