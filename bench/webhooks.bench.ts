@@ -96,7 +96,9 @@ export async function run(): Promise<void> {
     RATE_LIMIT_CONCURRENCY: '10000',
     WEBHOOK_ALLOW_HTTP: 'true',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+    // The receiver sees at most CONCURRENCY POSTs at once from the service, as from the
+    // baseline; the worker holds twice as many jobs, the others waiting on their log writes.
+    WEBHOOK_CONCURRENCY: String(2 * CONCURRENCY),
     WEBHOOK_RULE_CONCURRENCY: String(CONCURRENCY),
   };
   let service: Service | undefined;

@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { Credential, MEMBERSHIP_RESOLVER, MembershipResolver } from '../../../core/auth/principal';
+import {
+  Credential,
+  Membership,
+  MEMBERSHIP_RESOLVER,
+  MembershipResolver,
+} from '../../../core/auth/principal';
 import { intersectScopes } from '../../../core/auth/scopes';
 import type { RuleAuthor } from '../domain/event-rule.events';
 import { deliveryRefusal } from '../domain/rule-access.policy';
@@ -16,6 +21,11 @@ import type { DeliveryToSend } from './delivery-log';
 @Injectable()
 export class AuthorReach {
   private resolver?: MembershipResolver;
+  /**
+   * The author's reach per cached membership (a new one after every role or membership
+   * change) and credential scopes: one list per pair, so `grants` parses it once.
+   */
+  private readonly reach = new WeakMap<Membership, Map<string, readonly string[]>>();
 
   constructor(private readonly modules: ModuleRef) {}
 
@@ -40,6 +50,12 @@ export class AuthorReach {
     };
     const membership = await this.resolver.find(workspaceId, credential);
     if (!membership || membership.memberId !== author.memberId) return null;
-    return intersectScopes(author.credentialScopes, membership.roleScopes);
+    let byScopes = this.reach.get(membership);
+    if (!byScopes) this.reach.set(membership, (byScopes = new Map()));
+    const key = author.credentialScopes.join(' ');
+    let scopes = byScopes.get(key);
+    if (!scopes)
+      byScopes.set(key, (scopes = intersectScopes(author.credentialScopes, membership.roleScopes)));
+    return scopes;
   }
 }

@@ -165,7 +165,8 @@ export class DeliveryLog {
                  FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::text[], $6::text[], $7::timestamptz[])
                       AS v(id, workspace_id, rule_id, event_id, event_type, body, created_at)
                ON CONFLICT DO NOTHING
-               RETURNING id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test),
+               -- the job carries the body just inserted: not sent back
+               RETURNING id, workspace_id, rule_id, event_type, status, NULL::text AS body, attempt_count, is_test),
              d AS (
                SELECT * FROM ins
                UNION ALL
@@ -192,7 +193,10 @@ export class DeliveryLog {
     const byId = new Map(rows.map((r) => [r.id as string, r]));
     return items.map((i) => {
       const r = byId.get(i.id);
-      return r ? toDelivery(r) : undefined;
+      if (!r) return undefined;
+      const delivery = toDelivery(r);
+      if (delivery.body === null && i.pending) delivery.body = i.pending.body;
+      return delivery;
     });
   }
 
