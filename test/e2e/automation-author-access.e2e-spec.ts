@@ -140,4 +140,32 @@ describe('event rules: bounded by their author (e2e)', () => {
     const again = await rx.waitFor(2, 10_000, mine);
     expect(again.map((r) => r.body.member.name)).toEqual(['Before demotion', 'Restored']);
   });
+
+  it('stops delivering once the author is no longer a member of the workspace', async () => {
+    const owner = await t.bootstrap('Removal');
+    const wid = owner.workspaceId;
+    const roleId = await customRole(t, wid, owner.apiKey, 'Automator', ['automations:write', 'members:read']);
+    const author = await t.bootstrap('Leaver home');
+    const { memberId } = await addMember(t, { workspaceId: wid, roleId, accountUuid: author.accountUuid });
+    const rule = await t.request('POST', `/w/${wid}/event-rules`, {
+      token: author.apiKey,
+      body: { trigger: 'member:updated', webhookUrl: rx.url },
+    });
+    expect(rule.status).toBe(201);
+    const ruleId = rule.body.id as number;
+    const removed = await t.request('DELETE', `/w/${wid}/members/${memberId}`, { token: owner.apiKey });
+    expect(removed.status).toBe(200);
+    const put = await t.request('PUT', `/w/${wid}/members/${owner.memberId}`, {
+      token: owner.apiKey,
+      body: { name: 'After the author left' },
+    });
+    expect(put.status).toBe(200);
+    const refused = await eventually(async () => {
+      const logs = await t.request('GET', `/w/${wid}/webhook-logs?ruleId=${ruleId}`, { token: owner.apiKey });
+      const items = logs.body.items as { status: string; attempts: { error: string | null }[] }[];
+      return items.find((d) => d.status === 'failed');
+    }, 'the refused delivery');
+    expect(refused.attempts[0].error).toMatch(/^not sent: .*no longer an active member/);
+    expect(rx.received.filter((r) => r.body?.eventRule?.id === ruleId)).toEqual([]);
+  });
 });
