@@ -8,8 +8,9 @@
  *      in batches of 100, timed from the first append to the last event's 2xx;
  *   2. baseline: a loop here POSTing the very bodies and signed headers the receiver got,
  *      to the same receiver, at the same concurrency (BENCH_WEBHOOK_CONCURRENCY, which is
- *      also the service's WEBHOOK_CONCURRENCY and WEBHOOK_RULE_CONCURRENCY), over a
- *      keep-alive undici Agent;
+ *      also the service's WEBHOOK_RULE_CONCURRENCY: POSTs in flight to the receiver; its
+ *      WEBHOOK_CONCURRENCY, jobs in progress, is BENCH_WEBHOOK_JOBS, twice that by default),
+ *      over a keep-alive undici Agent;
  *   3. latency: BENCH_WEBHOOK_RATE (50) events per second, one append each, for
  *      BENCH_WEBHOOK_LATENCY_SECONDS (10) s; event-to-delivery is the append's start to
  *      the receiver's arrival (one clock: both in this process).
@@ -32,6 +33,8 @@ import { describeEnvironment, printTable, writeResults } from './report';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 32);
+/** The service's WEBHOOK_CONCURRENCY: jobs in progress, of which CONCURRENCY POST at once. */
+const JOBS = Number(process.env.BENCH_WEBHOOK_JOBS ?? 2 * CONCURRENCY);
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 50);
 const LATENCY_SECONDS = Number(process.env.BENCH_WEBHOOK_LATENCY_SECONDS ?? 10);
 const BATCH = 100;
@@ -96,7 +99,9 @@ export async function run(): Promise<void> {
     RATE_LIMIT_CONCURRENCY: '10000',
     WEBHOOK_ALLOW_HTTP: 'true',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+    // The receiver sees at most CONCURRENCY POSTs at once from the service, as from the
+    // baseline; the worker holds twice as many jobs, the others waiting on their log writes.
+    WEBHOOK_CONCURRENCY: String(JOBS),
     WEBHOOK_RULE_CONCURRENCY: String(CONCURRENCY),
   };
   let service: Service | undefined;
@@ -126,7 +131,9 @@ export async function run(): Promise<void> {
     });
     if (rule.status !== 201) throw new Error(`rule: HTTP ${rule.status} ${await rule.text()}`);
     const environment = await describeEnvironment(pool);
-    console.log(`database ${db.name}; concurrency ${CONCURRENCY}; ${JSON.stringify(environment)}`);
+    console.log(
+      `database ${db.name}; concurrency ${CONCURRENCY}, jobs ${JOBS}; ${JSON.stringify(environment)}`,
+    );
 
     const memberEvent = (n: number): NewEvent => {
       const now = new Date().toISOString();

@@ -333,7 +333,7 @@ describe('attack: records and event rules (e2e)', () => {
   });
 
   it('does not let automations:write without records:admin point a record rule at its own receiver (PHI)', async () => {
-    const automator = await keyWithScopes(t, admin, ['automations:write', 'records:read']);
+    const automator = await keyWithScopes(t, admin, ['automations:write', 'records:read', 'members:read']);
     const receiver = 'https://93.184.216.34/hook';
     for (const eventType of [
       'data_record:created',

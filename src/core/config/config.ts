@@ -77,9 +77,9 @@ export interface AppConfig {
   mcpTimeoutMs: number;
   /** Waits before each retry of a failed delivery (jittered); its length is the number of retries. */
   webhookRetryDelaysMs: number[];
-  /** Deliveries in flight per worker process. */
+  /** Delivery jobs in progress per worker process. */
   webhookConcurrency: number;
-  /** Deliveries in flight to one rule's receiver per worker process, so one slow receiver cannot take every slot. */
+  /** POSTs in flight to one rule's receiver per worker process (and at most twice as many of its jobs), so one slow receiver cannot take every slot. */
   webhookRuleConcurrency: number;
   /** After a secret rotation, deliveries are signed with the old secret too for this long. */
   webhookSecretOverlapHours: number;
@@ -527,13 +527,15 @@ export const CONFIG_VARIABLES = {
   webhookConcurrency: {
     name: 'WEBHOOK_CONCURRENCY',
     default: '50',
-    describe: 'webhook deliveries in flight per worker process',
+    describe:
+      'webhook delivery jobs in progress per worker process (sending, or waiting on their log writes or for a POST slot)',
     parse: integer(1, 10_000),
   },
   webhookRuleConcurrency: {
     name: 'WEBHOOK_RULE_CONCURRENCY',
     default: '10',
-    describe: "deliveries in flight to one rule's receiver per worker process",
+    describe:
+      "POSTs in flight to one rule's receiver per worker process; one rule holds at most twice as many jobs",
     parse: integer(1, 10_000),
   },
   webhookSecretOverlapHours: {

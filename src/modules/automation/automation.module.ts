@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../core/config/config';
 import { Feature } from '../../core/features/feature';
 import { withQueues } from '../../core/queues/queues.module';
+import { AutomationRuleAuthors1764000009000 } from './automation-authors.migration';
 import { Automation1764000007400 } from './automation.migration';
 import {
   RecoverDeliveriesHandler,
@@ -14,6 +15,7 @@ import {
   RotateEventRuleSecretHandler,
   UpdateEventRuleHandler,
 } from './commands/event-rule.commands';
+import { AuthorReach } from './delivery/author-reach';
 import { Deliverer, SECRET_BOX } from './delivery/deliverer';
 import { DeliveryLog } from './delivery/delivery-log';
 import { RulePacer } from './delivery/pacer';
@@ -42,7 +44,7 @@ import { WEBHOOK_QUEUE, WebhookDeliveryProcessor } from './workers/webhook-deliv
 @Feature({
   name: 'automation',
   entities: [EventRuleEntity, WebhookDeliveryEntity],
-  migrations: [Automation1764000007400],
+  migrations: [Automation1764000007400, AutomationRuleAuthors1764000009000],
   versionedResources: ['event_rules'],
 })
 @Module(
@@ -61,6 +63,7 @@ import { WEBHOOK_QUEUE, WebhookDeliveryProcessor } from './workers/webhook-deliv
         Deliverer,
         DeliveryLog,
         RulePacer,
+        AuthorReach,
         EventRulesProjection,
         DeliverWhenMatchedReactor,
         CreateEventRuleHandler,

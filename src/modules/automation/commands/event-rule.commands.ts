@@ -8,7 +8,7 @@ import { nextId } from '../../../core/database/ids';
 import { SECRET_BOX } from '../delivery/deliverer';
 import { WebhookTargets } from '../delivery/webhook-targets';
 import { eventRuleDecider } from '../domain/event-rule';
-import { eventRuleStream, RuleDefinition } from '../domain/event-rule.events';
+import { eventRuleStream, RuleAuthor, RuleDefinition } from '../domain/event-rule.events';
 import type { RuleEventType } from '../domain/event-types';
 import { assertMayDeliver } from '../domain/rule-access.policy';
 import { SecretBox } from '../../../core/crypto/secret-box';
@@ -21,6 +21,8 @@ export class CreateEventRuleCommand {
     readonly input: RuleInput,
     /** The caller's effective scopes (rule-access.policy.ts). */
     readonly scopes: readonly string[],
+    /** The caller, whose reach bounds what the rule delivers from now on. */
+    readonly author?: RuleAuthor,
   ) {}
 }
 
@@ -31,6 +33,7 @@ export class UpdateEventRuleCommand {
     readonly input: RuleInput,
     readonly scopes: readonly string[],
     readonly expectedRevision?: bigint,
+    readonly author?: RuleAuthor,
   ) {}
 }
 
@@ -84,6 +87,7 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
         definition,
         secret:
           i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
+        author: cmd.author,
         now: new Date().toISOString(),
       },
     });
@@ -147,6 +151,7 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
           i.signingSecret === undefined
             ? undefined
             : this.box.seal(i.signingSecret, ruleSecretContext(cmd.ruleId)),
+        author: cmd.author,
         now: new Date().toISOString(),
       },
     });

@@ -17,14 +17,27 @@ export class Deliverer {
     private readonly sender: WebhookSender,
   ) {}
 
+  /** Opened secrets by sealed value (opening is a decipher per delivery otherwise). */
+  private readonly opened = new Map<string, string>();
+
+  private open(sealed: string, ruleId: number): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.box.open(sealed, ruleSecretContext(ruleId));
+      if (this.opened.size >= 1000) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
   headersFor(delivery: DeliveryToSend, now: Date): Record<string, string> {
     const rule = delivery.rule!;
     const timestamp = Math.floor(now.getTime() / 1000);
     const secrets: string[] = [];
-    if (rule.secret) secrets.push(this.box.open(rule.secret, ruleSecretContext(delivery.ruleId)));
+    if (rule.secret) secrets.push(this.open(rule.secret, delivery.ruleId));
     // Rotation overlap: the old secret signs too, so receivers switch without a gap.
     if (rule.previousSecret && rule.previousSecretUntil && rule.previousSecretUntil > now)
-      secrets.push(this.box.open(rule.previousSecret, ruleSecretContext(delivery.ruleId)));
+      secrets.push(this.open(rule.previousSecret, delivery.ruleId));
     return {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,

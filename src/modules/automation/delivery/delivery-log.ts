@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { RuleAuthor } from '../domain/event-rule.events';
+import { MicroBatcher } from './micro-batcher';
 import type { DeliveryAttempt, DeliveryStatus } from './webhook-delivery.entity';
 
 export interface PendingDelivery {
@@ -31,7 +33,42 @@ export interface DeliveryToSend {
     previousSecretUntil: Date | null;
     maxPerSecond: number | null;
     enabledSince: Date;
+    /** Whose reach bounds what the rule may deliver (null: a rule saved before authors were kept). */
+    author: RuleAuthor | null;
   } | null;
+}
+
+interface AttemptRecord {
+  id: string;
+  attempt: DeliveryAttempt;
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+function toDelivery(r: Record<string, unknown>): DeliveryToSend {
+  return {
+    id: r.id as string,
+    workspaceId: r.workspace_id as string,
+    ruleId: r.rule_id as number,
+    eventType: r.event_type as string,
+    status: r.status as DeliveryStatus,
+    body: r.body as string,
+    attemptCount: r.attempt_count as number,
+    isTest: r.is_test as boolean,
+    rule:
+      r.r_id === null
+        ? null
+        : {
+            webhookUrl: r.webhook_url as string,
+            enabled: r.enabled as boolean,
+            secret: r.secret as string | null,
+            previousSecret: r.previous_secret as string | null,
+            previousSecretUntil: r.previous_secret_until as Date | null,
+            maxPerSecond: r.max_per_second as number | null,
+            enabledSince: r.enabled_since as Date,
+            author: (r.author as RuleAuthor | null) ?? null,
+          },
+  };
 }
 
 /**
@@ -70,84 +107,115 @@ export class DeliveryLog {
 
   /**
    * The delivery with its rule; with `pending`, logs it first when it is not there yet, in
-   * the same statement (the worker's first run of a job: one round trip, not two). That
-   * insert does not wait for its WAL flush (synchronous_commit off in its own transaction):
-   * the attempt's update after it waits for its own, which covers the insert too; a crash
-   * before that leaves the job to run again and insert it again.
+   * the same statement (the worker's first run of a job). Calls made together share one
+   * statement (MicroBatcher). That insert does not wait for its WAL flush
+   * (synchronous_commit off in its own transaction): the attempt's update after it waits
+   * for its own, which covers the insert too; a crash before that leaves the job to run
+   * again and insert it again.
    */
-  async load(id: string, pending?: PendingDelivery): Promise<DeliveryToSend | undefined> {
-    const columns = `d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test`;
-    const rule = `r.id AS r_id, r.webhook_url, r.enabled, r.secret, r.previous_secret, r.previous_secret_until,
-                  r.max_per_second, r.enabled_since`;
-    const rows = (
-      pending
-        ? await this.db.query(
-            `WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
-             ins AS (
-               INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
-               VALUES ($1, $2, $3, $4, $5, 'pending', $6, false, $7) ON CONFLICT DO NOTHING
-               RETURNING id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test),
-             d AS (
-               SELECT * FROM ins
-               UNION ALL
-               SELECT id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test
-                 FROM webhook_deliveries WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins))
-             SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id, async_commit`,
-            [
-              pending.id,
-              pending.workspaceId,
-              pending.ruleId,
-              pending.eventId,
-              pending.eventType,
-              pending.body,
-              pending.createdAt,
-            ],
-          )
-        : await this.db.query(
-            `SELECT ${columns}, ${rule} FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id
-              WHERE d.id = $1`,
-            [id],
-          )
-    ) as Record<string, unknown>[];
-    const r = rows[0];
-    if (!r) return undefined;
-    return {
-      id: r.id as string,
-      workspaceId: r.workspace_id as string,
-      ruleId: r.rule_id as number,
-      eventType: r.event_type as string,
-      status: r.status as DeliveryStatus,
-      body: r.body as string,
-      attemptCount: r.attempt_count as number,
-      isTest: r.is_test as boolean,
-      rule:
-        r.r_id === null
-          ? null
-          : {
-              webhookUrl: r.webhook_url as string,
-              enabled: r.enabled as boolean,
-              secret: r.secret as string | null,
-              previousSecret: r.previous_secret as string | null,
-              previousSecretUntil: r.previous_secret_until as Date | null,
-              maxPerSecond: r.max_per_second as number | null,
-              enabledSince: r.enabled_since as Date,
-            },
-    };
+  load(id: string, pending?: PendingDelivery): Promise<DeliveryToSend | undefined> {
+    return this.loads.add({ id, pending });
   }
 
-  /** Appends one attempt and sets the delivery's state after it. */
-  async recordAttempt(
+  /** Appends one attempt and sets the delivery's state after it; settles once committed (durable). */
+  recordAttempt(
     id: string,
     attempt: DeliveryAttempt,
     outcome: { status: DeliveryStatus; nextAttemptAt: Date | null },
   ): Promise<void> {
+    return this.records.add({ id, attempt, ...outcome });
+  }
+
+  private readonly loads = new MicroBatcher<
+    { id: string; pending?: PendingDelivery },
+    DeliveryToSend | undefined
+  >((items) => this.loadBatch(items));
+
+  private readonly records = new MicroBatcher<AttemptRecord, void>(async (items) => {
+    // One statement per round of distinct ids (an UPDATE ... FROM applies one row per target).
+    for (let rest = items; rest.length;) {
+      const seen = new Set<string>();
+      const round: AttemptRecord[] = [];
+      const later: AttemptRecord[] = [];
+      for (const r of rest) {
+        (seen.has(r.id) ? later : round).push(r);
+        seen.add(r.id);
+      }
+      await this.recordBatch(round);
+      rest = later;
+    }
+    return items.map(() => undefined);
+  });
+
+  private async loadBatch(
+    items: readonly { id: string; pending?: PendingDelivery }[],
+  ): Promise<(DeliveryToSend | undefined)[]> {
+    const pending = items.flatMap((i) => (i.pending ? [i.pending] : []));
+    const ids = [...new Set(items.map((i) => i.id))];
+    const columns = `d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test`;
+    const rule = `r.id AS r_id, r.webhook_url, r.enabled, r.secret, r.previous_secret, r.previous_secret_until,
+                  r.max_per_second, r.enabled_since, r.author`;
+    const rows = (
+      pending.length
+        ? await this.db.query(
+            `WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
+             ins AS (
+               INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
+               SELECT v.id, v.workspace_id, v.rule_id, v.event_id, v.event_type, 'pending', v.body, false, v.created_at
+                 FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::text[], $6::text[], $7::timestamptz[])
+                      AS v(id, workspace_id, rule_id, event_id, event_type, body, created_at)
+               ON CONFLICT DO NOTHING
+               -- the job carries the body just inserted: not sent back
+               RETURNING id, workspace_id, rule_id, event_type, status, NULL::text AS body, attempt_count, is_test),
+             d AS (
+               SELECT * FROM ins
+               UNION ALL
+               SELECT id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test
+                 FROM webhook_deliveries WHERE id = ANY($8::uuid[]) AND id NOT IN (SELECT id FROM ins))
+             SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id, async_commit`,
+            [
+              pending.map((p) => p.id),
+              pending.map((p) => p.workspaceId),
+              pending.map((p) => p.ruleId),
+              pending.map((p) => p.eventId),
+              pending.map((p) => p.eventType),
+              pending.map((p) => p.body),
+              pending.map((p) => p.createdAt),
+              ids,
+            ],
+          )
+        : await this.db.query(
+            `SELECT ${columns}, ${rule} FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id
+              WHERE d.id = ANY($1::uuid[])`,
+            [ids],
+          )
+    ) as Record<string, unknown>[];
+    const byId = new Map(rows.map((r) => [r.id as string, r]));
+    return items.map((i) => {
+      const r = byId.get(i.id);
+      if (!r) return undefined;
+      const delivery = toDelivery(r);
+      if (delivery.body === null && i.pending) delivery.body = i.pending.body;
+      return delivery;
+    });
+  }
+
+  private async recordBatch(items: readonly AttemptRecord[]): Promise<void> {
     await this.db.query(
-      `UPDATE webhook_deliveries
-          SET attempts = attempts || $2::jsonb, attempt_count = attempt_count + 1, last_status = $3,
-              status = $4, next_attempt_at = $5,
-              completed_at = CASE WHEN $4 = 'pending' THEN NULL ELSE now() END
-        WHERE id = $1`,
-      [id, JSON.stringify([attempt]), attempt.responseStatus, outcome.status, outcome.nextAttemptAt],
+      `UPDATE webhook_deliveries d
+          SET attempts = d.attempts || v.attempt, attempt_count = d.attempt_count + 1, last_status = v.last_status,
+              status = v.status, next_attempt_at = v.next_attempt_at,
+              completed_at = CASE WHEN v.status = 'pending' THEN NULL ELSE now() END
+         FROM unnest($1::uuid[], $2::jsonb[], $3::int[], $4::text[], $5::timestamptz[])
+              AS v(id, attempt, last_status, status, next_attempt_at)
+        WHERE d.id = v.id`,
+      [
+        items.map((i) => i.id),
+        items.map((i) => JSON.stringify([i.attempt])),
+        items.map((i) => i.attempt.responseStatus),
+        items.map((i) => i.status),
+        items.map((i) => i.nextAttemptAt),
+      ],
     );
   }
 

@@ -22,6 +22,18 @@ export interface RuleDefinition {
   maxPerSecond: number | null;
 }
 
+/**
+ * Who saved the rule, whose reach bounds what it delivers (rule-access.policy.ts): the
+ * member, and the scopes of the credential it used (an API key's or OAuth token's). At
+ * each delivery the member's current role is intersected with these scopes.
+ */
+export interface RuleAuthor {
+  accountUuid: string;
+  memberId: number;
+  credentialKind: string;
+  credentialScopes: string[];
+}
+
 export type EventRuleCreated = {
   type: 'EventRuleCreated';
   data: RuleDefinition & {
@@ -31,6 +43,8 @@ export type EventRuleCreated = {
     actionType: typeof WEBHOOK_SEND;
     /** Sealed with SECRETS_ENCRYPTION_KEY; null without a secret. */
     secret: string | null;
+    /** Absent on rules saved before authors were recorded. */
+    author?: RuleAuthor;
     createdAt: string;
   };
 };
@@ -42,6 +56,8 @@ export type EventRuleUpdated = {
     workspaceId: string;
     secret?: string;
     enabled?: boolean;
+    /** Whoever changed the rule answers for it from then on. */
+    author?: RuleAuthor;
     updatedAt: string;
   };
 };

@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../core/htt
 import {
   DisableReason,
   EventRuleEvent,
+  RuleAuthor,
   RuleDefinition,
   RuleFilters,
   WEBHOOK_SEND,
@@ -29,6 +30,7 @@ export type EventRuleCommand =
       workspaceId: string;
       definition: RuleDefinition;
       secret: string | null;
+      author?: RuleAuthor;
       now: string;
     }
   | {
@@ -37,6 +39,7 @@ export type EventRuleCommand =
       workspaceId: string;
       changes: Partial<RuleDefinition> & { enabled?: boolean };
       secret?: string;
+      author?: RuleAuthor;
       now: string;
     }
   | {
@@ -128,6 +131,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
               ...d,
               actionType: WEBHOOK_SEND,
               secret: command.secret,
+              ...(command.author ? { author: command.author } : {}),
               createdAt: command.now,
             },
           },
@@ -150,6 +154,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
               workspaceId: command.workspaceId,
               ...c,
               ...(command.secret !== undefined ? { secret: command.secret } : {}),
+              ...(command.author ? { author: command.author } : {}),
               updatedAt: command.now,
             },
           },

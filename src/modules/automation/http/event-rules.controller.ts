@@ -16,6 +16,7 @@ import {
   RotateEventRuleSecretCommand,
   UpdateEventRuleCommand,
 } from '../commands/event-rule.commands';
+import type { RuleAuthor } from '../domain/event-rule.events';
 import { ACCEPTED_EVENT_TYPES, canonicalEventType } from '../domain/event-types';
 import { GetEventRuleQuery, ListEventRulesQuery } from '../queries/automation.queries';
 import {
@@ -34,6 +35,17 @@ export function ruleIdOf(raw: string): number {
   if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647)
     throw new NotFoundError('Event rule not found');
   return Number(raw);
+}
+
+/** The caller as a rule's author: the member, and the scopes its credential carries. */
+function authorOf(p: Principal): RuleAuthor | undefined {
+  if (!p.membership) return undefined;
+  return {
+    accountUuid: p.accountUuid,
+    memberId: p.membership.memberId,
+    credentialKind: p.credential.kind,
+    credentialScopes: [...p.credential.scopes],
+  };
 }
 
 @ApiTags('event-rules')
@@ -84,7 +96,7 @@ export class EventRulesController {
   ): Promise<EventRuleResponse> {
     const workspaceId = wid.toLowerCase();
     const ruleId = await this.commands.execute<CreateEventRuleCommand, number>(
-      new CreateEventRuleCommand(workspaceId, ruleInputOf(body, 'create'), p.effectiveScopes),
+      new CreateEventRuleCommand(workspaceId, ruleInputOf(body, 'create'), p.effectiveScopes, authorOf(p)),
     );
     return this.queries.execute(new GetEventRuleQuery(workspaceId, ruleId));
   }
@@ -112,7 +124,14 @@ export class EventRulesController {
     const input = ruleInputOf(body, 'update');
     const expectedRevision = await this.pinned(workspaceId, ruleId, ifMatch);
     await this.commands.execute(
-      new UpdateEventRuleCommand(workspaceId, ruleId, input, p.effectiveScopes, expectedRevision),
+      new UpdateEventRuleCommand(
+        workspaceId,
+        ruleId,
+        input,
+        p.effectiveScopes,
+        expectedRevision,
+        authorOf(p),
+      ),
     );
     return this.queries.execute(new GetEventRuleQuery(workspaceId, ruleId));
   }

@@ -32,6 +32,7 @@ export class EventRulesProjection implements ProjectionHandler {
             filters: d.filters,
             maxPerSecond: d.maxPerSecond,
             secret: d.secret,
+            author: d.author ?? null,
             previousSecret: null,
             previousSecretUntil: null,
             enabled: true,

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { v5 as uuidv5 } from 'uuid';
 import type { DomainEvent } from '../../../core/cqrs/decider';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
-import { PublicEventCatalogue } from '../../../core/events/public-events';
+import { PublicEventCatalogue, PublicEventDefinition } from '../../../core/events/public-events';
 import { jobIdFor, Reactor, ReactorDefinition, ReactorHandler } from '../../../core/reactors/reactor';
 import { GetWorkspaceNamesQuery } from '../../workspaces';
 import type { PendingDelivery } from '../delivery/delivery-log';
@@ -54,6 +54,7 @@ interface MatchingRule {
 export class DeliverWhenMatchedReactor implements ReactorHandler {
   private readonly workspaceNames = new Map<string, { name: string | null; at: number }>();
   private readonly rules = new Map<string, { rules: MatchingRule[]; at: number }>();
+  private readonly bySource = new Map<string, readonly PublicEventDefinition[]>();
 
   constructor(
     private readonly catalogue: PublicEventCatalogue,
@@ -95,7 +96,7 @@ export class DeliverWhenMatchedReactor implements ReactorHandler {
     }
     // fromEvent: one internal type may give rise to a public event only sometimes
     // (MessageReceived is email.received only when it came by mail).
-    const publics = this.catalogue.fromEvent(stored);
+    const publics = this.publicsOf(stored);
     if (!publics.length || !workspaceId) return [];
     const names = new Set<string>(publics.map((d) => d.name));
     const rules = (await this.rulesOf(workspaceId)).filter((r) => names.has(r.event_type));
@@ -131,6 +132,15 @@ export class DeliverWhenMatchedReactor implements ReactorHandler {
       });
     }
     return pending;
+  }
+
+  /** catalogue.fromEvent, with the per-type lookup done once per type (the catalogue is fixed). */
+  private publicsOf(stored: StoredEvent): readonly PublicEventDefinition[] {
+    let candidates = this.bySource.get(stored.type);
+    if (!candidates) this.bySource.set(stored.type, (candidates = this.catalogue.fromSource(stored.type)));
+    if (!candidates.length) return candidates;
+    const event = { type: stored.type, data: stored.data } as DomainEvent;
+    return candidates.filter((d) => d.appliesTo?.(event) ?? true);
   }
 
   /**

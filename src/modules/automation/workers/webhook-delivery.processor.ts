@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
 import { JsonLogger } from '../../../core/logging/json-logger';
+import { AuthorReach } from '../delivery/author-reach';
 import { DeliveryLog, DeliveryToSend, PendingDelivery } from '../delivery/delivery-log';
 import { Deliverer, isSuccess, retryAfterMs, retryDelayMs } from '../delivery/deliverer';
 import { RulePacer } from '../delivery/pacer';
@@ -21,6 +22,12 @@ export interface WebhookJob {
   pending?: PendingDelivery;
   /** The pacing slot this job already holds (set when it was put back to wait for it). */
   slotAt?: number;
+}
+
+interface RuleSlots {
+  jobs: number;
+  posting: number;
+  waiting: (() => void)[];
 }
 
 /** The shortest failing streak's gap that counts, as a share of the configured period. */
@@ -38,8 +45,8 @@ const TWELVE_HOURS = 12 * 3600 * 1000;
  */
 @Processor(WEBHOOK_QUEUE)
 export class WebhookDeliveryProcessor extends WorkerHost {
-  /** Deliveries in flight per rule in this process (WEBHOOK_RULE_CONCURRENCY). */
-  private readonly inFlight = new Map<number, number>();
+  /** Per rule in this process: jobs in progress, POSTs in flight (WEBHOOK_RULE_CONCURRENCY), jobs waiting for one. */
+  private readonly ruleSlots = new Map<number, RuleSlots>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -48,6 +55,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     private readonly pacer: RulePacer,
     private readonly repo: EventSourcedRepository,
     private readonly logger: JsonLogger,
+    private readonly reach: AuthorReach,
   ) {
     super();
     // The concurrency is configuration, but @nestjs/bullmq takes worker options only from
@@ -77,22 +85,52 @@ export class WebhookDeliveryProcessor extends WorkerHost {
       );
       return 'rule off';
     }
+    // Never send what the rule's author can no longer read (rule-access.policy.ts).
+    const refusal = delivery.isTest ? null : await this.reach.refusal(delivery);
+    if (refusal) {
+      await this.log.recordAttempt(delivery.id, this.skipped(delivery, refusal), {
+        status: 'failed',
+        nextAttemptAt: null,
+      });
+      return 'not allowed';
+    }
     // Pacing: wait for this rule's next slot outside the worker.
     const rate = delivery.rule.maxPerSecond;
     if (rate && !(job.data.slotAt && Date.now() >= job.data.slotAt - 5)) {
       const slot = await this.pacer.reserve(delivery.ruleId, rate);
       if (slot > Date.now() + 5) return this.putBack(job, token, slot, { ...job.data, slotAt: slot });
     }
-    const busy = this.inFlight.get(delivery.ruleId) ?? 0;
-    if (busy >= this.config.webhookRuleConcurrency)
+    // One rule's share of this worker: at most twice its POST slots in progress (the
+    // others wait on their log writes or for a slot), the rest go back to the queue.
+    const slots = this.slotsOf(delivery.ruleId);
+    if (slots.jobs >= 2 * this.config.webhookRuleConcurrency)
       return this.putBack(job, token, Date.now() + 50 + Math.floor(Math.random() * 100), job.data);
-    this.inFlight.set(delivery.ruleId, busy + 1);
+    slots.jobs++;
     try {
-      return await this.deliver(job, token, delivery);
+      return await this.deliver(job, token, delivery, slots);
     } finally {
-      const left = (this.inFlight.get(delivery.ruleId) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(delivery.ruleId, left);
-      else this.inFlight.delete(delivery.ruleId);
+      if (--slots.jobs === 0) this.ruleSlots.delete(delivery.ruleId);
+    }
+  }
+
+  private slotsOf(ruleId: number): RuleSlots {
+    let slots = this.ruleSlots.get(ruleId);
+    if (!slots) this.ruleSlots.set(ruleId, (slots = { jobs: 0, posting: 0, waiting: [] }));
+    return slots;
+  }
+
+  /** One attempt holding one of its rule's WEBHOOK_RULE_CONCURRENCY POST slots (waiting in turn). */
+  private async attempt(delivery: DeliveryToSend, slots: RuleSlots) {
+    if (slots.posting >= this.config.webhookRuleConcurrency)
+      await new Promise<void>((resolve) => slots.waiting.push(resolve));
+    else slots.posting++;
+    try {
+      return await this.deliverer.attempt(delivery);
+    } finally {
+      // The slot passes straight to the next in line, or is freed.
+      const next = slots.waiting.shift();
+      if (next) next();
+      else slots.posting--;
     }
   }
 
@@ -100,8 +138,9 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     job: Job<WebhookJob>,
     token: string | undefined,
     delivery: DeliveryToSend,
+    slots: RuleSlots,
   ): Promise<string> {
-    const { result, attempt } = await this.deliverer.attempt(delivery);
+    const { result, attempt } = await this.attempt(delivery, slots);
     if (isSuccess(result.status)) {
       await this.log.recordAttempt(delivery.id, attempt, { status: 'succeeded', nextAttemptAt: null });
       return 'succeeded';
