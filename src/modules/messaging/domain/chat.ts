@@ -28,6 +28,8 @@ export interface ChatState {
   received: Record<string, true>;
   /** Voice calls and their recordings (phone-voice chats). */
   voice: CallsState;
+  /** When each member's latest message into the chat arrived (quiet hours let replies to it through). */
+  inboundAt: Record<number, string>;
 }
 
 export const deliveryKey = (messageId: number, memberId: number): string => `${messageId}:${memberId}`;
@@ -140,7 +142,14 @@ function decideOutcome(
 }
 
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
-  initialState: () => ({ chat: null, paused: false, deliveries: {}, received: {}, voice: initialCalls() }),
+  initialState: () => ({
+    chat: null,
+    paused: false,
+    deliveries: {},
+    received: {},
+    voice: initialCalls(),
+    inboundAt: {},
+  }),
 
   evolve(state, event) {
     switch (event.type) {
@@ -164,7 +173,10 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
       }
       case 'MessageReceived': {
         const id = event.data.providerMessageId;
-        return id ? { ...state, received: { ...state.received, [id]: true } } : state;
+        const inboundAt = { ...state.inboundAt, [event.data.memberId]: event.data.receivedAt };
+        return id
+          ? { ...state, inboundAt, received: { ...state.received, [id]: true } }
+          : { ...state, inboundAt };
       }
       case 'MessageSent': {
         const deliveries = { ...state.deliveries };

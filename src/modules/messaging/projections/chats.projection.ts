@@ -7,6 +7,12 @@ import { CHAT_EVENT_TYPES, ChatEvent } from '../domain/chat.events';
 
 type ConsentEvent = MemberOptedOutOfSms | MemberOptedInToSms;
 
+/** A message's scheduledFor: when its last held delivery goes out (null: none held). */
+function latest(scheduledFor: Record<string, string> | undefined): string | null {
+  const times = Object.values(scheduledFor ?? {}).sort();
+  return times.length ? times[times.length - 1] : null;
+}
+
 /**
  * chats, chat_messages, message_deliveries, and sms_opt_outs (fed by identity's public
  * opt-out events). A message's status sums up its deliveries: `sent` while any is
@@ -119,8 +125,8 @@ export class ChatsProjection implements ProjectionHandler {
         const d = event.data;
         await em.query(
           `INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, sender_member_id, encoding,
-             segments, status, created_at)
-           VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, $8, 'sent', $9) ON CONFLICT (id) DO NOTHING`,
+             segments, status, created_at, scheduled_for)
+           VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, $8, 'sent', $9, $10) ON CONFLICT (id) DO NOTHING`,
           [
             d.messageId,
             d.chatId,
@@ -131,13 +137,22 @@ export class ChatsProjection implements ProjectionHandler {
             d.encoding,
             d.segments,
             d.sentAt,
+            latest(d.scheduledFor),
           ],
         );
         if (d.recipientMemberIds.length)
           await em.query(
-            `INSERT INTO message_deliveries (message_id, member_id, chat_id, workspace_id, status, updated_at)
-             SELECT $1, m, $2, $3, 'sent', $4 FROM unnest($5::int[]) AS m ON CONFLICT DO NOTHING`,
-            [d.messageId, d.chatId, d.workspaceId, d.sentAt, d.recipientMemberIds],
+            `INSERT INTO message_deliveries (message_id, member_id, chat_id, workspace_id, status, updated_at, scheduled_for)
+             SELECT $1, m, $2, $3, 'sent', $4, ($6::jsonb ->> m::text)::timestamptz
+             FROM unnest($5::int[]) AS m ON CONFLICT DO NOTHING`,
+            [
+              d.messageId,
+              d.chatId,
+              d.workspaceId,
+              d.sentAt,
+              d.recipientMemberIds,
+              JSON.stringify(d.scheduledFor ?? {}),
+            ],
           );
         // Only the assistant's (or its operator's) answer clears needsResponse; keyword replies do not.
         await em.query(

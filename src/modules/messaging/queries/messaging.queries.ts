@@ -213,9 +213,11 @@ function messageResponse(m: ChatMessageEntity, deliveries: MessageDeliveryEntity
         failureReason: d.failureReason,
         providerMessageId: d.providerMessageId,
         deliveredAt: iso(d.deliveredAt),
+        scheduledFor: iso(d.scheduledFor),
       })),
     createdAt: m.createdAt.toISOString(),
     deliveredAt: iso(m.deliveredAt),
+    scheduledFor: iso(m.scheduledFor),
   };
 }
 
