@@ -203,6 +203,51 @@ describe('Messaging: SMS quiet hours (e2e)', () => {
     expect(sentTo(held.phone)).toEqual([]);
   });
 
+  it("reads the window in the member's own time zone before the workspace's", async () => {
+    const now = Date.now();
+    // Quiet around now in Tokyo; the workspace runs on UTC, where the same clock times are far from now.
+    const tokyo = {
+      start: localTime(now - 1_800_000, 'Asia/Tokyo'),
+      end: localTime(now + 1_800_000, 'Asia/Tokyo'),
+    };
+    expect((await settings({ timezone: 'UTC', smsQuietHours: tokyo })).status).toBe(200);
+    const inTokyo = await smsChat();
+    const member = (await get(`/chats/${inTokyo.chatId}`)).body.memberId as number;
+    const bad = await t.request('PUT', `/w/${wid}/members/${member}`, {
+      token: key,
+      body: { timezone: 'Mars/Olympus' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toMatch(/^timezone: must be an IANA time zone/);
+    const put = await t.request('PUT', `/w/${wid}/members/${member}`, {
+      token: key,
+      body: { timezone: 'Asia/Tokyo' },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.timezone).toBe('Asia/Tokyo');
+    const m1 = await post(`/chats/${inTokyo.chatId}/send-assistant-message`, { message: 'Held for Tokyo' });
+    expect((await get(`/chats/${inTokyo.chatId}/messages/${m1.body.id}`)).body.scheduledFor).toBe(
+      new Date(Math.floor((now + 1_800_000) / 1000) * 1000).toISOString(),
+    );
+
+    // A member without a zone of their own gets the workspace's (UTC): not quiet now.
+    const inUtc = await smsChat();
+    const m2 = await post(`/chats/${inUtc.chatId}/send-assistant-message`, { message: 'Sent in UTC' });
+    expect((await get(`/chats/${inUtc.chatId}/messages/${m2.body.id}`)).body.scheduledFor).toBeNull();
+    await eventually(async () => sentTo(inUtc.phone)[0], 'the SMS to go out at once', 10_000);
+
+    // Clearing the member's zone (null) falls back to the workspace's.
+    const cleared = await t.request('PUT', `/w/${wid}/members/${member}`, {
+      token: key,
+      body: { timezone: null },
+    });
+    expect(cleared.body.timezone).toBeNull();
+    const m3 = await post(`/chats/${inTokyo.chatId}/send-assistant-message`, { message: 'Now in UTC' });
+    expect((await get(`/chats/${inTokyo.chatId}/messages/${m3.body.id}`)).body.scheduledFor).toBeNull();
+    await eventually(async () => sentTo(inTokyo.phone)[0], 'the SMS to go out', 10_000);
+    expect(sentTo(inTokyo.phone).map((m) => m.body)).toEqual(['Now in UTC']);
+  });
+
   it('sends at once when quiet hours are removed (null)', async () => {
     expect((await settings({ smsQuietHours: null })).status).toBe(200);
     expect((await get('')).body.settings.smsQuietHours).toBeNull();

@@ -130,7 +130,8 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
 
   /**
    * The workspace's quiet hours (issue 11, item 14): per recipient whose local time is
-   * inside the window, the window's end; undefined when nobody waits. A recipient who
+   * inside the window (read in the member's time zone, else the workspace's), the
+   * window's end; undefined when nobody waits. A recipient who
    * wrote into the chat in the last ten minutes gets the reply now.
    */
   private async quietHours(
@@ -149,9 +150,14 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
       return lastInbound === undefined || now.getTime() - Date.parse(lastInbound) > REPLY_WINDOW_MS;
     });
     if (!waiting.length) return undefined;
+    // Each recipient's own time zone, else the workspace's.
+    const zones = new Map(
+      (await this.lookup.contacts(workspaceId, waiting)).map((c) => [c.id, c.timezone] as const),
+    );
     const scheduled: Record<string, string> = {};
     for (const id of waiting) {
-      const end = quietHoursEnd(window, settings.timezone || 'UTC', now.getTime());
+      const zone = zones.get(id) || settings.timezone || 'UTC';
+      const end = quietHoursEnd(window, zone, now.getTime());
       if (end) scheduled[id] = end.toISOString();
     }
     return Object.keys(scheduled).length ? scheduled : undefined;

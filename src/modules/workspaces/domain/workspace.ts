@@ -1,6 +1,6 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
-import { isIanaTimeZone, TIMEZONE_RULE } from './timezone';
+import { isIanaTimeZone, TIMEZONE_RULE } from '../../../core/time/iana-time-zone';
 
 export interface WorkspaceSettings {
   /**

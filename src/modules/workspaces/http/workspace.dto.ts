@@ -13,7 +13,7 @@ import {
   registerDecorator,
   ValidateNested,
 } from 'class-validator';
-import { isIanaTimeZone, TIMEZONE_RULE } from '../domain/timezone';
+import { isIanaTimeZone, TIMEZONE_RULE } from '../../../core/time/iana-time-zone';
 import { WORKSPACE_NAME_MAX } from '../domain/workspace';
 import type { WorkspaceEntity } from '../projections/workspace.entity';
 
