@@ -35,6 +35,8 @@ const CHATS = Number(process.env.BENCH_MESSAGING_CHATS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_MESSAGING_CONCURRENCY ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const HOST = '127.0.0.1';
+/** BENCH_MESSAGING_STATS=1: print per-message transactions, scans and row writes by table (pg_stat_*). */
+const STATS = process.env.BENCH_MESSAGING_STATS === '1';
 const PUBLIC_BASE_URL = 'https://bench.example.test/api/v2';
 const NUMBER = '+14155550999';
 
@@ -75,6 +77,41 @@ async function waitFor(
   }
 }
 
+interface DbStats {
+  commits: number;
+  tables: Map<string, { scans: number; ins: number; upd: number; del: number }>;
+}
+
+/** Transactions committed in the database and per table scans and row writes (pg_stat_*), for statement counts. */
+async function dbStats(pool: Pool): Promise<DbStats> {
+  await new Promise((r) => setTimeout(r, 1200)); // backends flush their counters at most every second
+  const db = await pool.query<{ commits: string }>(
+    `SELECT xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  const t = await pool.query<{ relname: string; scans: string; ins: string; upd: string; del: string }>(
+    `SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS scans, n_tup_ins AS ins, n_tup_upd AS upd,
+            n_tup_del AS del FROM pg_stat_user_tables`,
+  );
+  return {
+    commits: Number(db.rows[0].commits),
+    tables: new Map(
+      t.rows.map((r) => [r.relname, { scans: +r.scans, ins: +r.ins, upd: +r.upd, del: +r.del }]),
+    ),
+  };
+}
+
+function printStatsDelta(before: DbStats, after: DbStats, per: number): void {
+  console.log(`\nper message: ${((after.commits - before.commits) / per).toFixed(1)} transactions committed`);
+  const rows: string[][] = [];
+  for (const [name, a] of after.tables) {
+    const b = before.tables.get(name) ?? { scans: 0, ins: 0, upd: 0, del: 0 };
+    const d = [a.scans - b.scans, a.ins - b.ins, a.upd - b.upd, a.del - b.del];
+    if (d.some((x) => x > 0)) rows.push([name, ...d.map((x) => (x / per).toFixed(2))]);
+  }
+  rows.sort((x, y) => Number(y[1]) - Number(x[1]));
+  printTable(['table', 'scans', 'inserts', 'updates', 'deletes'], rows);
+}
+
 /** A bare status-callback receiver: counts POSTs, answers 204. */
 async function startReceiver(): Promise<{ server: Server; url: string; count: () => number }> {
   let count = 0;
@@ -105,9 +142,12 @@ export async function run(): Promise<void> {
       REDIS_URL: TEST_REDIS_URL,
       REDIS_PREFIX: prefix,
       NODE_ENV: 'production',
-      LOG_LEVEL: 'silent',
+      LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? 'silent',
       RATE_LIMIT_PER_MINUTE: '1000000',
       RATE_LIMIT_CONCURRENCY: '10000',
+      // A shared 2-core machine can hold projections back past the 5 s default; a 404 from a
+      // create's own read would end the run.
+      READ_YOUR_WRITES_TIMEOUT_MS: '30000',
       SMS_PROVIDER: 'twilio',
       TWILIO_ACCOUNT_SID: peer.accountSid,
       TWILIO_AUTH_TOKEN: peer.authToken,
@@ -210,6 +250,7 @@ export async function run(): Promise<void> {
       );
       const chatIds = chats.map((c) => (JSON.parse(c.body) as { id: number }).id);
       const failuresBefore = peer.callbackFailures;
+      const statsBefore = STATS ? await dbStats(pool) : undefined;
       const start = performance.now();
       const sent = await sendAll(
         api,
@@ -235,6 +276,7 @@ export async function run(): Promise<void> {
         return Number(c[0].delivered) >= CHATS;
       });
       const seconds = (performance.now() - start) / 1000;
+      if (statsBefore) printStatsDelta(statsBefore, await dbStats(pool), CHATS);
       if (peer.callbackFailures > failuresBefore)
         throw new Error(`${peer.callbackFailures - failuresBefore} status callbacks were refused`);
       results.push({ round, case: 'service (send → delivered)', seconds, perSecond: CHATS / seconds });
@@ -267,6 +309,9 @@ export async function run(): Promise<void> {
       met: ratio <= 3,
       environment: await describeEnvironment(pool),
     });
+  } catch (err) {
+    if (service) console.error(`service output (last lines):\n${service.output().slice(-4000)}`);
+    throw err;
   } finally {
     await service?.stop();
     await peer?.close();

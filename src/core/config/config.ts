@@ -102,6 +102,8 @@ export interface AppConfig {
   inboundEmailSecret: string | undefined;
   /** SMS longer than this many segments is refused (400). */
   smsSegmentLimit: number;
+  /** Message deliveries in flight per queue (sms, email, web-chat) per worker process. */
+  messageDeliveryConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -590,6 +592,12 @@ export const CONFIG_VARIABLES = {
     default: '10',
     describe: 'most segments one SMS may take; longer messages are refused with 400',
     parse: integer(1, 100),
+  },
+  messageDeliveryConcurrency: {
+    name: 'MESSAGE_DELIVERY_CONCURRENCY',
+    default: '16',
+    describe: 'message deliveries in flight per queue (sms, email, web-chat) per worker process',
+    parse: integer(1, 1_000),
   },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 
