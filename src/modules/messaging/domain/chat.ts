@@ -2,6 +2,7 @@ import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { CallCommand, CallsState, decideCall, evolveCalls, initialCalls } from './calls';
 import type {
+  CallOutcome,
   ChatChanges,
   ChatCreated,
   ChatEvent,
@@ -141,6 +142,34 @@ function decideOutcome(
       ];
 }
 
+/**
+ * Messages of a phone-voice chat are spoken in its call: when a call ends, every delivery
+ * still pending moves on with it, `delivered` when the call completed, else `failed` with
+ * `call_<outcome>` (busy, no-answer, failed, canceled). One sent while no call runs waits
+ * for the next call's end.
+ */
+function spokenOutcomes(state: ChatState, outcome: CallOutcome, now: string): ChatEvent[] {
+  const chat = state.chat!;
+  const out: ChatEvent[] = [];
+  for (const [key, delivery] of Object.entries(state.deliveries)) {
+    if (delivery.status !== 'sent') continue;
+    const [messageId, recipientMemberId] = key.split(':').map(Number);
+    const base = {
+      chatId: chat.chatId,
+      workspaceId: chat.workspaceId,
+      messageId,
+      recipientMemberId,
+      providerMessageId: delivery.providerMessageId,
+    };
+    out.push(
+      outcome === 'completed'
+        ? { type: 'MessageDelivered', data: { ...base, deliveredAt: now } }
+        : { type: 'MessageFailed', data: { ...base, reason: `call_${outcome}`, failedAt: now } },
+    );
+  }
+  return out;
+}
+
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
   initialState: () => ({
     chat: null,
@@ -209,10 +238,16 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'RecordCallPlaced':
-      case 'RecordCallStatus':
       case 'RecordCallRecording':
       case 'StoreCallRecording':
         return decideCall(command, existing(state, command.workspaceId), state.voice);
+      case 'RecordCallStatus': {
+        const events: ChatEvent[] = decideCall(command, existing(state, command.workspaceId), state.voice);
+        const completed = events.find((e) => e.type === 'CallCompleted');
+        return completed
+          ? [...events, ...spokenOutcomes(state, completed.data.outcome, command.now)]
+          : events;
+      }
       case 'CreateChat':
         if (state.chat) throw new ConflictError(`Chat ${command.chat.chatId} already exists`);
         checkNewChat(command.chat);
