@@ -105,7 +105,8 @@ describe('Messaging: SMS quiet hours (e2e)', () => {
 
   it('holds an assistant SMS inside the window until its end: a delayed job, scheduledFor, sent when due', async () => {
     const now = Date.now();
-    const end = now + 8_000;
+    // Far enough ahead that a slow machine still finds the job waiting, near enough to see it fire.
+    const end = now + 12_000;
     const window = { start: localTime(now - 3_600_000, 'UTC'), end: localTime(end, 'UTC') };
     expect((await settings({ timezone: 'UTC', smsQuietHours: window })).status).toBe(200);
     expect((await get('')).body.settings.smsQuietHours).toEqual(window);
@@ -126,7 +127,7 @@ describe('Messaging: SMS quiet hours (e2e)', () => {
     const job = await eventually(() => delayedJobOf(sent.body.id), 'the delayed delivery job');
     expect(job.timestamp + (job.opts.delay ?? 0)).toBeGreaterThanOrEqual(Date.parse(expectedAt) - 50);
     expect(job.timestamp + (job.opts.delay ?? 0)).toBeLessThanOrEqual(Date.parse(expectedAt) + 50);
-    expect(job.opts.delay).toBeGreaterThan(2_000);
+    expect(job.opts.delay).toBeGreaterThan(0);
     expect(sentTo(phone)).toEqual([]);
 
     const delivered = await eventually(async () => sentTo(phone)[0], 'the held SMS to go out', 30_000);
