@@ -80,6 +80,7 @@ describe('members (e2e)', () => {
       notifySms: false,
       notifyEmail: false,
       notifyVoice: false,
+      timezone: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

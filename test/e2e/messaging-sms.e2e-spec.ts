@@ -302,4 +302,22 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
     expect((await get(`/chats?memberId=${memberId}`)).body.items).toHaveLength(1);
     expect((await get(`/chats/${chats.body.items[0].id}/messages`)).body.total).toBe(2);
   });
+
+  it('opens one chat for a new member whose texts arrive at once (core claim), with every text in it', async () => {
+    const from = '+14155552077';
+    const texts = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => inbound(from, `Text ${i}`, `SMrace${String(i).padStart(4, '0')}`)),
+    );
+    expect(texts.map((r) => r.status)).toEqual(Array(6).fill(200));
+    const created = (await Promise.all(texts.map(appendedBy))).flat();
+    expect(created.filter((e) => e.type === 'ChatCreated')).toHaveLength(1);
+    expect(created.filter((e) => e.type === 'MemberCreated')).toHaveLength(1);
+    const memberId = (created.find((e) => e.type === 'MemberCreated')!.data as { memberId: number }).memberId;
+    const chats = await get(`/chats?memberId=${memberId}`);
+    expect(chats.body.items).toHaveLength(1);
+    const messages = await get(`/chats/${chats.body.items[0].id}/messages`);
+    expect(messages.body.items.map((m: { content: string }) => m.content).sort()).toEqual(
+      Array.from({ length: 6 }, (_, i) => `Text ${i}`),
+    );
+  });
 });

@@ -114,6 +114,64 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
     ]);
   });
 
+  it("moves a voice chat's messages from sent to delivered or failed with its call's end", async () => {
+    const newChat = async () => {
+      const created = await t.request('POST', `/w/${wid}/chats`, {
+        token: key,
+        body: { channel: 'phone-voice', memberId: patient.memberId, phoneNumberId: phoneId },
+      });
+      expect(created.status).toBe(201);
+      return created.body.id as number;
+    };
+    const status = (id: number, params: Record<string, string>) =>
+      peer.webhook(
+        `${PUBLIC_BASE_URL}/providers/twilio/voice/status?chatId=${id}`,
+        t.baseUrl,
+        PUBLIC_BASE_URL,
+        { AccountSid: peer.accountSid, ...params },
+      );
+    const message = (id: number, messageId: number) =>
+      t.request('GET', `/w/${wid}/chats/${id}/messages/${messageId}`, { token: key });
+
+    const answered = await newChat();
+    const said = await t.request('POST', `/w/${wid}/chats/${answered}/send-assistant-message`, {
+      token: key,
+      body: { message: 'Your test results are normal.' },
+    });
+    expect(said.status).toBe(201);
+    expect(said.body).toMatchObject({ status: 'sent' });
+    expect((await status(answered, { CallSid: 'CA20', CallStatus: 'in-progress' })).status).toBe(204);
+    expect((await message(answered, said.body.id)).body.status).toBe('sent');
+    expect(
+      (await status(answered, { CallSid: 'CA20', CallStatus: 'completed', CallDuration: '12' })).status,
+    ).toBe(204);
+    const delivered = (await message(answered, said.body.id)).body;
+    expect(delivered).toMatchObject({
+      status: 'delivered',
+      failureReason: null,
+      deliveredAt: expect.any(String),
+    });
+    expect(delivered.deliveries).toEqual([
+      expect.objectContaining({ memberId: patient.memberId, status: 'delivered' }),
+    ]);
+    // A repeated end changes nothing.
+    expect((await status(answered, { CallSid: 'CA20', CallStatus: 'failed' })).status).toBe(204);
+    expect((await message(answered, said.body.id)).body.status).toBe('delivered');
+
+    const unanswered = await newChat();
+    const lost = await t.request('POST', `/w/${wid}/chats/${unanswered}/send-assistant-message`, {
+      token: key,
+      body: { message: 'Please call us back.' },
+    });
+    expect((await status(unanswered, { CallSid: 'CA21', CallStatus: 'no-answer' })).status).toBe(204);
+    expect((await message(unanswered, lost.body.id)).body).toMatchObject({
+      status: 'failed',
+      failureReason: 'call_no-answer',
+    });
+    const events = (await t.store.readStream(`chat-${unanswered}`)).map((e) => e.type);
+    expect(events).toEqual(['ChatCreated', 'MessageSent', 'CallCompleted', 'MessageFailed']);
+  });
+
   it('is 404 before any audio exists, then streams the fetched recording byte for byte', async () => {
     const missing = await audio();
     expect(missing.status).toBe(404);

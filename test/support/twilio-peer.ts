@@ -28,6 +28,15 @@ export interface TwilioPeer {
   /** How many fetches of recordings it answered. */
   recordingFetches: number;
   /**
+   * When set, every accepted message gets this status posted to its StatusCallback right
+   * after the REST answer, signed as Twilio signs it: a callback under `publicBaseUrl` goes
+   * to the same path under `appBaseUrl`, any other address as it is. `callbacks` counts
+   * the callbacks answered 2xx, `callbackFailures` the others.
+   */
+  autoStatus?: { status: string; appBaseUrl: string; publicBaseUrl: string };
+  callbacks: number;
+  callbackFailures: number;
+  /**
    * Posts a signed webhook as Twilio does: signed over `publicUrl` (what the service
    * was configured with, PUBLIC_BASE_URL...), sent to the same path under `appBaseUrl`.
    */
@@ -138,6 +147,21 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
         password,
       };
       messages.push(message);
+      res.on('finish', () => {
+        const auto = peer.autoStatus;
+        if (!auto || !message.statusCallback) return;
+        const ours = message.statusCallback.startsWith(auto.publicBaseUrl);
+        void peer
+          .status(message, ours ? auto.appBaseUrl : '', ours ? auto.publicBaseUrl : '', auto.status)
+          .then(
+            async (r) => {
+              await r.arrayBuffer();
+              if (r.ok) peer.callbacks++;
+              else peer.callbackFailures++;
+            },
+            () => peer.callbackFailures++,
+          );
+      });
       res.writeHead(201, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           sid,
@@ -163,6 +187,8 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
     recordings,
     calls,
     recordingFetches: 0,
+    callbacks: 0,
+    callbackFailures: 0,
     recordingUrl: (sid) => `http://127.0.0.1:${port}/2010-04-01/Accounts/${accountSid}/Recordings/${sid}`,
     async webhook(publicUrl, appBaseUrl, publicBaseUrl, params, signature) {
       const sig = signature ?? twilio.getExpectedTwilioSignature(authToken, publicUrl, params);

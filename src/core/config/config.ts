@@ -114,6 +114,8 @@ export interface AppConfig {
   assistantTimeoutMs: number;
   /** A chat with no message for this many minutes is summarised. */
   chatSummaryIdleMinutes: number;
+  /** Message deliveries in flight per queue (sms, email, web-chat) per worker process. */
+  messageDeliveryConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -640,6 +642,12 @@ export const CONFIG_VARIABLES = {
     default: '30',
     describe: 'a chat with no message for this many minutes (fractions allowed) is summarised',
     parse: positiveNumber(7 * 24 * 60),
+  },
+  messageDeliveryConcurrency: {
+    name: 'MESSAGE_DELIVERY_CONCURRENCY',
+    default: '16',
+    describe: 'message deliveries in flight per queue (sms, email, web-chat) per worker process',
+    parse: integer(1, 1_000),
   },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 

@@ -46,6 +46,7 @@ import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
 import { GetMemberFactsHandler } from './queries/member-facts.query';
 import { AccountEmailVerified1764000006300 } from './account-email.migration';
 import { IdentityExpiry1764000006200 } from './expiry.migration';
+import { MemberTimezone1764000008910 } from './member-timezone.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
 
@@ -68,6 +69,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
     IdentityExpiry1764000006200,
     AccountEmailVerified1764000006300,
     MemberClaims1764000006400,
+    MemberTimezone1764000008910,
   ],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,

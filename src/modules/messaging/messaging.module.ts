@@ -20,6 +20,7 @@ import { ProvidersController } from './http/providers.controller';
 import { WebChatStreams } from './http/web-chat-streams';
 import { Messaging1764000007600 } from './messaging.migration';
 import { MessagingWorkflows1764000008000 } from './messaging-workflows.migration';
+import { MessagingQuietHours1764000008900 } from './messaging-quiet-hours.migration';
 import { ChatsProjection } from './projections/chats.projection';
 import { MESSAGING_ENTITIES } from './projections/messaging.entities';
 import { PhoneNumbersInboxesProjection } from './projections/phone-numbers-inboxes.projection';
@@ -60,7 +61,7 @@ import { DeliveryService } from './workers/delivery.service';
 @Feature({
   name: 'messaging',
   entities: MESSAGING_ENTITIES,
-  migrations: [Messaging1764000007600, MessagingWorkflows1764000008000],
+  migrations: [Messaging1764000007600, MessagingWorkflows1764000008000, MessagingQuietHours1764000008900],
   versionedResources: ['phone_numbers', 'chats'],
   publicEvents: MESSAGING_PUBLIC_EVENTS,
 })

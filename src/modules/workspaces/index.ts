@@ -5,5 +5,10 @@
 export { CreateWorkspaceCommand } from './commands/create-workspace.command';
 export { UpdateWorkspaceCommand } from './commands/update-workspace.command';
 export { checkWorkspaceName, WORKSPACE_NAME_MAX } from './domain/workspace';
-export type { WorkspaceEvent, WorkspaceSettings } from './domain/workspace';
-export { GetWorkspaceDefaultRoleQuery, GetWorkspaceNamesQuery } from './queries/workspace-facts.queries';
+export type { SmsQuietHours, WorkspaceEvent, WorkspaceSettings } from './domain/workspace';
+export { secondsOfLocalTime } from './domain/workspace';
+export {
+  GetWorkspaceDefaultRoleQuery,
+  GetWorkspaceNamesQuery,
+  GetWorkspaceSettingsQuery,
+} from './queries/workspace-facts.queries';

@@ -5,7 +5,11 @@ import { UpdateWorkspaceHandler } from './commands/update-workspace.command';
 import { WorkspacesController } from './http/workspaces.controller';
 import { WorkspaceEntity } from './projections/workspace.entity';
 import { WorkspacesProjection } from './projections/workspaces.projection';
-import { GetWorkspaceDefaultRoleHandler, GetWorkspaceNamesHandler } from './queries/workspace-facts.queries';
+import {
+  GetWorkspaceDefaultRoleHandler,
+  GetWorkspaceNamesHandler,
+  GetWorkspaceSettingsHandler,
+} from './queries/workspace-facts.queries';
 import { GetWorkspaceHandler, ListWorkspacesHandler } from './queries/workspace.queries';
 import { Workspaces1764000001000 } from './workspaces.migration';
 
@@ -25,6 +29,7 @@ import { Workspaces1764000001000 } from './workspaces.migration';
     GetWorkspaceHandler,
     GetWorkspaceDefaultRoleHandler,
     GetWorkspaceNamesHandler,
+    GetWorkspaceSettingsHandler,
   ],
 })
 export class WorkspacesModule {}

@@ -1,5 +1,6 @@
 import { ValidationError } from '../../../core/http/domain-errors';
 import { MAX_ID } from '../../../core/http/validation';
+import { isIanaTimeZone, TIMEZONE_RULE } from '../../../core/time/iana-time-zone';
 import {
   normalizeEmail,
   normalizeExternalId,
@@ -20,6 +21,7 @@ export interface MemberChangesInput {
   notifySms?: boolean;
   notifyEmail?: boolean;
   notifyVoice?: boolean;
+  timezone?: string | null;
 }
 
 /** Normalises an update body; `null` clears a field, absent leaves it. Details name the field (with `prefix`). */
@@ -38,6 +40,11 @@ export function normaliseChanges(input: MemberChangesInput, prefix = ''): Member
     if (!Number.isInteger(input.memberRoleId) || input.memberRoleId < 1 || input.memberRoleId > MAX_ID)
       throw new ValidationError(`${f('memberRoleId')}: must be an integer from 1 to ${MAX_ID}`);
     out.memberRoleId = input.memberRoleId;
+  }
+  if (input.timezone !== undefined) {
+    if (input.timezone !== null && !isIanaTimeZone(input.timezone))
+      throw new ValidationError(`${f('timezone')}: ${TIMEZONE_RULE}`);
+    out.timezone = input.timezone;
   }
   for (const flag of ['notifySms', 'notifyEmail', 'notifyVoice'] as const) {
     const v = input[flag];

@@ -17,6 +17,8 @@ export interface MemberSnapshot {
   notifySms: boolean;
   notifyEmail: boolean;
   notifyVoice: boolean;
+  /** IANA time zone (messaging's SMS quiet hours read it); absent on members from before it existed. */
+  timezone?: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -31,6 +33,7 @@ export interface MemberChanges {
   notifySms?: boolean;
   notifyEmail?: boolean;
   notifyVoice?: boolean;
+  timezone?: string | null;
 }
 
 export interface MemberUpdated {

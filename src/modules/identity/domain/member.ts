@@ -52,6 +52,7 @@ const CHANGE_FIELDS = [
   'notifySms',
   'notifyEmail',
   'notifyVoice',
+  'timezone',
 ] as const;
 
 function existing(state: MemberState, workspaceId: string): MemberSnapshot {

@@ -30,6 +30,8 @@ export class MemberEntity {
   @Column('boolean', { name: 'notify_sms' }) notifySms: boolean;
   @Column('boolean', { name: 'notify_email' }) notifyEmail: boolean;
   @Column('boolean', { name: 'notify_voice' }) notifyVoice: boolean;
+  /** IANA time zone, or null (the workspace's applies). */
+  @Column('text', { nullable: true }) timezone: string | null;
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
   @Column('timestamptz', { name: 'archived_at', nullable: true }) archivedAt: Date | null;

@@ -22,6 +22,7 @@ const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
   notifySms: 'notify_sms',
   notifyEmail: 'notify_email',
   notifyVoice: 'notify_voice',
+  timezone: 'timezone',
 };
 
 /** Column types, for a run of MemberUpdated written in one UPDATE ... FROM jsonb_to_recordset. */
@@ -34,6 +35,7 @@ const MEMBER_TYPES: Record<keyof MemberChanges, string> = {
   notifySms: 'boolean',
   notifyEmail: 'boolean',
   notifyVoice: 'boolean',
+  timezone: 'text',
 };
 
 function changedFields(e: StoredEvent): (keyof MemberChanges)[] {

@@ -13,6 +13,8 @@ export interface MemberContact {
   notifySms: boolean;
   notifyEmail: boolean;
   notifyVoice: boolean;
+  /** IANA time zone, or null. */
+  timezone: string | null;
 }
 
 /** The contacts of members of one workspace (archived ones with their status); ids of other workspaces or unknown ones are left out. */
@@ -42,6 +44,7 @@ export class GetMemberContactsHandler implements IQueryHandler<GetMemberContacts
       notifySms: r.notifySms,
       notifyEmail: r.notifyEmail,
       notifyVoice: r.notifyVoice,
+      timezone: r.timezone,
     }));
   }
 }

@@ -58,6 +58,7 @@ export interface MemberRow {
   notify_sms: boolean;
   notify_email: boolean;
   notify_voice: boolean;
+  timezone: string | null;
   /** ISO 8601 in UTC with milliseconds, as Date.toISOString() writes it (see ISO_MS). */
   created_at: string;
   updated_at: string;
@@ -72,7 +73,7 @@ const isoMs = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column.slice(column.indexOf('.') + 1)}`;
 
 const MEMBER_FIELDS = `m.id, m.workspace_id, m.account_uuid, m.email, m.phone, m.name, m.external_id, m.member_role_id, m.kind, m.status,
-  m.notify_sms, m.notify_email, m.notify_voice, ${isoMs('m.created_at')}, ${isoMs('m.updated_at')}, m.version`;
+  m.notify_sms, m.notify_email, m.notify_voice, m.timezone, ${isoMs('m.created_at')}, ${isoMs('m.updated_at')}, m.version`;
 
 export const MEMBER_SELECT = `SELECT ${MEMBER_FIELDS} FROM members m`;
 
@@ -91,6 +92,7 @@ export function toMemberResponse(r: MemberRow): MemberResponse {
     notifySms: r.notify_sms,
     notifyEmail: r.notify_email,
     notifyVoice: r.notify_voice,
+    timezone: r.timezone,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   });

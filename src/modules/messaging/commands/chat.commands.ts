@@ -115,6 +115,11 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
         : []),
       ...extras.map((p, i) => ({ field: `participants.${i}.memberId`, memberId: p.memberId })),
     ]);
+    // Everything the chat's append needs is ready before the assignment starts: after it,
+    // only the append itself (a new stream, nothing left to refuse) can fail. Not atomic
+    // across the two streams: a process dying in between leaves the assignment without
+    // its chat, which PUT .../chats/{id} `assignmentId` can attach (README, Messaging).
+    chat.chatId = await nextId(this.db, 'chat_id_seq');
     if (input.workflowId !== undefined)
       chat.assignmentId = await this.commands.execute<StartAssignmentCommand, number>(
         new StartAssignmentCommand(workspaceId, input.workflowId, memberId, {
@@ -123,7 +128,6 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
           roleId: caller.roleId,
         }),
       );
-    chat.chatId = await nextId(this.db, 'chat_id_seq');
     await this.repo.handle({
       streamName: chatStream(chat.chatId),
       workspaceId,

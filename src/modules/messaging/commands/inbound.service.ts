@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { simpleParser } from 'mailparser';
 import { randomUUID } from 'node:crypto';
@@ -7,8 +8,9 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { nextId } from '../../../core/database/ids';
 import { ContactMember, FindOrCreateContactMemberCommand, RecordSmsConsentCommand } from '../../identity';
 import { GetWorkspaceNamesQuery } from '../../workspaces';
-import { chatDecider, ChatCommand } from '../domain/chat';
+import { chatDecider, ChatCommand, ChatState } from '../domain/chat';
 import { Channel, chatStream } from '../domain/chat.events';
+import { inboundChatClaim } from '../domain/inbound-chat-claim';
 import { keywordReply, smsKeyword } from '../domain/sms-keywords';
 import { smsSegments } from '../domain/sms-segments';
 import { outcomeOfStatus } from '../providers/sms-provider.port';
@@ -43,6 +45,7 @@ export class InboundMessages {
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
     private readonly db: DataSource,
+    @Inject(CLAIMS) private readonly claims: Claims,
   ) {}
 
   /** An inbound SMS to one of the service's numbers; false when no workspace has that number. */
@@ -112,17 +115,22 @@ export class InboundMessages {
   async smsStatus(callback: SmsStatusCallback): Promise<void> {
     const outcome = outcomeOfStatus(callback.status);
     if (!outcome) return;
-    const { state } = await this.repo.load(chatStream(callback.chatId), chatDecider);
-    if (!state.chat) return;
-    await this.record(state.chat.workspaceId, callback.chatId, {
-      type: 'RecordOutcome',
-      messageId: callback.messageId,
-      recipientMemberId: callback.memberId,
-      outcome,
-      reason: outcome === 'failed' ? `provider_error:${callback.errorCode || callback.status}` : undefined,
-      providerMessageId: callback.providerMessageId,
-      now: new Date().toISOString(),
-    });
+    const loaded = await this.repo.load(chatStream(callback.chatId), chatDecider);
+    if (!loaded.state.chat) return;
+    await this.record(
+      loaded.state.chat.workspaceId,
+      callback.chatId,
+      {
+        type: 'RecordOutcome',
+        messageId: callback.messageId,
+        recipientMemberId: callback.memberId,
+        outcome,
+        reason: outcome === 'failed' ? `provider_error:${callback.errorCode || callback.status}` : undefined,
+        providerMessageId: callback.providerMessageId,
+        now: new Date().toISOString(),
+      },
+      loaded,
+    );
   }
 
   /**
@@ -178,8 +186,11 @@ export class InboundMessages {
       order: { id: 'DESC' },
     });
     if (existing) return existing.id;
+    // Two texts at once from a new member (or a chat not projected yet): one chat, claimed
+    // with its creation; the loser writes into the winner's.
+    const claim = inboundChatClaim(workspaceId, channel, memberId, phoneNumberId);
     const chatId = await nextId(this.db, 'chat_id_seq');
-    await this.record(workspaceId, chatId, {
+    const command: ChatCommand = {
       type: 'CreateChat',
       chat: {
         chatId,
@@ -194,17 +205,38 @@ export class InboundMessages {
         title: null,
       },
       now: new Date().toISOString(),
-    });
-    return chatId;
+    };
+    try {
+      await this.repo.handle({
+        streamName: chatStream(chatId),
+        workspaceId,
+        decider: chatDecider,
+        command,
+        claims: () => ({ take: [claim] }),
+      });
+      return chatId;
+    } catch (err) {
+      if (!(err instanceof ClaimTakenError)) throw err;
+      const owner = await this.claims.ownerOf(claim.scope, claim.kind, claim.value);
+      const id = /^chat-(\d+)$/.exec(owner ?? '')?.[1];
+      if (!id) throw err;
+      return Number(id);
+    }
   }
 
   /** True when the command appended anything. */
-  private async record(workspaceId: string, chatId: number, command: ChatCommand): Promise<boolean> {
+  private async record(
+    workspaceId: string,
+    chatId: number,
+    command: ChatCommand,
+    loaded?: { state: ChatState; revision: bigint | undefined },
+  ): Promise<boolean> {
     const { events } = await this.repo.handle({
       streamName: chatStream(chatId),
       workspaceId,
       decider: chatDecider,
       command,
+      loaded,
       maxRetries: 10,
     });
     return events.length > 0;

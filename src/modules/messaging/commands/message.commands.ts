@@ -1,11 +1,13 @@
 import { Inject } from '@nestjs/common';
-import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
-import { chatDecider } from '../domain/chat';
+import { GetWorkspaceSettingsQuery, WorkspaceSettings } from '../../workspaces';
+import { ChatState, chatDecider, recipientsOf } from '../domain/chat';
+import { quietHoursEnd, REPLY_WINDOW_MS } from '../domain/quiet-hours';
 import { chatStream } from '../domain/chat.events';
 import { assertMaySendAsAssistant, assertMayWriteChat, Caller } from '../domain/messaging-access.policy';
 import { smsSegments } from '../domain/sms-segments';
@@ -82,6 +84,7 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
     private readonly lookup: ChatLookup,
     private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly queries: QueryBus,
   ) {}
 
   async execute(cmd: SendAssistantMessageCommand): Promise<number> {
@@ -95,6 +98,11 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
         `message: ${sms.segments} SMS segments (${sms.encoding}) exceed the limit of ${this.config.smsSegmentLimit}`,
       );
     const human = chat.assistantKind === 'human';
+    const senderMemberId = human ? (cmd.caller.memberId ?? null) : null;
+    const now = new Date();
+    const scheduledFor = sms
+      ? await this.quietHours(cmd.workspaceId, loaded.state, recipientsOf(chat, senderMemberId), now)
+      : undefined;
     const messageId = await nextId(this.db, 'chat_message_id_seq');
     await this.repo.handle({
       streamName: chatStream(cmd.chatId),
@@ -108,14 +116,50 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
           messageId,
           role: human ? 'operator' : 'assistant',
           content: cmd.message,
-          senderMemberId: human ? (cmd.caller.memberId ?? null) : null,
+          senderMemberId,
           encoding: sms?.encoding ?? null,
           segments: sms?.segments ?? null,
           keywordReply: false,
+          ...(scheduledFor ? { scheduledFor } : {}),
         },
-        now: new Date().toISOString(),
+        now: now.toISOString(),
       },
     });
     return messageId;
+  }
+
+  /**
+   * The workspace's quiet hours (issue 11, item 14): per recipient whose local time is
+   * inside the window (read in the member's time zone, else the workspace's), the
+   * window's end; undefined when nobody waits. A recipient who
+   * wrote into the chat in the last ten minutes gets the reply now.
+   */
+  private async quietHours(
+    workspaceId: string,
+    state: ChatState,
+    recipients: number[],
+    now: Date,
+  ): Promise<Record<string, string> | undefined> {
+    const settings = await this.queries.execute<GetWorkspaceSettingsQuery, WorkspaceSettings | undefined>(
+      new GetWorkspaceSettingsQuery(workspaceId),
+    );
+    const window = settings?.smsQuietHours;
+    if (!window) return undefined;
+    const waiting = recipients.filter((id) => {
+      const lastInbound = state.inboundAt[id];
+      return lastInbound === undefined || now.getTime() - Date.parse(lastInbound) > REPLY_WINDOW_MS;
+    });
+    if (!waiting.length) return undefined;
+    // Each recipient's own time zone, else the workspace's.
+    const zones = new Map(
+      (await this.lookup.contacts(workspaceId, waiting)).map((c) => [c.id, c.timezone] as const),
+    );
+    const scheduled: Record<string, string> = {};
+    for (const id of waiting) {
+      const zone = zones.get(id) || settings.timezone || 'UTC';
+      const end = quietHoursEnd(window, zone, now.getTime());
+      if (end) scheduled[id] = end.toISOString();
+    }
+    return Object.keys(scheduled).length ? scheduled : undefined;
   }
 }

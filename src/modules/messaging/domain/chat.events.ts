@@ -98,6 +98,11 @@ export interface MessageSent {
      * require it even to a member who just opted out, so consent is not asked for it.
      */
     keywordReply: boolean;
+    /**
+     * SMS held back by the workspace's quiet hours: per recipient member id, when its
+     * delivery goes out (the window's end, ISO). Absent: everyone at once.
+     */
+    scheduledFor?: Record<string, string>;
     sentAt: string;
   };
 }

@@ -267,6 +267,36 @@ describe('chat decider: voice calls', () => {
     spec.given([voice, startedEvent, completedEvent]).when(status('busy')).then([]);
   });
 
+  it("moves the chat's pending spoken messages with the call's end: delivered, or failed with its outcome", () => {
+    const spoken: MessageSent = {
+      type: 'MessageSent',
+      data: { ...sent.data, channel: 'phone-voice', encoding: null, segments: null },
+    };
+    const base = { chatId: 7, workspaceId: ws, messageId: 40, providerMessageId: null };
+    spec
+      .given([voice, spoken, startedEvent])
+      .when(status('completed', 30))
+      .then([
+        completedEvent,
+        { type: 'MessageDelivered', data: { ...base, recipientMemberId: 5, deliveredAt: now } },
+        { type: 'MessageDelivered', data: { ...base, recipientMemberId: 6, deliveredAt: now } },
+      ]);
+    const done = {
+      type: 'MessageDelivered' as const,
+      data: { ...base, recipientMemberId: 5, deliveredAt: now },
+    };
+    spec
+      .given([voice, spoken, done])
+      .when(status('no-answer'))
+      .then([
+        { ...completedEvent, data: { ...completedEvent.data, durationSeconds: 0, outcome: 'no-answer' } },
+        {
+          type: 'MessageFailed',
+          data: { ...base, recipientMemberId: 6, reason: 'call_no-answer', failedAt: now },
+        },
+      ]);
+  });
+
   it('refuses calls on a chat of another channel', () => {
     spec.given([created]).when(status('in-progress')).thenThrows(ValidationError);
   });

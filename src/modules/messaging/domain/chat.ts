@@ -2,6 +2,7 @@ import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { CallCommand, CallsState, decideCall, evolveCalls, initialCalls } from './calls';
 import type {
+  CallOutcome,
   ChatChanges,
   ChatCreated,
   ChatEvent,
@@ -28,6 +29,8 @@ export interface ChatState {
   received: Record<string, true>;
   /** Voice calls and their recordings (phone-voice chats). */
   voice: CallsState;
+  /** When each member's latest message into the chat arrived (quiet hours let replies to it through). */
+  inboundAt: Record<number, string>;
 }
 
 export const deliveryKey = (messageId: number, memberId: number): string => `${messageId}:${memberId}`;
@@ -139,8 +142,43 @@ function decideOutcome(
       ];
 }
 
+/**
+ * Messages of a phone-voice chat are spoken in its call: when a call ends, every delivery
+ * still pending moves on with it, `delivered` when the call completed, else `failed` with
+ * `call_<outcome>` (busy, no-answer, failed, canceled). One sent while no call runs waits
+ * for the next call's end.
+ */
+function spokenOutcomes(state: ChatState, outcome: CallOutcome, now: string): ChatEvent[] {
+  const chat = state.chat!;
+  const out: ChatEvent[] = [];
+  for (const [key, delivery] of Object.entries(state.deliveries)) {
+    if (delivery.status !== 'sent') continue;
+    const [messageId, recipientMemberId] = key.split(':').map(Number);
+    const base = {
+      chatId: chat.chatId,
+      workspaceId: chat.workspaceId,
+      messageId,
+      recipientMemberId,
+      providerMessageId: delivery.providerMessageId,
+    };
+    out.push(
+      outcome === 'completed'
+        ? { type: 'MessageDelivered', data: { ...base, deliveredAt: now } }
+        : { type: 'MessageFailed', data: { ...base, reason: `call_${outcome}`, failedAt: now } },
+    );
+  }
+  return out;
+}
+
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
-  initialState: () => ({ chat: null, paused: false, deliveries: {}, received: {}, voice: initialCalls() }),
+  initialState: () => ({
+    chat: null,
+    paused: false,
+    deliveries: {},
+    received: {},
+    voice: initialCalls(),
+    inboundAt: {},
+  }),
 
   evolve(state, event) {
     switch (event.type) {
@@ -164,7 +202,10 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
       }
       case 'MessageReceived': {
         const id = event.data.providerMessageId;
-        return id ? { ...state, received: { ...state.received, [id]: true } } : state;
+        const inboundAt = { ...state.inboundAt, [event.data.memberId]: event.data.receivedAt };
+        return id
+          ? { ...state, inboundAt, received: { ...state.received, [id]: true } }
+          : { ...state, inboundAt };
       }
       case 'MessageSent': {
         const deliveries = { ...state.deliveries };
@@ -197,10 +238,16 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'RecordCallPlaced':
-      case 'RecordCallStatus':
       case 'RecordCallRecording':
       case 'StoreCallRecording':
         return decideCall(command, existing(state, command.workspaceId), state.voice);
+      case 'RecordCallStatus': {
+        const events: ChatEvent[] = decideCall(command, existing(state, command.workspaceId), state.voice);
+        const completed = events.find((e) => e.type === 'CallCompleted');
+        return completed
+          ? [...events, ...spokenOutcomes(state, completed.data.outcome, command.now)]
+          : events;
+      }
       case 'CreateChat':
         if (state.chat) throw new ConflictError(`Chat ${command.chat.chatId} already exists`);
         checkNewChat(command.chat);

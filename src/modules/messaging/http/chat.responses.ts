@@ -45,6 +45,12 @@ export class DeliveryResponse {
   failureReason: string | null;
   @ApiProperty({ nullable: true, type: String }) providerMessageId: string | null;
   @ApiProperty({ nullable: true, type: String }) deliveredAt: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "held by the workspace's SMS quiet hours: when it goes out (ISO 8601)",
+  })
+  scheduledFor: string | null;
 }
 
 export class MessageResponse {
@@ -61,6 +67,13 @@ export class MessageResponse {
   @ApiProperty({ type: [DeliveryResponse] }) deliveries: DeliveryResponse[];
   @ApiProperty() createdAt: string;
   @ApiProperty({ nullable: true, type: String }) deliveredAt: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      "held by the workspace's SMS quiet hours: when it goes out (ISO 8601; the latest of its deliveries')",
+  })
+  scheduledFor: string | null;
 }
 
 export class MessageListResponse extends PaginatedResponse(MessageResponse) {}

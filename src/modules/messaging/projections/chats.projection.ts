@@ -7,6 +7,12 @@ import { CHAT_EVENT_TYPES, ChatEvent } from '../domain/chat.events';
 
 type ConsentEvent = MemberOptedOutOfSms | MemberOptedInToSms;
 
+/** A message's scheduledFor: when its last held delivery goes out (null: none held). */
+function latest(scheduledFor: Record<string, string> | undefined): string | null {
+  const times = Object.values(scheduledFor ?? {}).sort();
+  return times.length ? times[times.length - 1] : null;
+}
+
 /**
  * chats, chat_messages, message_deliveries, and sms_opt_outs (fed by identity's public
  * opt-out events). A message's status sums up its deliveries: `sent` while any is
@@ -117,10 +123,21 @@ export class ChatsProjection implements ProjectionHandler {
       }
       case 'MessageSent': {
         const d = event.data;
+        // One round trip (three tables, none read by another part): the projection is
+        // sequential, and every write's read-your-writes waits on it.
         await em.query(
-          `INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, sender_member_id, encoding,
-             segments, status, created_at)
-           VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, $8, 'sent', $9) ON CONFLICT (id) DO NOTHING`,
+          `WITH message AS (
+             INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, sender_member_id, encoding,
+               segments, status, created_at, scheduled_for)
+             VALUES ($1, $2, $3, 'outbound', $4, $5, $6, $7, $8, 'sent', $9, $10) ON CONFLICT (id) DO NOTHING
+           ), deliveries AS (
+             INSERT INTO message_deliveries (message_id, member_id, chat_id, workspace_id, status, updated_at, scheduled_for)
+             SELECT $1, m, $2, $3, 'sent', $9, ($12::jsonb ->> m::text)::timestamptz
+             FROM unnest($11::int[]) AS m ON CONFLICT DO NOTHING
+           )
+           -- Only the assistant's (or its operator's) answer clears needsResponse; keyword replies do not.
+           UPDATE chats SET needs_response = needs_response AND $13, updated_at = $9, version = version + 1,
+             stream_revision = $14 WHERE id = $2`,
           [
             d.messageId,
             d.chatId,
@@ -131,29 +148,24 @@ export class ChatsProjection implements ProjectionHandler {
             d.encoding,
             d.segments,
             d.sentAt,
+            latest(d.scheduledFor),
+            d.recipientMemberIds,
+            JSON.stringify(d.scheduledFor ?? {}),
+            d.role === 'system',
+            revision,
           ],
-        );
-        if (d.recipientMemberIds.length)
-          await em.query(
-            `INSERT INTO message_deliveries (message_id, member_id, chat_id, workspace_id, status, updated_at)
-             SELECT $1, m, $2, $3, 'sent', $4 FROM unnest($5::int[]) AS m ON CONFLICT DO NOTHING`,
-            [d.messageId, d.chatId, d.workspaceId, d.sentAt, d.recipientMemberIds],
-          );
-        // Only the assistant's (or its operator's) answer clears needsResponse; keyword replies do not.
-        await em.query(
-          `UPDATE chats SET needs_response = needs_response AND $4, updated_at = $2, version = version + 1,
-             stream_revision = $3 WHERE id = $1`,
-          [d.chatId, d.sentAt, revision, d.role === 'system'],
         );
         return;
       }
       case 'MessageDispatched': {
         const d = event.data;
         await em.query(
-          `UPDATE message_deliveries SET provider_message_id = $3, updated_at = $4 WHERE message_id = $1 AND member_id = $2`,
-          [d.messageId, d.recipientMemberId, d.providerMessageId, d.dispatchedAt],
+          `WITH delivery AS (
+             UPDATE message_deliveries SET provider_message_id = $3, updated_at = $4 WHERE message_id = $1 AND member_id = $2
+           )
+           UPDATE chats SET stream_revision = $6 WHERE id = $5`,
+          [d.messageId, d.recipientMemberId, d.providerMessageId, d.dispatchedAt, d.chatId, revision],
         );
-        await this.chatMoved(em, d.chatId, revision);
         return;
       }
       case 'MessageDelivered':
@@ -175,21 +187,26 @@ export class ChatsProjection implements ProjectionHandler {
             delivered ? at : null,
           ],
         );
-        await this.summarise(em, d.messageId);
-        await this.chatMoved(em, d.chatId, revision);
+        await this.summarise(em, d.messageId, d.chatId, revision);
         return;
       }
     }
   }
 
-  /** Delivery events change no chat field, but a pinned write must expect their revision. */
-  private async chatMoved(em: EntityManager, chatId: number, revision: string): Promise<void> {
-    await em.query(`UPDATE chats SET stream_revision = $2 WHERE id = $1`, [chatId, revision]);
-  }
-
-  private async summarise(em: EntityManager, messageId: number): Promise<void> {
+  /**
+   * The message's status from its deliveries (a statement after the delivery's own update,
+   * which it must see), and the chat's stream revision in the same round trip: delivery
+   * events change no chat field, but a pinned write must expect their revision.
+   */
+  private async summarise(
+    em: EntityManager,
+    messageId: number,
+    chatId: number,
+    revision: string,
+  ): Promise<void> {
     await em.query(
-      `UPDATE chat_messages m SET
+      `WITH chat AS (UPDATE chats SET stream_revision = $3 WHERE id = $2)
+       UPDATE chat_messages m SET
          status = s.status,
          failure_reason = CASE WHEN s.status = 'failed' THEN s.reason END,
          provider_message_id = s.provider_message_id,
@@ -204,7 +221,7 @@ export class ChatsProjection implements ProjectionHandler {
          FROM message_deliveries WHERE message_id = $1
        ) s
        WHERE m.id = $1`,
-      [messageId],
+      [messageId, chatId, revision],
     );
   }
 }

@@ -66,6 +66,8 @@ export class ChatMessageEntity {
   @Column('text', { name: 'provider_message_id', nullable: true }) providerMessageId: string | null;
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
   @Column('timestamptz', { name: 'delivered_at', nullable: true }) deliveredAt: Date | null;
+  /** Held by quiet hours until then (the latest of its deliveries'). */
+  @Column('timestamptz', { name: 'scheduled_for', nullable: true }) scheduledFor: Date | null;
 }
 
 @Entity({ name: 'message_deliveries' })
@@ -79,6 +81,7 @@ export class MessageDeliveryEntity {
   @Column('text', { name: 'provider_message_id', nullable: true }) providerMessageId: string | null;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
   @Column('timestamptz', { name: 'delivered_at', nullable: true }) deliveredAt: Date | null;
+  @Column('timestamptz', { name: 'scheduled_for', nullable: true }) scheduledFor: Date | null;
 }
 
 @Entity({ name: 'sms_opt_outs' })

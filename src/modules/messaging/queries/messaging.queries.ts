@@ -1,5 +1,6 @@
 import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
 import { Brackets, DataSource } from 'typeorm';
+import { queryPrepared } from '../../../core/database/prepared';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { withVersion } from '../../../core/http/preconditions';
@@ -193,6 +194,46 @@ export class GetChatHandler implements IQueryHandler<GetChatQuery, ChatResponse>
   }
 }
 
+const dateOf = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
+
+/** A chat_messages row as to_jsonb writes it (snake_case keys, times as text). */
+function messageOf(j: Record<string, unknown>): ChatMessageEntity {
+  return {
+    id: j.id as number,
+    chatId: j.chat_id as number,
+    workspaceId: j.workspace_id as string,
+    direction: j.direction as ChatMessageEntity['direction'],
+    role: j.role as ChatMessageEntity['role'],
+    content: j.content as string,
+    subject: (j.subject as string | null) ?? null,
+    senderMemberId: (j.sender_member_id as number | null) ?? null,
+    encoding: (j.encoding as string | null) ?? null,
+    segments: (j.segments as number | null) ?? null,
+    status: j.status as ChatMessageEntity['status'],
+    failureReason: (j.failure_reason as string | null) ?? null,
+    providerMessageId: (j.provider_message_id as string | null) ?? null,
+    createdAt: dateOf(j.created_at)!,
+    deliveredAt: dateOf(j.delivered_at),
+    scheduledFor: dateOf(j.scheduled_for),
+  };
+}
+
+/** A message_deliveries row as to_jsonb writes it. */
+function deliveryOf(j: Record<string, unknown>): MessageDeliveryEntity {
+  return {
+    messageId: j.message_id as number,
+    memberId: j.member_id as number,
+    chatId: j.chat_id as number,
+    workspaceId: j.workspace_id as string,
+    status: j.status as MessageDeliveryEntity['status'],
+    failureReason: (j.failure_reason as string | null) ?? null,
+    providerMessageId: (j.provider_message_id as string | null) ?? null,
+    updatedAt: dateOf(j.updated_at)!,
+    deliveredAt: dateOf(j.delivered_at),
+    scheduledFor: dateOf(j.scheduled_for),
+  };
+}
+
 function messageResponse(m: ChatMessageEntity, deliveries: MessageDeliveryEntity[]): MessageResponse {
   return {
     id: m.id,
@@ -213,9 +254,11 @@ function messageResponse(m: ChatMessageEntity, deliveries: MessageDeliveryEntity
         failureReason: d.failureReason,
         providerMessageId: d.providerMessageId,
         deliveredAt: iso(d.deliveredAt),
+        scheduledFor: iso(d.scheduledFor),
       })),
     createdAt: m.createdAt.toISOString(),
     deliveredAt: iso(m.deliveredAt),
+    scheduledFor: iso(m.scheduledFor),
   };
 }
 
@@ -276,12 +319,35 @@ export class GetMessageHandler implements IQueryHandler<GetMessageQuery, Message
   constructor(private readonly db: DataSource) {}
 
   async execute(q: GetMessageQuery): Promise<MessageResponse> {
-    await visibleChat(this.db, q.workspaceId, q.chatId, q.caller);
-    const row = await this.db
-      .getRepository(ChatMessageEntity)
-      .findOneBy({ id: q.messageId, chatId: q.chatId, workspaceId: q.workspaceId });
-    if (!row) throw new NotFoundError('Message not found');
-    return messageResponse(row, await deliveriesOf(this.db, [row.id]));
+    // One prepared round trip (every send answers with it): the chat's people for the
+    // visibility rule, the message, its deliveries.
+    const [r] = await queryPrepared<{
+      member_id: number;
+      assistant_member_id: number | null;
+      participants: { memberId: number }[];
+      message: Record<string, unknown> | null;
+      deliveries: Record<string, unknown>[] | null;
+    }>(
+      this.db,
+      `SELECT c.member_id, c.assistant_member_id, c.participants,
+              (SELECT to_jsonb(m) FROM chat_messages m
+                WHERE m.id = $3 AND m.chat_id = c.id AND m.workspace_id = c.workspace_id) AS message,
+              (SELECT jsonb_agg(to_jsonb(d) ORDER BY d.member_id) FROM message_deliveries d
+                WHERE d.message_id = $3 AND d.chat_id = c.id) AS deliveries
+       FROM chats c WHERE c.id = $1 AND c.workspace_id = $2`,
+      [q.chatId, q.workspaceId, q.messageId],
+    );
+    if (!r) throw new NotFoundError('Chat not found');
+    assertMaySeeChat(q.caller, {
+      memberId: r.member_id,
+      assistantMemberId: r.assistant_member_id,
+      participants: r.participants,
+    });
+    if (!r.message) throw new NotFoundError('Message not found');
+    return messageResponse(
+      messageOf(r.message),
+      (r.deliveries ?? []).map((d) => deliveryOf(d)),
+    );
   }
 }
 

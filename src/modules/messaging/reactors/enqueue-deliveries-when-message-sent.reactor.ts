@@ -9,7 +9,8 @@ import { DeliveryJob, QUEUE_OF_CHANNEL } from '../workers/delivery-job';
 
 /**
  * MessageSent → one job per recipient on the channel's queue (sms, email, web-chat), with
- * a job id from the event and the recipient, so a replay enqueues nothing twice.
+ * a job id from the event and the recipient, so a replay enqueues nothing twice. A
+ * delivery held by quiet hours (`scheduledFor`) is a delayed job, due at that time.
  */
 @Injectable()
 @Reactor({ name: 'messaging-deliveries', eventTypes: ['MessageSent'] })
@@ -21,6 +22,11 @@ export class EnqueueDeliveriesWhenMessageSentReactor implements ReactorHandler {
     const name = QUEUE_OF_CHANNEL[event.data.channel];
     if (!name) return;
     const queue = this.modules.get<Queue<DeliveryJob>>(getQueueToken(name), { strict: false });
+    const now = Date.now();
+    const delayOf = (memberId: number): number => {
+      const at = event.data.scheduledFor?.[String(memberId)];
+      return at === undefined ? 0 : Math.max(0, Date.parse(at) - now);
+    };
     await queue.addBulk(
       event.data.recipientMemberIds.map((recipientMemberId) => ({
         name: 'deliver',
@@ -32,7 +38,10 @@ export class EnqueueDeliveriesWhenMessageSentReactor implements ReactorHandler {
           correlationId: stored.metadata.correlationId,
           causationId: stored.id,
         },
-        opts: { jobId: jobIdFor(stored, `recipient-${recipientMemberId}`) },
+        opts: {
+          jobId: jobIdFor(stored, `recipient-${recipientMemberId}`),
+          ...(delayOf(recipientMemberId) > 0 ? { delay: delayOf(recipientMemberId) } : {}),
+        },
       })),
     );
   }

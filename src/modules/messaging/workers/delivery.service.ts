@@ -6,12 +6,13 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
 import type { MemberContact } from '../../identity';
 import { ChatLookup } from '../commands/chat-lookup.service';
-import { ChatCommand, chatDecider, deliveryOf } from '../domain/chat';
+import { ChatCommand, chatDecider, ChatState, deliveryOf } from '../domain/chat';
 import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/chat.events';
 import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
 import { WebChatStreams } from '../http/web-chat-streams';
-import { InboxEntity, SmsOptOutEntity } from '../projections/messaging.entities';
+import { queryPrepared } from '../../../core/database/prepared';
+import { InboxEntity } from '../projections/messaging.entities';
 import type { DeliveryJob } from './delivery-job';
 
 export type DeliveryOutcome =
@@ -30,6 +31,8 @@ const EXIT_AFTER_DISPATCH = 'MESSAGING_TEST_EXIT_AFTER_DISPATCH';
 @Injectable()
 export class DeliveryService {
   private readonly logger = new Logger('MessageDelivery');
+  /** The chat as deliver() read it, for the job's first decide(); dropped once used. */
+  private readonly loaded = new WeakMap<DeliveryJob, { state: ChatState; revision: bigint | undefined }>();
 
   constructor(
     private readonly repo: EventSourcedRepository,
@@ -43,10 +46,11 @@ export class DeliveryService {
   ) {}
 
   async deliver(job: DeliveryJob): Promise<DeliveryOutcome> {
-    const events = (await this.store.readStream(chatStream(job.chatId))).map(
-      (e) => ({ type: e.type, data: e.data }) as ChatEvent,
-    );
+    const stored = await this.store.readStream(chatStream(job.chatId));
+    const events = stored.map((e) => ({ type: e.type, data: e.data }) as ChatEvent);
     const state = fold(chatDecider, events);
+    // The first decision (dispatch, or a refusal) is taken on this read, not a second one.
+    this.loaded.set(job, { state, revision: stored.length ? stored[stored.length - 1].revision : undefined });
     const delivery = deliveryOf(state, job.messageId, job.recipientMemberId);
     const sent = events.find(
       (e): e is MessageSent => e.type === 'MessageSent' && e.data.messageId === job.messageId,
@@ -77,17 +81,20 @@ export class DeliveryService {
     contact: MemberContact | undefined,
     phoneNumberId: number | null,
   ): Promise<DeliveryOutcome> {
+    // This room's two facts in one round trip: the member's opt-out and the chat's number.
+    const [facts] = await queryPrepared<{ opted_out: boolean; number: string | null }>(
+      this.db,
+      `SELECT EXISTS (SELECT 1 FROM sms_opt_outs WHERE workspace_id = $1 AND member_id = $2) AS opted_out,
+              (SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $3) AS number`,
+      [job.workspaceId, job.recipientMemberId, phoneNumberId],
+    );
     if (!sent.keywordReply) {
       // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since.
-      const optedOut = await this.db
-        .getRepository(SmsOptOutEntity)
-        .existsBy({ workspaceId: job.workspaceId, memberId: job.recipientMemberId });
-      if (optedOut) return this.fail(job, 'opted_out');
+      if (facts.opted_out) return this.fail(job, 'opted_out');
       if (!contact?.notifySms) return this.fail(job, 'no_consent');
     }
     if (!contact?.phone || contact.status !== 'active') return this.fail(job, 'no_address');
-    const from =
-      phoneNumberId === null ? null : await this.lookup.phoneNumber(job.workspaceId, phoneNumberId);
+    const from = facts.number;
     if (!from) return this.fail(job, 'no_sender');
     const query = new URLSearchParams({
       chatId: String(job.chatId),
@@ -98,7 +105,7 @@ export class DeliveryService {
     try {
       result = await this.sms.send({
         to: contact.phone,
-        from: from.number,
+        from,
         body: sent.content,
         statusCallback: `${this.config.publicBaseUrl}/providers/twilio/sms/status?${query.toString()}`,
       });
@@ -176,12 +183,17 @@ export class DeliveryService {
   }
 
   private async decide(job: DeliveryJob, command: ChatCommand): Promise<void> {
-    await this.repo.handle({
+    const loaded = this.loaded.get(job);
+    this.loaded.delete(job);
+    const { state, append } = await this.repo.handle({
       streamName: chatStream(job.chatId),
       workspaceId: job.workspaceId,
       decider: chatDecider,
       command,
+      loaded,
       maxRetries: 10,
     });
+    // A following decision of the same job (the outcome after the dispatch) starts from here.
+    if (append) this.loaded.set(job, { state, revision: append.nextExpectedRevision });
   }
 }

@@ -1,6 +1,6 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
-import { isIanaTimeZone, TIMEZONE_RULE } from './timezone';
+import { isIanaTimeZone, TIMEZONE_RULE } from '../../../core/time/iana-time-zone';
 
 export interface WorkspaceSettings {
   /**
@@ -11,6 +11,50 @@ export interface WorkspaceSettings {
   defaultMemberRoleId: number | null;
   timezone: string;
   features: Record<string, boolean>;
+  /**
+   * Assistant SMS written inside this daily window (local times of the recipient member's
+   * time zone, else the workspace's) waits for its end; absent or null: no quiet hours.
+   */
+  smsQuietHours?: SmsQuietHours | null;
+}
+
+/** A daily window of local wall-clock times (`HH:MM` or `HH:MM:SS`); start after end spans midnight. */
+export interface SmsQuietHours {
+  start: string;
+  end: string;
+}
+
+const LOCAL_TIME = /^([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?$/;
+
+/** Seconds after local midnight of `HH:MM[:SS]`, or undefined when it is not such a time. */
+export function secondsOfLocalTime(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = LOCAL_TIME.exec(value);
+  return m ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3] ?? 0) : undefined;
+}
+
+const QUIET_FIELDS = ['start', 'end'];
+
+function checkQuietHours(value: unknown): void {
+  if (value === null || value === undefined) return;
+  const field = 'settings.smsQuietHours';
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError(`${field}: must be an object {start, end} or null`);
+  const unknown = Object.keys(value).find((k) => !QUIET_FIELDS.includes(k));
+  if (unknown !== undefined) throw new ValidationError(`${field}.${unknown}: unknown field`);
+  const q = value as Record<string, unknown>;
+  const seconds: Record<string, number> = {};
+  for (const k of QUIET_FIELDS) {
+    if (q[k] === undefined || q[k] === null) throw new ValidationError(`${field}.${k}: required`);
+    const s = secondsOfLocalTime(q[k]);
+    if (s === undefined)
+      throw new ValidationError(
+        `${field}.${k}: must be a local time HH:MM or HH:MM:SS from 00:00 to 23:59:59`,
+      );
+    seconds[k] = s;
+  }
+  if (seconds.start === seconds.end)
+    throw new ValidationError(`${field}.end: must differ from start (an empty or all-day window)`);
 }
 
 export const DEFAULT_SETTINGS: WorkspaceSettings = {
@@ -69,6 +113,7 @@ export function checkWorkspaceName(name: string | undefined): void {
 function checkSettings(settings: Partial<WorkspaceSettings> | undefined): void {
   if (settings?.timezone !== undefined && !isIanaTimeZone(settings.timezone))
     throw new ValidationError(`settings.timezone: ${TIMEZONE_RULE}`);
+  checkQuietHours(settings?.smsQuietHours);
 }
 
 export const workspaceDecider: Decider<WorkspaceState, WorkspaceCommand, WorkspaceEvent> = {

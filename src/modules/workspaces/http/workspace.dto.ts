@@ -13,7 +13,7 @@ import {
   registerDecorator,
   ValidateNested,
 } from 'class-validator';
-import { isIanaTimeZone, TIMEZONE_RULE } from '../domain/timezone';
+import { isIanaTimeZone, TIMEZONE_RULE } from '../../../core/time/iana-time-zone';
 import { WORKSPACE_NAME_MAX } from '../domain/workspace';
 import type { WorkspaceEntity } from '../projections/workspace.entity';
 
@@ -29,6 +29,17 @@ function IsIanaTimeZone(): PropertyDecorator {
       propertyName: propertyName as string,
       validator: { validate: isIanaTimeZone, defaultMessage: () => TIMEZONE_RULE },
     });
+}
+
+export class SmsQuietHoursDto {
+  // The time format and start ≠ end are the decider's rules (workspace.ts), with details naming the field.
+  @ApiProperty({ example: '21:00', pattern: '^([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?$' })
+  @IsString()
+  start: string;
+
+  @ApiProperty({ example: '08:00', pattern: '^([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?$' })
+  @IsString()
+  end: string;
 }
 
 export class WorkspaceSettingsDto {
@@ -62,6 +73,18 @@ export class WorkspaceSettingsDto {
   @IsOptional()
   @IsObject()
   features?: Record<string, boolean>;
+
+  @ApiPropertyOptional({
+    type: SmsQuietHoursDto,
+    nullable: true,
+    description:
+      "assistant SMS inside this daily window (local times in the recipient member's time zone, else the " +
+      "workspace's; start after end spans midnight) is sent at the window's end; null removes it",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SmsQuietHoursDto)
+  smsQuietHours?: SmsQuietHoursDto | null;
 }
 
 export class UpdateWorkspaceDto {

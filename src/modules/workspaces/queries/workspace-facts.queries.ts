@@ -1,7 +1,8 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource, In } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { streamOf, workspaceDecider } from '../domain/workspace';
+import { queryPrepared } from '../../../core/database/prepared';
+import { streamOf, WorkspaceSettings, workspaceDecider } from '../domain/workspace';
 import { WorkspaceEntity } from '../projections/workspace.entity';
 
 /**
@@ -57,5 +58,30 @@ export class GetWorkspaceNamesHandler implements IQueryHandler<GetWorkspaceNames
       .getRepository(WorkspaceEntity)
       .find({ select: { id: true, name: true }, where: { id: In([...new Set(q.workspaceIds)]) } });
     return new Map(rows.map((r) => [r.id, r.name]));
+  }
+}
+
+/**
+ * A workspace's settings as its read model shows them (messaging's quiet hours and time
+ * zone); undefined for no such workspace.
+ */
+export class GetWorkspaceSettingsQuery {
+  constructor(readonly workspaceId: string) {}
+}
+
+@QueryHandler(GetWorkspaceSettingsQuery)
+export class GetWorkspaceSettingsHandler implements IQueryHandler<
+  GetWorkspaceSettingsQuery,
+  WorkspaceSettings | undefined
+> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: GetWorkspaceSettingsQuery): Promise<WorkspaceSettings | undefined> {
+    const [row] = await queryPrepared<{ settings: WorkspaceSettings }>(
+      this.db,
+      'SELECT settings FROM workspaces WHERE id = $1',
+      [q.workspaceId],
+    );
+    return row?.settings;
   }
 }

@@ -39,6 +39,12 @@ export class MemberResponse {
   @ApiProperty({ description: 'consent to SMS' }) notifySms: boolean;
   @ApiProperty() notifyEmail: boolean;
   @ApiProperty() notifyVoice: boolean;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "IANA time zone (SMS quiet hours use it); null: the workspace's",
+  })
+  timezone: string | null;
   @ApiProperty() createdAt: string;
   @ApiProperty() updatedAt: string;
 
@@ -57,6 +63,7 @@ export class MemberResponse {
       notifySms: m.notifySms,
       notifyEmail: m.notifyEmail,
       notifyVoice: m.notifyVoice,
+      timezone: m.timezone ?? null,
       createdAt: m.createdAt,
       updatedAt: m.updatedAt,
     };
@@ -118,6 +125,15 @@ export class UpdateMemberDto {
   @ApiPropertyOptional({ description: 'consent to SMS' }) @IsOptional() @IsBoolean() notifySms?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() notifyEmail?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() notifyVoice?: boolean;
+  @ApiPropertyOptional({
+    nullable: true,
+    example: 'America/New_York',
+    description: "IANA time zone (SMS quiet hours use it); null: the workspace's",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  timezone?: string | null;
   @ApiPropertyOptional({ description: 'needs members:write, also on your own record' })
   @IsOptional()
   @IsInt()

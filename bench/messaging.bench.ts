@@ -1,0 +1,323 @@
+/**
+ * `npm run bench -- messaging`: SMS delivery end to end against a local Twilio-compatible
+ * peer (test/support/twilio-peer.ts, which answers Messages.json and posts each message's
+ * signed `delivered` status callback right after), beside a baseline in the same run.
+ *
+ * The service runs as a child process (src/main.ts, ROLE=all, as the http bench runs it)
+ * with SMS_PROVIDER=twilio pointed at the peer, on a fresh database and Redis prefix.
+ * Setup (not timed): BENCH_MESSAGING_CHATS (1,000) members with a phone and SMS consent
+ * (one import) and one phone-sms chat each.
+ *
+ * - service: one `POST .../send-assistant-message` into each chat at BENCH_MESSAGING_CONCURRENCY
+ *   (16) connections, timed from the first request until every delivery is `delivered` in
+ *   the read model (polled in the database every 20 ms): the API, the event store, the
+ *   reactor, the sms queue, the worker's REST call to the peer and the peer's status
+ *   callback through the webhook.
+ * - baseline: the same number of Messages.json requests (form, Basic auth, as the twilio
+ *   package sends them) straight to the peer at the same concurrency, each with a status
+ *   callback to a bare receiver in this process, timed until every callback arrived.
+ * Rounds alternate baseline / service (BENCH_ROUNDS, 2), each service round on new chats
+ * of the same members. Target (issue 11): the service within 3× the baseline's time.
+ * BENCH_HTTP_SERVICE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the
+ * service. Writes bench-results/messaging-<timestamp>.json.
+ */
+import { createServer, Server } from 'node:http';
+import { Pool } from 'pg';
+import { createTestDatabase } from '../test/support/database';
+import { runToCompletion } from '../test/support/processes';
+import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
+import { startTwilioPeer, TwilioPeer } from '../test/support/twilio-peer';
+import { Service, startService } from './http.bench';
+import { LoadClient, LoadRequest, Response } from './http-load';
+import { describeEnvironment, printTable, writeResults } from './report';
+
+const CHATS = Number(process.env.BENCH_MESSAGING_CHATS ?? 1000);
+const CONCURRENCY = Number(process.env.BENCH_MESSAGING_CONCURRENCY ?? 16);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const HOST = '127.0.0.1';
+/** BENCH_MESSAGING_STATS=1: print per-message transactions, scans and row writes by table (pg_stat_*). */
+const STATS = process.env.BENCH_MESSAGING_STATS === '1';
+const PUBLIC_BASE_URL = 'https://bench.example.test/api/v2';
+const NUMBER = '+14155550999';
+
+/** Sends every request of `requests` at `concurrency` loops; throws on an unexpected status. */
+async function sendAll(
+  client: LoadClient,
+  requests: LoadRequest[],
+  concurrency: number,
+  expect: number,
+): Promise<Response[]> {
+  const out: Response[] = new Array(requests.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests.length) {
+        const i = next++;
+        const res = await client.send(requests[i]);
+        if (res.status !== expect)
+          throw new Error(
+            `${requests[i].method} ${requests[i].path}: HTTP ${res.status} ${res.body.slice(0, 300)}`,
+          );
+        out[i] = res;
+      }
+    }),
+  );
+  return out;
+}
+
+async function waitFor(
+  what: string,
+  done: () => Promise<boolean> | boolean,
+  timeoutMs = 300_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+interface DbStats {
+  commits: number;
+  tables: Map<string, { scans: number; ins: number; upd: number; del: number }>;
+}
+
+/** Transactions committed in the database and per table scans and row writes (pg_stat_*), for statement counts. */
+async function dbStats(pool: Pool): Promise<DbStats> {
+  await new Promise((r) => setTimeout(r, 1200)); // backends flush their counters at most every second
+  const db = await pool.query<{ commits: string }>(
+    `SELECT xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  const t = await pool.query<{ relname: string; scans: string; ins: string; upd: string; del: string }>(
+    `SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS scans, n_tup_ins AS ins, n_tup_upd AS upd,
+            n_tup_del AS del FROM pg_stat_user_tables`,
+  );
+  return {
+    commits: Number(db.rows[0].commits),
+    tables: new Map(
+      t.rows.map((r) => [r.relname, { scans: +r.scans, ins: +r.ins, upd: +r.upd, del: +r.del }]),
+    ),
+  };
+}
+
+function printStatsDelta(before: DbStats, after: DbStats, per: number): void {
+  console.log(`\nper message: ${((after.commits - before.commits) / per).toFixed(1)} transactions committed`);
+  const rows: string[][] = [];
+  for (const [name, a] of after.tables) {
+    const b = before.tables.get(name) ?? { scans: 0, ins: 0, upd: 0, del: 0 };
+    const d = [a.scans - b.scans, a.ins - b.ins, a.upd - b.upd, a.del - b.del];
+    if (d.some((x) => x > 0)) rows.push([name, ...d.map((x) => (x / per).toFixed(2))]);
+  }
+  rows.sort((x, y) => Number(y[1]) - Number(x[1]));
+  printTable(['table', 'scans', 'inserts', 'updates', 'deletes'], rows);
+}
+
+/** A bare status-callback receiver: counts POSTs, answers 204. */
+async function startReceiver(): Promise<{ server: Server; url: string; count: () => number }> {
+  let count = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+  const { port } = server.address() as { port: number };
+  return { server, url: `http://${HOST}:${port}/status`, count: () => count };
+}
+
+export async function run(): Promise<void> {
+  const db = await createTestDatabase();
+  const prefix = testRedisPrefix();
+  const pool = new Pool({ connectionString: db.url, max: 2, application_name: 'bench-messaging' });
+  let peer: TwilioPeer | undefined;
+  let service: Service | undefined;
+  let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+  try {
+    peer = await startTwilioPeer();
+    receiver = await startReceiver();
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      NODE_ENV: 'production',
+      LOG_LEVEL: process.env.BENCH_SERVICE_LOG_LEVEL ?? 'silent',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_CONCURRENCY: '10000',
+      // A shared 2-core machine can hold projections back past the 5 s default; a 404 from a
+      // create's own read would end the run.
+      READ_YOUR_WRITES_TIMEOUT_MS: '30000',
+      SMS_PROVIDER: 'twilio',
+      TWILIO_ACCOUNT_SID: peer.accountSid,
+      TWILIO_AUTH_TOKEN: peer.authToken,
+      TWILIO_API_BASE_URL: peer.url,
+      PUBLIC_BASE_URL,
+    };
+    const svc = await startService(env);
+    service = svc.proc;
+    peer.autoStatus = {
+      status: 'delivered',
+      appBaseUrl: `http://${HOST}:${svc.port}/api/v2`,
+      publicBaseUrl: PUBLIC_BASE_URL,
+    };
+    const out = await runToCompletion(
+      'src/cli.ts',
+      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
+      { ...env, LOG_LEVEL: 'warn' },
+      120_000,
+    );
+    const { apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
+      apiKey: string;
+      workspaceId: string;
+    };
+    const headers = { authorization: `Bearer ${apiKey}` };
+    const api = new LoadClient(HOST, svc.port, CONCURRENCY);
+    const w = `/api/v2/w/${workspaceId}`;
+
+    const phone = await api.send({
+      method: 'POST',
+      path: `${w}/phone-numbers`,
+      headers,
+      body: JSON.stringify({ number: NUMBER }),
+    });
+    if (phone.status !== 201) throw new Error(`phone number: HTTP ${phone.status} ${phone.body}`);
+    const phoneNumberId = (JSON.parse(phone.body) as { id: number }).id;
+    const imported = await api.send({
+      method: 'POST',
+      path: `${w}/members/import`,
+      headers,
+      body: JSON.stringify({
+        members: Array.from({ length: CHATS }, (_, i) => ({
+          phone: `+1415${String(2_000_000 + i).padStart(7, '0')}`,
+          notifySms: true,
+        })),
+      }),
+    });
+    if (imported.status !== 200)
+      throw new Error(`import: HTTP ${imported.status} ${imported.body.slice(0, 300)}`);
+    const { rows } = await pool.query<{ id: number }>(
+      `SELECT id FROM members WHERE workspace_id = $1 AND phone IS NOT NULL ORDER BY id`,
+      [workspaceId],
+    );
+    if (rows.length !== CHATS)
+      throw new Error(`expected ${CHATS} members with a phone, found ${rows.length}`);
+
+    const peerAgent = new LoadClient(HOST, Number(new URL(peer.url).port), CONCURRENCY);
+    const basic = `Basic ${Buffer.from(`${peer.accountSid}:${peer.authToken}`).toString('base64')}`;
+    const results: { round: number; case: string; seconds: number; perSecond: number }[] = [];
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Baseline: the same number of sends straight to the peer, until every callback came back.
+      const before = receiver.count();
+      const baseStart = performance.now();
+      await sendAll(
+        peerAgent,
+        rows.map((_, i) => ({
+          method: 'POST',
+          path: `/2010-04-01/Accounts/${peer!.accountSid}/Messages.json`,
+          headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            To: `+1415${String(2_000_000 + i).padStart(7, '0')}`,
+            From: NUMBER,
+            Body: `Baseline message ${round}-${i}`,
+            StatusCallback: receiver!.url,
+          }).toString(),
+        })),
+        CONCURRENCY,
+        201,
+      );
+      await waitFor('the baseline callbacks', () => receiver!.count() - before >= CHATS);
+      const baseSeconds = (performance.now() - baseStart) / 1000;
+      results.push({
+        round,
+        case: 'baseline (peer direct)',
+        seconds: baseSeconds,
+        perSecond: CHATS / baseSeconds,
+      });
+
+      // The service: new chats (setup, not timed), then one assistant message into each.
+      const chats = await sendAll(
+        api,
+        rows.map((r) => ({
+          method: 'POST',
+          path: `${w}/chats`,
+          headers,
+          body: JSON.stringify({ channel: 'phone-sms', memberId: r.id, phoneNumberId }),
+        })),
+        CONCURRENCY,
+        201,
+      );
+      const chatIds = chats.map((c) => (JSON.parse(c.body) as { id: number }).id);
+      const failuresBefore = peer.callbackFailures;
+      const statsBefore = STATS ? await dbStats(pool) : undefined;
+      const start = performance.now();
+      const sent = await sendAll(
+        api,
+        chatIds.map((id, i) => ({
+          method: 'POST',
+          path: `${w}/chats/${id}/send-assistant-message`,
+          headers,
+          body: JSON.stringify({ message: `Your appointment is confirmed (${round}-${i})` }),
+        })),
+        CONCURRENCY,
+        201,
+      );
+      const apiSeconds = (performance.now() - start) / 1000;
+      const messageIds = sent.map((s) => (JSON.parse(s.body) as { id: number }).id);
+      await waitFor('every delivery to be delivered', async () => {
+        const { rows: c } = await pool.query<{ delivered: string; failed: string }>(
+          `SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered,
+                  count(*) FILTER (WHERE status = 'failed') AS failed
+           FROM message_deliveries WHERE message_id = ANY($1::int[])`,
+          [messageIds],
+        );
+        if (Number(c[0].failed) > 0) throw new Error(`${c[0].failed} deliveries failed`);
+        return Number(c[0].delivered) >= CHATS;
+      });
+      const seconds = (performance.now() - start) / 1000;
+      if (statsBefore) printStatsDelta(statsBefore, await dbStats(pool), CHATS);
+      if (peer.callbackFailures > failuresBefore)
+        throw new Error(`${peer.callbackFailures - failuresBefore} status callbacks were refused`);
+      results.push({ round, case: 'service (send → delivered)', seconds, perSecond: CHATS / seconds });
+      results.push({
+        round,
+        case: '  of which the API answers',
+        seconds: apiSeconds,
+        perSecond: CHATS / apiSeconds,
+      });
+    }
+    api.close();
+    peerAgent.close();
+
+    const sum = (name: string) => results.filter((r) => r.case === name).reduce((a, r) => a + r.seconds, 0);
+    const ratio = sum('service (send → delivered)') / sum('baseline (peer direct)');
+    printTable(
+      ['round', 'case', 'seconds', 'per second'],
+      results.map((r) => [String(r.round), r.case, r.seconds.toFixed(2), r.perSecond.toFixed(0)]),
+    );
+    console.log(
+      `\n${CHATS} SMS at ${CONCURRENCY} connections: service ${ratio.toFixed(2)}× the baseline's time (target ≤ 3×) ${ratio <= 3 ? 'MET' : 'MISSED'}`,
+    );
+    writeResults('messaging', {
+      chats: CHATS,
+      concurrency: CONCURRENCY,
+      rounds: ROUNDS,
+      results,
+      ratio,
+      target: 3,
+      met: ratio <= 3,
+      environment: await describeEnvironment(pool),
+    });
+  } catch (err) {
+    if (service) console.error(`service output (last lines):\n${service.output().slice(-4000)}`);
+    throw err;
+  } finally {
+    await service?.stop();
+    await peer?.close();
+    await new Promise<void>((resolve) => (receiver ? receiver.server.close(() => resolve()) : resolve()));
+    await pool.end();
+    await clearRedisPrefix(prefix);
+    await db.drop();
+  }
+}
