@@ -29,6 +29,20 @@ describe('members (e2e)', () => {
       kind: 'person',
       status: 'active',
     });
+    // The page is JSON text written by PostgreSQL: each item is exactly the member's own
+    // representation (same keys, values and types, timestamps included), sent as JSON.
+    expect(all.headers.get('content-type')).toMatch(/^application\/json; charset=utf-8$/);
+    for (const item of all.body.items as { id: number }[]) {
+      const one = await t.request('GET', `/w/${a.workspaceId}/members/${item.id}`, { token: a.apiKey });
+      expect(Object.keys(item)).toEqual(Object.keys(one.body));
+      expect(item).toStrictEqual(one.body);
+    }
+    expect(all.body.items.map((m: { id: number }) => m.id)).toEqual([
+      a.memberId,
+      ann.member.id,
+      bob.member.id,
+      expect.any(Number),
+    ]);
     expect((await list('?email=ANN@example.com')).body.items.map((m: { id: number }) => m.id)).toEqual([
       ann.member.id,
     ]);
