@@ -48,6 +48,7 @@ import { AccountEmailVerified1764000006300 } from './account-email.migration';
 import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
+import { MemberCounts1764000008500 } from './member-counts.migration';
 
 import { FindOrCreateContactMemberHandler } from './commands/find-or-create-contact.command';
 import { RecordSmsConsentHandler } from './commands/sms-consent.command';
@@ -68,6 +69,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
     IdentityExpiry1764000006200,
     AccountEmailVerified1764000006300,
     MemberClaims1764000006400,
+    MemberCounts1764000008500,
   ],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,

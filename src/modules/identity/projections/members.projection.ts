@@ -60,7 +60,7 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
     'MemberWriteFenced',
     CLAIM_FENCED,
   ],
-  tables: ['accounts', 'members'],
+  tables: ['accounts', 'members', 'member_counts'],
 })
 export class MembersProjection implements ProjectionHandler {
   /**
@@ -160,8 +160,17 @@ export class MembersProjection implements ProjectionHandler {
         return;
       }
       case 'MemberArchived':
+        // The counts move with the row, from the status it had (an archived member stays archived).
         await em.query(
-          `UPDATE members SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3 WHERE id = $1`,
+          `WITH archived AS (
+             UPDATE members m SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3
+               FROM (SELECT id, status FROM members WHERE id = $1 FOR UPDATE) was
+              WHERE m.id = was.id RETURNING m.workspace_id, was.status AS was)
+           INSERT INTO member_counts (workspace_id, status, members)
+           SELECT workspace_id, s.status, s.delta FROM archived,
+                  (VALUES ('active', -1), ('archived', 1)) AS s(status, delta)
+            WHERE archived.was = 'active'
+           ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
           [event.data.memberId, event.data.archivedAt, stored.revision.toString()],
         );
         return;
@@ -230,8 +239,10 @@ export class MembersProjection implements ProjectionHandler {
       ...(e.data as MemberCreated['data']),
       streamRevision: e.revision.toString(),
     }));
+    // The counts grow by the rows inserted (none for a member already there).
     await em.query(
-      `INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
+      `WITH inserted AS (
+       INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
                             notify_sms, notify_email, notify_voice, created_at, updated_at, version, stream_revision)
        SELECT r."memberId", r."workspaceId", r."accountUuid", r.email, r.phone, r.name, r."externalId", r."memberRoleId",
               r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."createdAt", r."createdAt",
@@ -239,7 +250,11 @@ export class MembersProjection implements ProjectionHandler {
        FROM jsonb_to_recordset($1::jsonb) AS r("memberId" integer, "workspaceId" uuid, "accountUuid" uuid, email text,
             phone text, name text, "externalId" text, "memberRoleId" integer, kind text, "notifySms" boolean,
             "notifyEmail" boolean, "notifyVoice" boolean, "createdAt" timestamptz, "streamRevision" bigint)
-       ON CONFLICT (id) DO NOTHING`,
+       ON CONFLICT (id) DO NOTHING
+       RETURNING workspace_id, status)
+       INSERT INTO member_counts (workspace_id, status, members)
+       SELECT workspace_id, status, count(*) FROM inserted GROUP BY workspace_id, status
+       ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
       [JSON.stringify(rows)],
     );
   }
