@@ -66,19 +66,26 @@ export class MembersProjection implements ProjectionHandler {
   /**
    * Runs of MemberCreated (bulk import) go in one multi-row insert, and runs of
    * MemberUpdated of distinct members changing the same fields (concurrent edits) in one
-   * UPDATE; the rest one by one, in order.
+   * UPDATE; AccountRegistered of distinct accounts in one upsert, gathered across the
+   * MemberCreated between them (signups append the two in turn, and they write different
+   * tables, so their order between each other does not matter); the rest one by one, in order.
    */
   async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     let created: StoredEvent[] = [];
     let updated: StoredEvent[] = [];
+    let registered: StoredEvent[] = [];
     let updatedKey = '';
     const updatedIds = new Set<number>();
+    const registeredIds = new Set<string>();
     const flush = async () => {
       if (created.length) await this.created(created, em);
       if (updated.length) await this.updated(updated, em);
+      if (registered.length) await this.registered(registered, em);
       created = [];
       updated = [];
+      registered = [];
       updatedIds.clear();
+      registeredIds.clear();
     };
     for (const e of events) {
       if (e.type === 'MemberCreated') {
@@ -86,10 +93,23 @@ export class MembersProjection implements ProjectionHandler {
         created.push(e);
         continue;
       }
+      if (e.type === 'AccountRegistered') {
+        const id = (e.data as AccountRegistered['data']).accountUuid;
+        // One upsert cannot touch a row twice: a second registration of an account waits.
+        if (updated.length || registeredIds.has(id)) await flush();
+        registered.push(e);
+        registeredIds.add(id);
+        continue;
+      }
       if (e.type === 'MemberUpdated') {
         const key = changedFields(e).join(',');
         const id = (e.data as { memberId: number }).memberId;
-        if (created.length || (updated.length && (key !== updatedKey || updatedIds.has(id)))) await flush();
+        if (
+          created.length ||
+          registered.length ||
+          (updated.length && (key !== updatedKey || updatedIds.has(id)))
+        )
+          await flush();
         updated.push(e);
         updatedKey = key;
         updatedIds.add(id);
@@ -114,17 +134,8 @@ export class MembersProjection implements ProjectionHandler {
     }
     const event = { type: stored.type, data: stored.data } as Handled;
     switch (event.type) {
-      case 'AccountRegistered': {
-        const d = event.data;
-        await em.query(
-          `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
-           VALUES ($1, $2, $2, $3, $4, $5, $5)
-           ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
-             phone = excluded.phone, name = excluded.name, email_verified = true`,
-          [d.accountUuid, d.email, d.phone, d.name, d.createdAt],
-        );
-        return;
-      }
+      case 'AccountRegistered':
+        return this.registered([stored], em);
       case 'AccountUpdated': {
         const d = event.data;
         const sets = (['email', 'phone', 'name'] as const).filter((f) => d.changes[f] !== undefined);
@@ -230,6 +241,29 @@ export class MembersProjection implements ProjectionHandler {
       .join(', ');
     await em.query(
       `UPDATE members m SET ${set} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) WHERE m.id = r."memberId"`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  /** AccountRegistered events of distinct accounts, in one upsert. */
+  private async registered(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    const rows = events.map((e) => {
+      const d = e.data as AccountRegistered['data'];
+      return {
+        accountUuid: d.accountUuid,
+        email: d.email,
+        phone: d.phone,
+        name: d.name,
+        createdAt: d.createdAt,
+      };
+    });
+    await em.query(
+      `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
+       SELECT r."accountUuid", r.email, r.email, r.phone, r.name, r."createdAt", r."createdAt"
+       FROM jsonb_to_recordset($1::jsonb) AS r("accountUuid" uuid, email text, phone text, name text,
+            "createdAt" timestamptz)
+       ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
+         phone = excluded.phone, name = excluded.name, email_verified = true`,
       [JSON.stringify(rows)],
     );
   }
