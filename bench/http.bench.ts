@@ -22,6 +22,7 @@
  * Writes bench-results/http-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
@@ -48,9 +49,18 @@ interface CaseResult {
   ratio: number | null;
   target: number | null;
   unexpected: Record<string, number>;
+  /** CPU milliseconds per request of the service process and of the database's backends (Linux /proc). */
+  serviceCpuMs: number | null;
+  postgresCpuMs: number | null;
 }
 
-function summarise(name: string, m: Measured, baseline?: CaseResult, target?: number): CaseResult {
+function summarise(
+  name: string,
+  m: Measured,
+  baseline?: CaseResult,
+  target?: number,
+  cpu?: { service: number; postgres: number },
+): CaseResult {
   const sorted = [...m.latenciesMs].sort((x, y) => x - y);
   const requestsPerSecond = m.requests / m.seconds;
   return {
@@ -63,7 +73,49 @@ function summarise(name: string, m: Measured, baseline?: CaseResult, target?: nu
     ratio: baseline ? requestsPerSecond / baseline.requestsPerSecond : null,
     target: target ?? null,
     unexpected: m.unexpected,
+    serviceCpuMs: cpu && m.requests ? cpu.service / m.requests : null,
+    postgresCpuMs: cpu && m.requests ? cpu.postgres / m.requests : null,
   };
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** utime + stime of a process in ms (0 when it is gone or /proc is absent). */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU used so far by the service and by the PostgreSQL backends connected to the bench's
+ * database (the backends of pooled connections; one that closes between two snapshots
+ * drops out, so the figure is a lower bound). Where the time of a request goes, as a
+ * figure the machine's other load does not move much, unlike req/s.
+ */
+async function cpuSnapshot(
+  pool: Pool,
+  servicePid: number | undefined,
+  db: string,
+): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'bench-bare'`,
+    [db],
+  );
+  const out = new Map<string, number>();
+  if (servicePid) out.set('service', cpuMsOf(servicePid));
+  for (const r of rows) out.set(`pg:${r.pid}`, cpuMsOf(r.pid));
+  return out;
+}
+
+function cpuBetween(a: Map<string, number>, b: Map<string, number>): { service: number; postgres: number } {
+  let postgres = 0;
+  for (const [k, v] of b) if (k.startsWith('pg:') && a.has(k)) postgres += v - a.get(k)!;
+  return { service: (b.get('service') ?? 0) - (a.get('service') ?? 0), postgres };
 }
 
 /** The bare baseline: read the body, one INSERT, answer 201 with a small JSON. */
@@ -302,11 +354,13 @@ export async function run(): Promise<void> {
       let measured = EMPTY;
       const slice = SECONDS / 2;
       base = merge(base, await b.client.run(CONNECTIONS, slice, b.expect, b.next));
+      const before = await cpuSnapshot(pool, svc.proc.child.pid, db.name);
       measured = merge(measured, await api.run(CONNECTIONS, slice, c.expect, c.next));
       measured = merge(measured, await api.run(CONNECTIONS, slice, c.expect, c.next));
+      const cpu = cpuBetween(before, await cpuSnapshot(pool, svc.proc.child.pid, db.name));
       base = merge(base, await b.client.run(CONNECTIONS, slice, b.expect, b.next));
       const baseResult = summarise(`  ${b.name}`, base);
-      results.push(summarise(c.name, measured, baseResult, c.target), baseResult);
+      results.push(summarise(c.name, measured, baseResult, c.target, cpu), baseResult);
       console.log(`${c.name}: ${Math.round(results[results.length - 2].requestsPerSecond)} req/s`);
     }
 
@@ -346,7 +400,7 @@ export async function run(): Promise<void> {
 
     const fmt = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(2));
     printTable(
-      ['case', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'target', 'unexpected'],
+      ['case', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'target', 'CPU ms/req: service, pg', 'unexpected'],
       results.map((r) => [
         r.case,
         Math.round(r.requestsPerSecond).toLocaleString('en-US'),
@@ -354,6 +408,7 @@ export async function run(): Promise<void> {
         fmt(r.p99Ms),
         r.ratio === null ? '' : `${r.ratio.toFixed(2)}x`,
         r.target === null ? '' : `>= ${r.target}x ${r.ratio! >= r.target ? 'ok' : 'MISSED'}`,
+        r.serviceCpuMs === null ? '' : `${r.serviceCpuMs.toFixed(2)}, ${r.postgresCpuMs!.toFixed(2)}`,
         Object.entries(r.unexpected)
           .map(([s, n]) => `${n}x${s}`)
           .join(' '),

@@ -29,6 +29,20 @@ describe('members (e2e)', () => {
       kind: 'person',
       status: 'active',
     });
+    // The page is JSON text written by PostgreSQL: each item is exactly the member's own
+    // representation (same keys, values and types, timestamps included), sent as JSON.
+    expect(all.headers.get('content-type')).toMatch(/^application\/json; charset=utf-8$/);
+    for (const item of all.body.items as { id: number }[]) {
+      const one = await t.request('GET', `/w/${a.workspaceId}/members/${item.id}`, { token: a.apiKey });
+      expect(Object.keys(item)).toEqual(Object.keys(one.body));
+      expect(item).toStrictEqual(one.body);
+    }
+    expect(all.body.items.map((m: { id: number }) => m.id)).toEqual([
+      a.memberId,
+      ann.member.id,
+      bob.member.id,
+      expect.any(Number),
+    ]);
     expect((await list('?email=ANN@example.com')).body.items.map((m: { id: number }) => m.id)).toEqual([
       ann.member.id,
     ]);
@@ -285,6 +299,19 @@ describe('members (e2e)', () => {
       token: a.apiKey,
     });
     expect(archived.body.items.map((m: { id: number }) => m.id)).toEqual([ann.member.id]);
+    // The totals of the unfiltered lists come from the counts the projection keeps: they
+    // move with the archive (one active fewer, one archived more) and agree with the items.
+    const byStatus = async (status: string) =>
+      (await t.request('GET', `/w/${a.workspaceId}/members?status=${status}`, { token: a.apiKey })).body as {
+        items: { id: number; status: string }[];
+        total: number;
+      };
+    const [nowActive, nowArchived, nowAll] = await Promise.all(['active', 'archived', 'all'].map(byStatus));
+    expect(nowArchived.total).toBe(1);
+    expect(nowActive.total).toBe(nowActive.items.length);
+    expect(nowActive.items.map((m) => m.id)).not.toContain(ann.member.id);
+    expect(nowAll.total).toBe(nowActive.total + 1);
+    expect(nowAll.items).toHaveLength(nowAll.total);
     const put = await t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, {
       token: a.apiKey,
       body: { name: 'X' },

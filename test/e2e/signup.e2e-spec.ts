@@ -161,6 +161,51 @@ describe('create-signup (e2e)', () => {
     expect(list.body.items.filter((m: { email: string }) => m.email === 'bob@example.com')).toHaveLength(1);
   });
 
+  it('thirty concurrent signups of different people: each account, member and token is in the read models as its response says', async () => {
+    // Concurrent signups reach the members and member-tokens projections in batches, where
+    // their accounts, members and tokens are written as multi-row statements.
+    const a = await t.bootstrap();
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+          token: a.apiKey,
+          body: {
+            member: { email: `person${i}@example.com`, phone: `+1415555${String(1000 + i)}`, name: `P ${i}` },
+          },
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(30).fill(201));
+    const db = t.app.get(DataSource);
+    for (const [i, r] of results.entries()) {
+      const [account] = (await db.query(
+        `SELECT email, registered_email, phone, name, email_verified FROM accounts WHERE uuid = $1`,
+        [r.body.account.uuid],
+      )) as unknown[];
+      expect(account).toEqual({
+        email: `person${i}@example.com`,
+        registered_email: `person${i}@example.com`,
+        phone: `+1415555${1000 + i}`,
+        name: `P ${i}`,
+        email_verified: true,
+      });
+      const member = await t.request('GET', `/w/${a.workspaceId}/members/${r.body.member.id}`, {
+        token: a.apiKey,
+      });
+      expect(member.body).toMatchObject({
+        accountUuid: r.body.account.uuid,
+        email: `person${i}@example.com`,
+      });
+      const me = await t.request('GET', '/me', { token: r.body.token });
+      expect(me.status).toBe(200);
+      expect(me.body.memberships.map((m: { member: { id: number } }) => m.member.id)).toEqual([
+        r.body.member.id,
+      ]);
+    }
+    const list = await t.request('GET', `/w/${a.workspaceId}/members?status=active`, { token: a.apiKey });
+    expect(list.body.total).toBe(31);
+  });
+
   it('twenty concurrent signups with one email make exactly one member', async () => {
     const a = await t.bootstrap();
     const results = await Promise.all(

@@ -32,6 +32,8 @@ const LIVE_FALLBACK_POLL_MS = 250;
 export class ConsistencyWaiter implements OnModuleDestroy {
   private readonly waiters = new Set<() => void>();
   private readonly known = new Map<string, Position>();
+  /** Counts checkpoints dropped from `known` (rebuilds): a waiter re-reads the table after one. */
+  private drops = 0;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -65,9 +67,13 @@ export class ConsistencyWaiter implements OnModuleDestroy {
     // The table is read for a checkpoint not seen yet, without a live listener, and after
     // a quiet poll interval; otherwise the map is as fresh as the notices.
     let readTable = !this.feed.live || [...targets.keys()].some((name) => !this.known.has(name));
+    let readAtDrop = this.drops;
     for (;;) {
       if (this.caughtUpInMemory(targets)) return true;
-      if (readTable && (await this.caughtUpInTable(targets))) return true;
+      if (readTable) {
+        readAtDrop = this.drops;
+        if (await this.caughtUpInTable(targets)) return true;
+      }
       const left = deadline - Date.now();
       if (left <= 0) {
         this.logger.event('warn', {
@@ -80,7 +86,15 @@ export class ConsistencyWaiter implements OnModuleDestroy {
       const quiet = this.feed.live ? LIVE_FALLBACK_POLL_MS : FALLBACK_POLL_MS;
       const signalled = await this.nextSignal(Math.min(left, quiet));
       // A rebuild's notice drops a checkpoint from the map: read it from the table then too.
-      readTable = !signalled || [...targets.keys()].some((name) => !this.known.has(name));
+      // A checkpoint still unknown after this waiter read the table has no row yet (its
+      // projection has not committed a batch): its first commit is announced like any
+      // other, so it is not read again on every notice. (Under load, while projections lag,
+      // each waiter used to query on every other projection's notice: hundreds of reads
+      // per signup, which slowed the projections it waited for.)
+      readTable =
+        !signalled ||
+        !this.feed.live ||
+        (readAtDrop !== this.drops && [...targets.keys()].some((name) => !this.known.has(name)));
     }
   }
 
@@ -88,6 +102,7 @@ export class ConsistencyWaiter implements OnModuleDestroy {
     if (!n.position) {
       // A rebuild swapped tables in: its checkpoint is whatever the table now says.
       this.known.delete(n.name);
+      this.drops++;
     } else {
       const current = this.known.get(n.name);
       if (!current || comparePositions(n.position, current) > 0) this.known.set(n.name, n.position);

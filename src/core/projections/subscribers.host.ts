@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { ClientBase, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { EVENT_STORE, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
@@ -10,13 +11,7 @@ import { LeaderLocks } from './leader-locks';
 import { SharedScans } from './shared-scans';
 import { applyEvents, RegisteredProjection } from './projection';
 import { RegisteredReactor, SubscriberRegistry } from './subscriber-registry';
-import {
-  BatchOutcome,
-  beforeCheckpointWrite,
-  LocalBatches,
-  SubscriberLoop,
-  SubscriberSpec,
-} from './subscriber-loop';
+import { beforeCheckpointWrite, LocalBatches, SubscriberLoop, SubscriberSpec } from './subscriber-loop';
 
 /**
  * Runs every projection and reactor in processes whose ROLE is `all` or `worker`.
@@ -76,6 +71,12 @@ export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy 
  * The commit is announced on CHECKPOINT_CHANNEL with the new position (read-your-writes
  * waiters in every process keep a map of checkpoints from it instead of querying) and,
  * through `feed`, to this process at once, after COMMIT, never before.
+ *
+ * The batch is three round trips besides the handler's own statements: BEGIN with the
+ * checkpoint's lock, the handler, the checkpoint's move with COMMIT (the first and last as
+ * multi-statement simple queries, their values as literals), where TypeORM's transaction
+ * took five. A write waits for its projections' batches one after the other (they take
+ * turns, LocalBatches), so each round trip saved is saved once per projection it waits for.
  */
 export function projectionSpec(
   p: RegisteredProjection,
@@ -90,47 +91,56 @@ export function projectionSpec(
     async commitBatch(events, expected) {
       const last = events[events.length - 1].position;
       const notice = { name: checkpointName, position: last, auth: feed?.affectsAuth(events) ?? false };
-      const outcome = await db.transaction(async (em): Promise<BatchOutcome> => {
-        // Creates the row on the first batch and locks it, in one round trip. The batch
-        // commits without waiting for its WAL flush (synchronous_commit off, this transaction
-        // only): it is visible at once as any commit, and a database crash can lose only the
-        // last batches together with their checkpoint, which are then applied again from
-        // the durably appended events. A write's response so waits for one WAL flush (its
-        // append), not for one more per projection.
-        const [row] = (await em.query(
-          `INSERT INTO subscriber_checkpoints (name, kind, position_commit, position_prepare)
-           SELECT $1, 'projection', 0, 0 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS local_setting
+      const runner = db.createQueryRunner();
+      const client = (await runner.connect()) as ClientBase;
+      const name = client.escapeLiteral(checkpointName);
+      let open = false;
+      try {
+        // Opens the transaction, creates the row on the first batch and locks it, in one
+        // round trip. The batch commits without waiting for its WAL flush (synchronous_commit
+        // off, this transaction only): it is visible at once as any commit, and a database
+        // crash can lose only the last batches together with their checkpoint, which are
+        // then applied again from the durably appended events. A write's response so waits
+        // for one WAL flush (its append), not for one more per projection.
+        open = true;
+        const opened = (await client.query(
+          `BEGIN; SET LOCAL synchronous_commit = off;
+           INSERT INTO subscriber_checkpoints (name, kind, position_commit, position_prepare)
+           VALUES (${name}, 'projection', 0, 0)
            ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
            RETURNING position_commit, position_prepare`,
-          [checkpointName],
-        )) as { position_commit: string; position_prepare: string }[];
+        )) as unknown as QueryResult<{ position_commit: string; position_prepare: string }>[];
+        const row = opened[opened.length - 1].rows[0];
         const at = { commit: BigInt(row.position_commit), prepare: BigInt(row.position_prepare) };
         // (0, 0) marks a row created before its first batch: nothing handled yet.
         const stored = at.commit === 0n && at.prepare === 0n ? undefined : at;
-        if (!samePosition(stored, expected)) return 'stale';
-        await applyEvents(p.handler, events, em);
+        if (!samePosition(stored, expected)) {
+          open = false;
+          await client.query('ROLLBACK');
+          return 'stale';
+        }
+        await applyEvents(p.handler, events, runner.manager);
         // The crash window the checkpoint tests aim at (a no-op outside them).
         beforeCheckpointWrite(checkpointName);
-        // The checkpoint and its announcement in one statement (delivered at COMMIT).
-        await em.query(
+        // The checkpoint and its announcement (delivered at COMMIT), then COMMIT, in one round trip.
+        await client.query(
           `WITH moved AS (
-             UPDATE subscriber_checkpoints SET position_commit = $2, position_prepare = $3,
-                    events_handled = events_handled + $4, updated_at = now()
-              WHERE name = $1 RETURNING name)
-           SELECT pg_notify($5, $6) FROM moved`,
-          [
-            checkpointName,
-            last.commit.toString(),
-            last.prepare.toString(),
-            events.length,
-            CHECKPOINT_CHANNEL,
-            encodeNotice(notice),
-          ],
+             UPDATE subscriber_checkpoints SET position_commit = ${last.commit.toString()},
+                    position_prepare = ${last.prepare.toString()},
+                    events_handled = events_handled + ${events.length}, updated_at = now()
+              WHERE name = ${name} RETURNING name)
+           SELECT pg_notify(${client.escapeLiteral(CHECKPOINT_CHANNEL)}, ${client.escapeLiteral(encodeNotice(notice))}) FROM moved;
+           COMMIT`,
         );
-        return 'committed';
-      });
-      if (outcome === 'committed') feed?.publish(notice);
-      return outcome;
+        open = false;
+      } catch (err) {
+        if (open) await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        await runner.release();
+      }
+      feed?.publish(notice);
+      return 'committed';
     },
   };
 }

@@ -49,6 +49,7 @@ import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { MemberTimezone1764000008910 } from './member-timezone.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
+import { MemberCounts1764000008500 } from './member-counts.migration';
 
 import { FindOrCreateContactMemberHandler } from './commands/find-or-create-contact.command';
 import { RecordSmsConsentHandler } from './commands/sms-consent.command';
@@ -69,6 +70,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
     IdentityExpiry1764000006200,
     AccountEmailVerified1764000006300,
     MemberClaims1764000006400,
+    MemberCounts1764000008500,
     MemberTimezone1764000008910,
   ],
   versionedResources: ['members'],

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
@@ -15,7 +15,7 @@ import {
   UpdateMemberCommand,
 } from '../commands/member.commands';
 import { normalizeEmail, normalizePhone } from '../domain/contact';
-import { GetMemberQuery, ListMembersQuery } from '../queries/member.queries';
+import { GetMemberQuery, ListMembersQuery, MemberListJson } from '../queries/member.queries';
 import { callerOf, memberIdOf, visibilityOf } from './caller';
 import {
   ImportMembersDto,
@@ -59,14 +59,16 @@ export class MembersController {
     });
   }
 
+  /** The body comes as JSON text from PostgreSQL (ListMembersHandler) and is sent as it is. */
   @Get()
   @RequireScope('members:read')
+  @Header('content-type', 'application/json; charset=utf-8')
   @ApiOkResponse({ type: MemberListResponse })
   list(
     @Param('wid') wid: string,
     @Query() q: ListMembersQueryDto,
     @CurrentPrincipal() p: Principal,
-  ): Promise<MemberListResponse> {
+  ): Promise<MemberListJson> {
     if (q.roleId !== undefined && q.memberRoleId !== undefined && q.roleId !== q.memberRoleId)
       throw new ValidationError('memberRoleId: differs from roleId (give one of them, or the same value)');
     const filters = {

@@ -62,25 +62,32 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
     'MemberWriteFenced',
     CLAIM_FENCED,
   ],
-  tables: ['accounts', 'members'],
+  tables: ['accounts', 'members', 'member_counts'],
 })
 export class MembersProjection implements ProjectionHandler {
   /**
    * Runs of MemberCreated (bulk import) go in one multi-row insert, and runs of
    * MemberUpdated of distinct members changing the same fields (concurrent edits) in one
-   * UPDATE; the rest one by one, in order.
+   * UPDATE; AccountRegistered of distinct accounts in one upsert, gathered across the
+   * MemberCreated between them (signups append the two in turn, and they write different
+   * tables, so their order between each other does not matter); the rest one by one, in order.
    */
   async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     let created: StoredEvent[] = [];
     let updated: StoredEvent[] = [];
+    let registered: StoredEvent[] = [];
     let updatedKey = '';
     const updatedIds = new Set<number>();
+    const registeredIds = new Set<string>();
     const flush = async () => {
       if (created.length) await this.created(created, em);
       if (updated.length) await this.updated(updated, em);
+      if (registered.length) await this.registered(registered, em);
       created = [];
       updated = [];
+      registered = [];
       updatedIds.clear();
+      registeredIds.clear();
     };
     for (const e of events) {
       if (e.type === 'MemberCreated') {
@@ -88,10 +95,23 @@ export class MembersProjection implements ProjectionHandler {
         created.push(e);
         continue;
       }
+      if (e.type === 'AccountRegistered') {
+        const id = (e.data as AccountRegistered['data']).accountUuid;
+        // One upsert cannot touch a row twice: a second registration of an account waits.
+        if (updated.length || registeredIds.has(id)) await flush();
+        registered.push(e);
+        registeredIds.add(id);
+        continue;
+      }
       if (e.type === 'MemberUpdated') {
         const key = changedFields(e).join(',');
         const id = (e.data as { memberId: number }).memberId;
-        if (created.length || (updated.length && (key !== updatedKey || updatedIds.has(id)))) await flush();
+        if (
+          created.length ||
+          registered.length ||
+          (updated.length && (key !== updatedKey || updatedIds.has(id)))
+        )
+          await flush();
         updated.push(e);
         updatedKey = key;
         updatedIds.add(id);
@@ -116,17 +136,8 @@ export class MembersProjection implements ProjectionHandler {
     }
     const event = { type: stored.type, data: stored.data } as Handled;
     switch (event.type) {
-      case 'AccountRegistered': {
-        const d = event.data;
-        await em.query(
-          `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
-           VALUES ($1, $2, $2, $3, $4, $5, $5)
-           ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
-             phone = excluded.phone, name = excluded.name, email_verified = true`,
-          [d.accountUuid, d.email, d.phone, d.name, d.createdAt],
-        );
-        return;
-      }
+      case 'AccountRegistered':
+        return this.registered([stored], em);
       case 'AccountUpdated': {
         const d = event.data;
         const sets = (['email', 'phone', 'name'] as const).filter((f) => d.changes[f] !== undefined);
@@ -162,8 +173,17 @@ export class MembersProjection implements ProjectionHandler {
         return;
       }
       case 'MemberArchived':
+        // The counts move with the row, from the status it had (an archived member stays archived).
         await em.query(
-          `UPDATE members SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3 WHERE id = $1`,
+          `WITH archived AS (
+             UPDATE members m SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3
+               FROM (SELECT id, status FROM members WHERE id = $1 FOR UPDATE) was
+              WHERE m.id = was.id RETURNING m.workspace_id, was.status AS was)
+           INSERT INTO member_counts (workspace_id, status, members)
+           SELECT workspace_id, s.status, s.delta FROM archived,
+                  (VALUES ('active', -1), ('archived', 1)) AS s(status, delta)
+            WHERE archived.was = 'active'
+           ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
           [event.data.memberId, event.data.archivedAt, stored.revision.toString()],
         );
         return;
@@ -227,13 +247,38 @@ export class MembersProjection implements ProjectionHandler {
     );
   }
 
+  /** AccountRegistered events of distinct accounts, in one upsert. */
+  private async registered(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    const rows = events.map((e) => {
+      const d = e.data as AccountRegistered['data'];
+      return {
+        accountUuid: d.accountUuid,
+        email: d.email,
+        phone: d.phone,
+        name: d.name,
+        createdAt: d.createdAt,
+      };
+    });
+    await em.query(
+      `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
+       SELECT r."accountUuid", r.email, r.email, r.phone, r.name, r."createdAt", r."createdAt"
+       FROM jsonb_to_recordset($1::jsonb) AS r("accountUuid" uuid, email text, phone text, name text,
+            "createdAt" timestamptz)
+       ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
+         phone = excluded.phone, name = excluded.name, email_verified = true`,
+      [JSON.stringify(rows)],
+    );
+  }
+
   private async created(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     const rows = events.map((e) => ({
       ...(e.data as MemberCreated['data']),
       streamRevision: e.revision.toString(),
     }));
+    // The counts grow by the rows inserted (none for a member already there).
     await em.query(
-      `INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
+      `WITH inserted AS (
+       INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
                             notify_sms, notify_email, notify_voice, created_at, updated_at, version, stream_revision)
        SELECT r."memberId", r."workspaceId", r."accountUuid", r.email, r.phone, r.name, r."externalId", r."memberRoleId",
               r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."createdAt", r."createdAt",
@@ -241,7 +286,11 @@ export class MembersProjection implements ProjectionHandler {
        FROM jsonb_to_recordset($1::jsonb) AS r("memberId" integer, "workspaceId" uuid, "accountUuid" uuid, email text,
             phone text, name text, "externalId" text, "memberRoleId" integer, kind text, "notifySms" boolean,
             "notifyEmail" boolean, "notifyVoice" boolean, "createdAt" timestamptz, "streamRevision" bigint)
-       ON CONFLICT (id) DO NOTHING`,
+       ON CONFLICT (id) DO NOTHING
+       RETURNING workspace_id, status)
+       INSERT INTO member_counts (workspace_id, status, members)
+       SELECT workspace_id, status, count(*) FROM inserted GROUP BY workspace_id, status
+       ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
       [JSON.stringify(rows)],
     );
   }
