@@ -114,6 +114,18 @@ export interface AppConfig {
   assistantTimeoutMs: number;
   /** A chat with no message for this many minutes is summarised. */
   chatSummaryIdleMinutes: number;
+  /** Wait after a user message before the assistant answers; later messages of the burst restart it. */
+  assistantDebounceMs: number;
+  /** Budget of the chat history sent to the model, in tokens (estimated at 4 characters each). */
+  assistantHistoryTokens: number;
+  /** Most model turns with tool calls before the assistant must answer. */
+  assistantMaxToolRounds: number;
+  /** Replies worked on at once per worker process. */
+  assistantConcurrency: number;
+  /** Attempts of one reply (a retryable model error retries with backoff). */
+  assistantAttempts: number;
+  /** First backoff between attempts of a reply, doubled each time, in milliseconds. */
+  assistantBackoffMs: number;
 }
 
 export class ConfigError extends Error {
@@ -638,6 +650,42 @@ export const CONFIG_VARIABLES = {
     default: '30',
     describe: 'a chat with no message for this many minutes (fractions allowed) is summarised',
     parse: positiveNumber(7 * 24 * 60),
+  },
+  assistantDebounceMs: {
+    name: 'ASSISTANT_DEBOUNCE_MS',
+    default: '1000',
+    describe: 'wait after a user message before the assistant answers; a burst of messages gets one reply',
+    parse: integer(0, 600000),
+  },
+  assistantHistoryTokens: {
+    name: 'ASSISTANT_HISTORY_TOKENS',
+    default: '6000',
+    describe: 'budget of chat history sent to the model, in tokens (about 4 characters each)',
+    parse: integer(100, 1000000),
+  },
+  assistantMaxToolRounds: {
+    name: 'ASSISTANT_MAX_TOOL_ROUNDS',
+    default: '5',
+    describe: 'most model turns with tool calls in one reply',
+    parse: integer(0, 50),
+  },
+  assistantConcurrency: {
+    name: 'ASSISTANT_CONCURRENCY',
+    default: '20',
+    describe: 'replies worked on at once per worker process',
+    parse: integer(1, 1000),
+  },
+  assistantAttempts: {
+    name: 'ASSISTANT_ATTEMPTS',
+    default: '4',
+    describe: 'attempts of one reply; a retryable model error (429, 5xx, timeout) retries with backoff',
+    parse: integer(1, 20),
+  },
+  assistantBackoffMs: {
+    name: 'ASSISTANT_BACKOFF_MS',
+    default: '2000',
+    describe: 'first wait between attempts of a reply, doubled each time, in milliseconds',
+    parse: integer(1, 3600000),
   },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 

@@ -11,3 +11,8 @@ export type {
   MessageReceivedPayload,
 } from './domain/messaging.public-events';
 export type { ChatCreated, MessageReceived, MessageSent } from './domain/chat.events';
+export type { ChatEvent, ChatUpdated, Channel, AssistantKind } from './domain/chat.events';
+export { chatStream, CHAT_EVENT_TYPES } from './domain/chat.events';
+export { smsKeyword } from './domain/sms-keywords';
+export { SendAssistantMessageCommand } from './commands/message.commands';
+export type { Caller as MessagingCaller } from './domain/messaging-access.policy';
