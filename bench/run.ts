@@ -8,6 +8,7 @@ import { run as memberImport } from './member-import.bench';
 import { run as webhooks } from './webhooks.bench';
 import { run as records } from './records.bench';
 import { run as oauth } from './oauth.bench';
+import { run as assistant } from './assistant.bench';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'event-store': eventStore,
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   webhooks,
   records,
   oauth,
+  assistant,
 };
 
 async function main(): Promise<void> {
