@@ -147,7 +147,7 @@ export async function run(): Promise<void> {
       const sent = inParallel(phones, 32, async (phone, i) => {
         const res = await twilio.webhook(
           `${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`,
-          `http://127.0.0.1:${svc.port}`,
+          base,
           PUBLIC_BASE_URL,
           {
             AccountSid: twilio.accountSid,

@@ -126,6 +126,8 @@ export interface AppConfig {
   assistantAttempts: number;
   /** First backoff between attempts of a reply, doubled each time, in milliseconds. */
   assistantBackoffMs: number;
+  /** A message older than this when the assistant's reactor reaches it gets no automatic reply. */
+  assistantReplyWindowMinutes: number;
 }
 
 export class ConfigError extends Error {
@@ -686,6 +688,13 @@ export const CONFIG_VARIABLES = {
     default: '2000',
     describe: 'first wait between attempts of a reply, doubled each time, in milliseconds',
     parse: integer(1, 3600000),
+  },
+  assistantReplyWindowMinutes: {
+    name: 'ASSISTANT_REPLY_WINDOW_MINUTES',
+    default: '60',
+    describe:
+      'a user message older than this when the assistant first sees it (history replayed, a long outage) gets no automatic reply',
+    parse: positiveNumber(7 * 24 * 60),
   },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 

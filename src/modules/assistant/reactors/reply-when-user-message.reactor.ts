@@ -14,7 +14,8 @@ import { ASSISTANT_QUEUE } from '../workers/reply-job';
  * ASSISTANT_DEBOUNCE_MS. Its id is the chat's and the message's, so a replay adds nothing;
  * the job of an earlier message of a burst finds a later one and leaves it the answer,
  * so a burst gets one reply. Whether the chat is `ai` and not paused is the job's check
- * (on the chat's stream when it runs). Under ASSISTANT_PROVIDER=none nothing is enqueued.
+ * (on the chat's stream when it runs). Under ASSISTANT_PROVIDER=none nothing is enqueued,
+ * nor for a message older than ASSISTANT_REPLY_WINDOW_MINUTES (history read again).
  */
 @Injectable()
 @Reactor({ name: 'assistant-replies', eventTypes: ['MessageReceived'] })
@@ -31,7 +32,11 @@ export class ReplyWhenUserMessageReactor implements ReactorHandler {
 
   async reactBatch(events: readonly StoredEvent[]): Promise<void> {
     if (!this.model.available) return;
-    const jobs = events.map((stored) => {
+    // A first deployment reads every message ever received, and a replay reads them again:
+    // old unanswered chats are for a human, not for a reply out of the blue.
+    const oldest = Date.now() - this.config.assistantReplyWindowMinutes * 60_000;
+    const recent = events.filter((e) => Date.parse(e.metadata.occurredAt) >= oldest);
+    const jobs = recent.map((stored) => {
       const data = stored.data as MessageReceived['data'];
       return {
         name: 'reply',
