@@ -65,7 +65,7 @@ export async function run(): Promise<void> {
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: prefix,
     NODE_ENV: 'production',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_CONCURRENCY: '10000',
     PUBLIC_BASE_URL,
@@ -133,6 +133,9 @@ export async function run(): Promise<void> {
     };
 
     let round = 0;
+    const lagP50: number[] = [];
+    const lagP95: number[] = [];
+    const inboundMs: number[] = [];
     const viaService = async (): Promise<number> => {
       round++;
       const phones = Array.from(
@@ -143,7 +146,13 @@ export async function run(): Promise<void> {
         members: phones.map((phone, i) => ({ phone, name: `Member ${round}-${i}`, notifySms: true })),
       });
       const before = twilio.messages.length;
+      const modelBefore = model.requests.length;
       const started = performance.now();
+      let inboundDone = 0;
+      const answeredAt = new Map<string, number>();
+      const repliedAt = new Map<string, number>();
+      let firstModel = 0;
+      let lastModel = 0;
       const sent = inParallel(phones, 32, async (phone, i) => {
         const res = await twilio.webhook(
           `${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`,
@@ -157,16 +166,34 @@ export async function run(): Promise<void> {
             Body: `Please call me back (${i})`,
           },
         );
-        if (res.status >= 300) throw new Error(`inbound: ${res.status} ${await res.text()}`);
-      });
+        answeredAt.set(phone, performance.now());
+        if (res.status >= 300)
+          throw new Error(`inbound: ${res.status} ${await res.text()}\n${svc.proc.output().slice(-4000)}`);
+      }).then(() => (inboundDone = performance.now() - started));
       const deadline = Date.now() + 300_000;
       while (twilio.messages.length - before < CHATS) {
         if (Date.now() > deadline)
           throw new Error(`only ${twilio.messages.length - before} of ${CHATS} replies arrived`);
+        for (const m of twilio.messages.slice(before + repliedAt.size))
+          if (!repliedAt.has(m.to)) repliedAt.set(m.to, performance.now());
+        const asked = model.requests.length - modelBefore;
+        if (asked > 0 && !firstModel) firstModel = performance.now() - started;
+        if (asked >= CHATS && !lastModel) lastModel = performance.now() - started;
         await new Promise((r) => setTimeout(r, 2));
       }
       const elapsed = performance.now() - started;
       await sent;
+      for (const m of twilio.messages.slice(before + repliedAt.size))
+        if (!repliedAt.has(m.to)) repliedAt.set(m.to, performance.now());
+      const lags = phones
+        .map((p) => (repliedAt.get(p) ?? NaN) - (answeredAt.get(p) ?? NaN))
+        .sort((a, b) => a - b);
+      lagP50.push(lags[Math.floor(lags.length / 2)]);
+      lagP95.push(lags[Math.floor(lags.length * 0.95)]);
+      inboundMs.push(inboundDone);
+      console.log(
+        `round ${round}: reply after its inbound webhook's answer p50 ${lagP50.at(-1)!.toFixed(0)} ms, p95 ${lagP95.at(-1)!.toFixed(0)} ms; inbound webhooks answered by ${inboundDone.toFixed(0)} ms; model asked first at ${firstModel.toFixed(0)} ms, all ${CHATS} by ${lastModel.toFixed(0)} ms; last reply at the peer ${elapsed.toFixed(0)} ms`,
+      );
       return elapsed;
     };
 
@@ -209,6 +236,9 @@ export async function run(): Promise<void> {
       baselineMs: baseline,
       serviceMs: measured,
       ratio: s / b,
+      inboundWebhooksMs: inboundMs,
+      replyAfterInboundP50Ms: lagP50,
+      replyAfterInboundP95Ms: lagP95,
     });
   } finally {
     await service?.stop();

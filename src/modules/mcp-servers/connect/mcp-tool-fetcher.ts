@@ -62,27 +62,7 @@ export class McpToolFetcher implements OnModuleDestroy {
   }
 
   async fetchTools(connection: McpConnection): Promise<FetchedTools> {
-    const deadline = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      deadline.abort(new McpFetchError('timeout', `no complete answer within ${this.timeoutMs} ms`));
-    }, this.timeoutMs);
-    const fetchFn = this.guardedFetch(deadline.signal);
-    try {
-      const work = this.run(connection, fetchFn);
-      // The SDK does not pass every wait through our fetch (an SSE stream that never sends
-      // its endpoint, say); the deadline ends the refresh regardless.
-      const expired = new Promise<never>((_, reject) =>
-        deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason as Error)),
-      );
-      return await Promise.race([work, expired]);
-    } catch (error) {
-      throw classify(error, timedOut, this.timeoutMs);
-    } finally {
-      clearTimeout(timer);
-      deadline.abort();
-    }
+    return this.withDeadline((fetchFn) => this.run(connection, fetchFn));
   }
 
   /**
@@ -119,6 +99,10 @@ export class McpToolFetcher implements OnModuleDestroy {
     });
   }
 
+  /**
+   * Runs `work` within MCP_TIMEOUT_MS. The SDK does not pass every wait through our fetch
+   * (an SSE stream that never sends its endpoint, say); the deadline ends it regardless.
+   */
   private async withDeadline<T>(work: (fetchFn: FetchLike) => Promise<T>): Promise<T> {
     const deadline = new AbortController();
     let timedOut = false;
