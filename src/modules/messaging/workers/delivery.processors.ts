@@ -22,7 +22,11 @@ abstract class DeliveryProcessor extends WorkerHost {
   }
 }
 
-@Processor(SMS_QUEUE)
+/**
+ * Twenty SMS deliveries in flight per worker (BullMQ's default is one): each waits on the
+ * provider's REST call, and one at a time put 200 replies ~4 s behind (bench assistant).
+ */
+@Processor(SMS_QUEUE, { concurrency: 20 })
 export class SmsDeliveryProcessor extends DeliveryProcessor {
   constructor(deliveries: DeliveryService) {
     super(deliveries);
