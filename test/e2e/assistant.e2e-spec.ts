@@ -11,6 +11,7 @@ import {
   toolResults,
 } from '../support/openai-peer';
 import { eventually } from '../support/processes';
+import { agentMember, createWorkflow } from '../support/work-fixtures';
 import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
 
 const PUBLIC_BASE_URL = 'https://assistant.example.test/api/v2';
@@ -182,6 +183,20 @@ describe('Assistant: replies in ai chats (e2e)', () => {
       async () => (await get(`/chats/${chatId}`)).body.needsResponse === false,
       'needsResponse to clear',
     );
+  });
+
+  it("speaks as the workflow's agent in a chat that runs a workflow", async () => {
+    const agentId = await agentMember(t, wid, key);
+    const agentName = (await get(`/members/${agentId}`)).body.name as string;
+    const wf = await createWorkflow(t, wid, key, { name: 'Post-op follow-up', agentId });
+    const { chatId } = await chat({ workflowId: wf.id });
+    scripts.set('My wound itches', () => ({ content: 'That is normal in the first week.' }));
+    await say(chatId, 'My wound itches');
+    expect(await outcome(chatId)).toMatchObject({ type: 'AssistantReplied' });
+    const system = requestsFor('My wound itches')[0].messages[0].content!;
+    expect(system).toContain(`You are ${agentName}`);
+    expect(system).toContain('"Post-op follow-up"');
+    expect(system).toContain('Ada Lovelace');
   });
 
   it('gives a burst of messages one reply, built from all of them', async () => {
