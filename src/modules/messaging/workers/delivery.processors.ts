@@ -22,11 +22,7 @@ abstract class DeliveryProcessor extends WorkerHost {
   }
 }
 
-/**
- * Twenty SMS deliveries in flight per worker (BullMQ's default is one): each waits on the
- * provider's REST call, and one at a time put 200 replies ~4 s behind (bench assistant).
- */
-@Processor(SMS_QUEUE, { concurrency: 20 })
+@Processor(SMS_QUEUE)
 export class SmsDeliveryProcessor extends DeliveryProcessor {
   constructor(deliveries: DeliveryService) {
     super(deliveries);
