@@ -66,13 +66,11 @@ export async function startOpenAiPeer(delayMs = 0): Promise<OpenAiPeer> {
       const answer = await peer.script(request);
       if (peer.delayMs) await new Promise((r) => setTimeout(r, peer.delayMs));
       if ('status' in answer) {
-        res
-          .writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) })
-          .end(
-            JSON.stringify({
-              error: { message: answer.message ?? 'scripted failure', type: 'server_error' },
-            }),
-          );
+        res.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) }).end(
+          JSON.stringify({
+            error: { message: answer.message ?? 'scripted failure', type: 'server_error' },
+          }),
+        );
         return;
       }
       const toolCalls =
