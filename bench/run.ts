@@ -9,6 +9,7 @@ import { run as webhooks } from './webhooks.bench';
 import { run as records } from './records.bench';
 import { run as oauth } from './oauth.bench';
 import { run as messaging } from './messaging.bench';
+import { run as assistant } from './assistant.bench';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   'event-store': eventStore,
@@ -18,6 +19,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   records,
   oauth,
   messaging,
+  assistant,
 };
 
 async function main(): Promise<void> {

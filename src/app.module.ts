@@ -12,6 +12,7 @@ import { QueuesModule } from './core/queues/queues.module';
 import { RateLimitModule } from './core/rate-limit/rate-limit.module';
 import { SpineModule } from './core/spine.module';
 import { ApiKeysModule } from './modules/api-keys/api-keys.module';
+import { AssistantModule } from './modules/assistant/assistant.module';
 import { AutomationModule } from './modules/automation/automation.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { CalendarsModule } from './modules/calendars/calendars.module';
@@ -52,6 +53,7 @@ export const FEATURES = [
   McpModule,
   McpServersModule,
   SummariesModule,
+  AssistantModule,
 ] as const satisfies readonly FeatureModule[];
 
 /** The composition root: the spine plus every feature module. */

@@ -3,7 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResult,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * Real MCP protocol peers for the tests, made with the SDK's server: one speaking
@@ -25,8 +29,14 @@ export interface Peer {
   close(): Promise<void>;
 }
 
+/** Answers tools/call (the assistant's tests); a throw is the server's JSON-RPC error. */
+export type PeerToolCall = (
+  name: string,
+  args: Record<string, unknown>,
+) => CallToolResult | Promise<CallToolResult>;
+
 /** An SDK server whose tools/list pages through `tools()` two at a time. */
-function mcpServer(tools: () => PeerTool[]): Server {
+function mcpServer(tools: () => PeerTool[], call?: PeerToolCall): Server {
   const server = new Server({ name: 'test-peer', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
     const all = tools();
@@ -34,6 +44,10 @@ function mcpServer(tools: () => PeerTool[]): Server {
     const page = all.slice(start, start + 2);
     return { tools: page, ...(start + 2 < all.length ? { nextCursor: String(start + 2) } : {}) };
   });
+  if (call)
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      call(request.params.name, request.params.arguments ?? {}),
+    );
   return server;
 }
 
@@ -61,6 +75,8 @@ export interface StreamableOptions {
   requiredBearer?: string;
   /** Protected resource metadata (RFC 9728) naming this authorization server. */
   authorizationServer?: string;
+  /** Answers tools/call; without it the peer has no tools/call handler. */
+  call?: PeerToolCall;
 }
 
 export function startStreamableMcp(tools: () => PeerTool[], options: StreamableOptions = {}): Promise<Peer> {
@@ -87,7 +103,7 @@ export function startStreamableMcp(tools: () => PeerTool[], options: StreamableO
         return;
       }
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      const server = mcpServer(tools);
+      const server = mcpServer(tools, options.call);
       res.on('close', () => void transport.close().then(() => server.close()));
       await server.connect(transport);
       await transport.handleRequest(req, res);

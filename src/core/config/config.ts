@@ -116,6 +116,20 @@ export interface AppConfig {
   chatSummaryIdleMinutes: number;
   /** Message deliveries in flight per queue (sms, email, web-chat) per worker process. */
   messageDeliveryConcurrency: number;
+  /** Wait after a user message before the assistant answers; later messages of the burst restart it. */
+  assistantDebounceMs: number;
+  /** Budget of the chat history sent to the model, in tokens (estimated at 4 characters each). */
+  assistantHistoryTokens: number;
+  /** Most model turns with tool calls before the assistant must answer. */
+  assistantMaxToolRounds: number;
+  /** Replies worked on at once per worker process. */
+  assistantConcurrency: number;
+  /** Attempts of one reply (a retryable model error retries with backoff). */
+  assistantAttempts: number;
+  /** First backoff between attempts of a reply, doubled each time, in milliseconds. */
+  assistantBackoffMs: number;
+  /** A message older than this when the assistant's reactor reaches it gets no automatic reply. */
+  assistantReplyWindowMinutes: number;
 }
 
 export class ConfigError extends Error {
@@ -648,6 +662,49 @@ export const CONFIG_VARIABLES = {
     default: '16',
     describe: 'message deliveries in flight per queue (sms, email, web-chat) per worker process',
     parse: integer(1, 1_000),
+  },
+  assistantDebounceMs: {
+    name: 'ASSISTANT_DEBOUNCE_MS',
+    default: '1000',
+    describe: 'wait after a user message before the assistant answers; a burst of messages gets one reply',
+    parse: integer(0, 600000),
+  },
+  assistantHistoryTokens: {
+    name: 'ASSISTANT_HISTORY_TOKENS',
+    default: '6000',
+    describe: 'budget of chat history sent to the model, in tokens (about 4 characters each)',
+    parse: integer(100, 1000000),
+  },
+  assistantMaxToolRounds: {
+    name: 'ASSISTANT_MAX_TOOL_ROUNDS',
+    default: '5',
+    describe: 'most model turns with tool calls in one reply',
+    parse: integer(0, 50),
+  },
+  assistantConcurrency: {
+    name: 'ASSISTANT_CONCURRENCY',
+    default: '20',
+    describe: 'replies worked on at once per worker process',
+    parse: integer(1, 1000),
+  },
+  assistantAttempts: {
+    name: 'ASSISTANT_ATTEMPTS',
+    default: '4',
+    describe: 'attempts of one reply; a retryable model error (429, 5xx, timeout) retries with backoff',
+    parse: integer(1, 20),
+  },
+  assistantBackoffMs: {
+    name: 'ASSISTANT_BACKOFF_MS',
+    default: '2000',
+    describe: 'first wait between attempts of a reply, doubled each time, in milliseconds',
+    parse: integer(1, 3600000),
+  },
+  assistantReplyWindowMinutes: {
+    name: 'ASSISTANT_REPLY_WINDOW_MINUTES',
+    default: '60',
+    describe:
+      'a user message older than this when the assistant first sees it (history replayed, a long outage) gets no automatic reply',
+    parse: positiveNumber(7 * 24 * 60),
   },
 } satisfies { [K in keyof AppConfig]: VarSpec<AppConfig[K]> };
 

@@ -6,3 +6,5 @@ export { mcpServerStream, MCP_SERVER_EVENT_TYPES } from './domain/mcp-server.eve
 export type { McpFailureReason, McpServerEvent, McpServerTool } from './domain/mcp-server.events';
 export { ListEnabledMcpServerToolsQuery } from './queries/enabled-tools.query';
 export type { EnabledMcpServerTool } from './queries/enabled-tools.query';
+export { CallMcpServerToolCommand, McpToolCallFailed } from './commands/call-tool.command';
+export type { McpToolResult } from './connect/mcp-tool-fetcher';

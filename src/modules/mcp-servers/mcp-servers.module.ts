@@ -3,6 +3,7 @@ import { APP_CONFIG, AppConfig } from '../../core/config/config';
 import { SecretBox } from '../../core/crypto/secret-box';
 import { Feature } from '../../core/features/feature';
 import {
+  CallMcpServerToolHandler,
   CreateMcpServerHandler,
   DeleteMcpServerHandler,
   MCP_SECRET_BOX,
@@ -43,6 +44,7 @@ import {
     McpToolFetcher,
     McpServersProjection,
     CreateMcpServerHandler,
+    CallMcpServerToolHandler,
     UpdateMcpServerHandler,
     RefreshMcpServerToolsHandler,
     SetMcpServerEnabledHandler,

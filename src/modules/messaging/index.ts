@@ -22,3 +22,8 @@ export type { Caller } from './domain/messaging-access.policy';
 export { callerOf, pathId } from './http/ids';
 export type { ChatResponse, MessageResponse } from './http/chat.responses';
 export type { CallCompleted, ChatUpdated, Channel, Participant } from './domain/chat.events';
+export type { ChatEvent, AssistantKind } from './domain/chat.events';
+export { chatStream, CHAT_EVENT_TYPES } from './domain/chat.events';
+export { smsKeyword } from './domain/sms-keywords';
+export { SendAssistantMessageCommand } from './commands/message.commands';
+export type { Caller as MessagingCaller } from './domain/messaging-access.policy';

@@ -11,7 +11,10 @@ export type {
   CustomToolkitEvent,
   JsonSchemaObject,
 } from './domain/toolkit.events';
-export { ValidateCustomToolArgumentsQuery } from './queries/validate-tool-arguments.query';
-export type { ValidatedToolCall } from './queries/validate-tool-arguments.query';
+export {
+  ListEnabledCustomToolsQuery,
+  ValidateCustomToolArgumentsQuery,
+} from './queries/validate-tool-arguments.query';
+export type { EnabledCustomTool, ValidatedToolCall } from './queries/validate-tool-arguments.query';
 export { ToolArgumentValidators, validateToolArguments } from './domain/tool-arguments';
 export type { ToolSchemaRef } from './domain/tool-arguments';

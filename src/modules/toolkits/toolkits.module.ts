@@ -20,6 +20,7 @@ import {
   GetCustomToolkitHandler,
   ListCustomToolkitsHandler,
   ListCustomToolsHandler,
+  ListEnabledCustomToolsHandler,
   ValidateCustomToolArgumentsHandler,
 } from './queries/toolkit.queries';
 import { CustomToolkitsTables1764000007800 } from './toolkits.migration';
@@ -51,6 +52,7 @@ import { CustomToolkitsTables1764000007800 } from './toolkits.migration';
     ListCustomToolsHandler,
     GetCustomToolHandler,
     ValidateCustomToolArgumentsHandler,
+    ListEnabledCustomToolsHandler,
   ],
 })
 export class ToolkitsModule {}

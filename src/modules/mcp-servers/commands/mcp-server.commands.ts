@@ -9,7 +9,8 @@ import { nextId } from '../../../core/database/ids';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { checkOutboundUrl } from '../../../core/net/outbound-address';
 import { McpFetchError } from '../connect/mcp-errors';
-import { McpToolFetcher } from '../connect/mcp-tool-fetcher';
+import { McpToolFetcher, McpToolResult } from '../connect/mcp-tool-fetcher';
+import { CallMcpServerToolCommand, McpToolCallFailed } from './call-tool.command';
 import { mcpServerDecider, McpServerCommand, SecretsInput } from '../domain/mcp-server';
 import { mcpServerSlugClaims, mcpServerSlugConflict } from '../domain/mcp-server-slug-claim';
 import { McpServerSecrets, mcpServerStream } from '../domain/mcp-server.events';
@@ -231,5 +232,41 @@ export class DeleteMcpServerHandler implements ICommandHandler<DeleteMcpServerCo
 
   async execute({ workspaceId, serverId, ifMatch }: DeleteMcpServerCommand): Promise<void> {
     await decide(this.repo, { type: 'DeleteServer', serverId, workspaceId, ifMatch, now: now() });
+  }
+}
+
+/** Calls a tool of an enabled server with its opened credentials (never logged). */
+@CommandHandler(CallMcpServerToolCommand)
+export class CallMcpServerToolHandler implements ICommandHandler<CallMcpServerToolCommand> {
+  constructor(
+    private readonly db: DataSource,
+    private readonly fetcher: McpToolFetcher,
+    @Inject(MCP_SECRET_BOX) private readonly box: SecretBox,
+  ) {}
+
+  async execute({ workspaceId, serverId, toolName, args }: CallMcpServerToolCommand): Promise<McpToolResult> {
+    const row = await this.db.getRepository(McpServerEntity).findOneBy({ id: serverId, workspaceId });
+    if (!row || !row.enabled) throw new NotFoundError('MCP server not found');
+    const open = (field: keyof McpServerSecrets) =>
+      row[field] ? this.box.open(row[field], secretContext(serverId, field)) : null;
+    try {
+      return await this.fetcher.callTool(
+        {
+          mcpUrl: row.mcpUrl,
+          supportsDirectAuth: row.supportsDirectAuth,
+          directAuthToken: open('directAuthToken'),
+          oauthClientId: open('oauthClientId'),
+          oauthClientSecret: open('oauthClientSecret'),
+        },
+        toolName,
+        args,
+      );
+    } catch (error) {
+      if (error instanceof McpFetchError) throw new McpToolCallFailed(error.reason, error.message);
+      throw new McpToolCallFailed(
+        'protocol_error',
+        error instanceof Error ? error.message : 'the call failed',
+      );
+    }
   }
 }

@@ -22,6 +22,13 @@ export interface McpConnection {
   oauthClientSecret: string | null;
 }
 
+/** A tool's answer: its text content joined, and its structured content when it gave one. */
+export interface McpToolResult {
+  isError: boolean;
+  text: string;
+  structuredContent: Record<string, unknown> | null;
+}
+
 export interface FetchedTools {
   transport: 'streamable-http' | 'sse';
   tools: McpServerTool[];
@@ -55,21 +62,59 @@ export class McpToolFetcher implements OnModuleDestroy {
   }
 
   async fetchTools(connection: McpConnection): Promise<FetchedTools> {
+    return this.withDeadline((fetchFn) => this.run(connection, fetchFn));
+  }
+
+  /**
+   * Calls one tool of the server with the server's auth, within MCP_TIMEOUT_MS; resolves
+   * with the tool's result (an `isError` result is an answer, not a failure) and rejects
+   * with an McpFetchError when the server cannot be reached or answers no result.
+   */
+  async callTool(
+    connection: McpConnection,
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<McpToolResult> {
+    return this.withDeadline(async (fetchFn) => {
+      const { client } = await this.connect(connection, fetchFn);
+      try {
+        const result = await client.callTool({ name, arguments: args }, undefined, {
+          timeout: this.timeoutMs,
+        });
+        const content = Array.isArray(result.content)
+          ? (result.content as { type: string; text?: string }[])
+          : [];
+        const text = content
+          .filter((c) => c.type === 'text' && typeof c.text === 'string')
+          .map((c) => c.text)
+          .join('\n');
+        return {
+          isError: result.isError === true,
+          text,
+          structuredContent: (result.structuredContent as Record<string, unknown> | undefined) ?? null,
+        };
+      } finally {
+        await client.close().catch(() => undefined);
+      }
+    });
+  }
+
+  /**
+   * Runs `work` within MCP_TIMEOUT_MS. The SDK does not pass every wait through our fetch
+   * (an SSE stream that never sends its endpoint, say); the deadline ends it regardless.
+   */
+  private async withDeadline<T>(work: (fetchFn: FetchLike) => Promise<T>): Promise<T> {
     const deadline = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       deadline.abort(new McpFetchError('timeout', `no complete answer within ${this.timeoutMs} ms`));
     }, this.timeoutMs);
-    const fetchFn = this.guardedFetch(deadline.signal);
     try {
-      const work = this.run(connection, fetchFn);
-      // The SDK does not pass every wait through our fetch (an SSE stream that never sends
-      // its endpoint, say); the deadline ends the refresh regardless.
       const expired = new Promise<never>((_, reject) =>
         deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason as Error)),
       );
-      return await Promise.race([work, expired]);
+      return await Promise.race([work(this.guardedFetch(deadline.signal)), expired]);
     } catch (error) {
       throw classify(error, timedOut, this.timeoutMs);
     } finally {
@@ -78,25 +123,32 @@ export class McpToolFetcher implements OnModuleDestroy {
     }
   }
 
-  private async run(connection: McpConnection, fetchFn: FetchLike): Promise<FetchedTools> {
+  private async connect(
+    connection: McpConnection,
+    fetchFn: FetchLike,
+  ): Promise<{ client: Client; transport: 'streamable-http' | 'sse' }> {
     const url = new URL(connection.mcpUrl);
     const bearer = connection.supportsDirectAuth
       ? connection.directAuthToken
       : await this.clientCredentialsToken(url, connection, fetchFn);
     const requestInit: RequestInit = bearer ? { headers: { authorization: `Bearer ${bearer}` } } : {};
     const options = { timeout: this.timeoutMs };
-
     let client = newClient();
-    let transport: 'streamable-http' | 'sse' = 'streamable-http';
     try {
       await client.connect(new StreamableHTTPClientTransport(url, { fetch: fetchFn, requestInit }), options);
+      return { client, transport: 'streamable-http' };
     } catch (error) {
       await client.close().catch(() => undefined);
       if (!speaksOnlySse(error)) throw error;
       client = newClient();
-      transport = 'sse';
       await client.connect(new SSEClientTransport(url, { fetch: fetchFn, requestInit }), options);
+      return { client, transport: 'sse' };
     }
+  }
+
+  private async run(connection: McpConnection, fetchFn: FetchLike): Promise<FetchedTools> {
+    const options = { timeout: this.timeoutMs };
+    const { client, transport } = await this.connect(connection, fetchFn);
     try {
       const tools: McpServerTool[] = [];
       let cursor: string | undefined;

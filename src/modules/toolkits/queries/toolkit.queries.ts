@@ -8,7 +8,12 @@ import type { JsonSchemaObject } from '../domain/toolkit.events';
 import { CustomToolkitResponse } from '../http/toolkit.dto';
 import { CustomToolResponse } from '../http/tool.dto';
 import { CustomToolEntity, CustomToolkitEntity } from '../projections/toolkit.entities';
-import { ValidateCustomToolArgumentsQuery, ValidatedToolCall } from './validate-tool-arguments.query';
+import {
+  EnabledCustomTool,
+  ListEnabledCustomToolsQuery,
+  ValidateCustomToolArgumentsQuery,
+  ValidatedToolCall,
+} from './validate-tool-arguments.query';
 
 export class ListCustomToolkitsQuery {
   constructor(
@@ -147,5 +152,39 @@ export class ValidateCustomToolArgumentsHandler implements IQueryHandler<Validat
       version: tool.version,
       arguments: args,
     };
+  }
+}
+
+/** The tools of the workspace's enabled toolkits (a disabled toolkit's tools are offered to nobody). */
+@QueryHandler(ListEnabledCustomToolsQuery)
+export class ListEnabledCustomToolsHandler implements IQueryHandler<ListEnabledCustomToolsQuery> {
+  constructor(private readonly db: DataSource) {}
+
+  async execute(q: ListEnabledCustomToolsQuery): Promise<EnabledCustomTool[]> {
+    const toolkits = await this.db
+      .getRepository(CustomToolkitEntity)
+      .find({ where: { workspaceId: q.workspaceId, enabled: true }, order: { id: 'ASC' } });
+    if (!toolkits.length) return [];
+    const slugOf = new Map(toolkits.map((k) => [k.id, k.slug]));
+    const tools = await this.db
+      .getRepository(CustomToolEntity)
+      .createQueryBuilder('t')
+      .where('t.workspace_id = :ws AND t.toolkit_id = ANY(:ids)', {
+        ws: q.workspaceId,
+        ids: [...slugOf.keys()],
+      })
+      .orderBy('t.id', 'ASC')
+      .getMany();
+    return tools.map((t) => ({
+      toolId: t.id,
+      toolkitId: t.toolkitId,
+      toolkitSlug: slugOf.get(t.toolkitId)!,
+      name: t.name,
+      displayName: t.displayName,
+      description: t.description,
+      prompt: t.prompt,
+      chatModel: t.chatModel,
+      inputSchema: t.inputSchema as Record<string, unknown>,
+    }));
   }
 }

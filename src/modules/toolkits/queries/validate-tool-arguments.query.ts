@@ -25,3 +25,23 @@ export interface ValidatedToolCall {
   version: number;
   arguments: Record<string, unknown>;
 }
+
+/**
+ * The tools of a workspace's enabled custom toolkits, as an agent is offered them (its
+ * name, description, prompt, chat model and argument schema). Message only.
+ */
+export class ListEnabledCustomToolsQuery {
+  constructor(readonly workspaceId: string) {}
+}
+
+export interface EnabledCustomTool {
+  toolId: number;
+  toolkitId: number;
+  toolkitSlug: string;
+  name: string;
+  displayName: string;
+  description: string | null;
+  prompt: string | null;
+  chatModel: string | null;
+  inputSchema: Record<string, unknown>;
+}

@@ -1,0 +1,250 @@
+/**
+ * `npm run bench -- assistant`: BENCH_ASSISTANT_CHATS (200) members each text the
+ * workspace number once (a signed Twilio inbound webhook, so each lands in a new `ai`
+ * chat), against a local OpenAI-compatible server answering every call after a fixed
+ * BENCH_ASSISTANT_MODEL_MS (50 ms). Measured from the first inbound webhook sent to the
+ * last reply delivered at the local SMS peer (test/support/twilio-peer.ts), beside the
+ * same number of model calls made in a bare loop (the same `openai` adapter) at the same
+ * concurrency (BENCH_ASSISTANT_CONCURRENCY, 10: the service's ASSISTANT_CONCURRENCY).
+ * The service runs as a child process (src/main.ts, ROLE=all) on a fresh database and
+ * Redis prefix, with ASSISTANT_DEBOUNCE_MS=BENCH_ASSISTANT_DEBOUNCE_MS (0: the wait that
+ * gathers a burst is a deliberate delay, not work; set it to see its cost). Rounds
+ * alternate baseline / service (BENCH_ASSISTANT_ROUNDS, 3), each round with new members.
+ * Target (issue 15): ≤ 1.5× the bare loop. Writes bench-results/assistant-<timestamp>.json.
+ */
+import { Pool } from 'pg';
+import { OpenAiLanguageModel } from '../src/modules/assistant/model/openai.model';
+import { createTestDatabase } from '../test/support/database';
+import { startOpenAiPeer } from '../test/support/openai-peer';
+import { runToCompletion } from '../test/support/processes';
+import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
+import { startTwilioPeer } from '../test/support/twilio-peer';
+import { Service, startService } from './http.bench';
+import { describeEnvironment, printTable, writeResults } from './report';
+
+const CHATS = Number(process.env.BENCH_ASSISTANT_CHATS ?? 200);
+const MODEL_MS = Number(process.env.BENCH_ASSISTANT_MODEL_MS ?? 50);
+const CONCURRENCY = Number(process.env.BENCH_ASSISTANT_CONCURRENCY ?? 10);
+const DEBOUNCE_MS = Number(process.env.BENCH_ASSISTANT_DEBOUNCE_MS ?? 0);
+const ROUNDS = Number(process.env.BENCH_ASSISTANT_ROUNDS ?? 3);
+const PUBLIC_BASE_URL = 'https://bench.example.test/api/v2';
+const NUMBER = '+14155550999';
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function inParallel<T>(
+  items: T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
+}
+
+const median = (values: number[]): number => {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+export async function run(): Promise<void> {
+  const db = await createTestDatabase();
+  const prefix = testRedisPrefix();
+  const pool = new Pool({ connectionString: db.url, max: 2, application_name: 'bench-assistant' });
+  const model = await startOpenAiPeer(MODEL_MS);
+  model.script = () => ({ content: 'Thanks, we will call you back today.' });
+  const twilio = await startTwilioPeer();
+  const env = {
+    DATABASE_URL: db.url,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    NODE_ENV: 'production',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_CONCURRENCY: '10000',
+    PUBLIC_BASE_URL,
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: twilio.accountSid,
+    TWILIO_AUTH_TOKEN: twilio.authToken,
+    TWILIO_API_BASE_URL: twilio.url,
+    ASSISTANT_PROVIDER: 'openai',
+    OPENAI_BASE_URL: model.url,
+    ASSISTANT_MODEL: 'bench-model',
+    ASSISTANT_CONCURRENCY: String(CONCURRENCY),
+    ASSISTANT_DEBOUNCE_MS: String(DEBOUNCE_MS),
+  };
+  let service: Service | undefined;
+  try {
+    const svc = await startService(env);
+    service = svc.proc;
+    const base = `http://127.0.0.1:${svc.port}/api/v2`;
+    const out = await runToCompletion(
+      'src/cli.ts',
+      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
+      { ...env, LOG_LEVEL: 'warn' },
+      120_000,
+    );
+    const { apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
+      apiKey: string;
+      workspaceId: string;
+    };
+    const api = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${base}/w/${workspaceId}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return res.json() as Promise<Record<string, unknown>>;
+    };
+    await api('POST', '/phone-numbers', { number: NUMBER });
+    const environment = await describeEnvironment(pool);
+    console.log(
+      `database ${db.name}; ${CHATS} chats, model ${MODEL_MS} ms, concurrency ${CONCURRENCY}, debounce ${DEBOUNCE_MS} ms; ${JSON.stringify(environment)}`,
+    );
+
+    const bareModel = new OpenAiLanguageModel({
+      baseUrl: model.url,
+      apiKey: undefined,
+      defaultModel: 'bench-model',
+      timeoutMs: 60_000,
+    });
+    const bare = async (): Promise<number> => {
+      const started = performance.now();
+      await inParallel(
+        Array.from({ length: CHATS }, (_, i) => i),
+        CONCURRENCY,
+        async (i) => {
+          await bareModel.complete({
+            messages: [
+              { role: 'system', content: 'You are the assistant of this workspace.' },
+              { role: 'user', content: `Please call me back (${i})` },
+            ],
+          });
+        },
+      );
+      return performance.now() - started;
+    };
+
+    let round = 0;
+    const lagP50: number[] = [];
+    const lagP95: number[] = [];
+    const inboundMs: number[] = [];
+    const viaService = async (): Promise<number> => {
+      round++;
+      const phones = Array.from(
+        { length: CHATS },
+        (_, i) => `+1650${String(round).padStart(2, '0')}${String(i).padStart(5, '0')}`,
+      );
+      await api('POST', '/members/import', {
+        members: phones.map((phone, i) => ({ phone, name: `Member ${round}-${i}`, notifySms: true })),
+      });
+      const before = twilio.messages.length;
+      const modelBefore = model.requests.length;
+      const started = performance.now();
+      let inboundDone = 0;
+      const answeredAt = new Map<string, number>();
+      const repliedAt = new Map<string, number>();
+      let firstModel = 0;
+      let lastModel = 0;
+      const sent = inParallel(phones, 32, async (phone, i) => {
+        const res = await twilio.webhook(
+          `${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`,
+          base,
+          PUBLIC_BASE_URL,
+          {
+            AccountSid: twilio.accountSid,
+            MessageSid: `SM-bench-${round}-${i}`,
+            From: phone,
+            To: NUMBER,
+            Body: `Please call me back (${i})`,
+          },
+        );
+        answeredAt.set(phone, performance.now());
+        if (res.status >= 300)
+          throw new Error(`inbound: ${res.status} ${await res.text()}\n${svc.proc.output().slice(-4000)}`);
+      }).then(() => (inboundDone = performance.now() - started));
+      const deadline = Date.now() + 300_000;
+      while (twilio.messages.length - before < CHATS) {
+        if (Date.now() > deadline)
+          throw new Error(`only ${twilio.messages.length - before} of ${CHATS} replies arrived`);
+        for (const m of twilio.messages.slice(before + repliedAt.size))
+          if (!repliedAt.has(m.to)) repliedAt.set(m.to, performance.now());
+        const asked = model.requests.length - modelBefore;
+        if (asked > 0 && !firstModel) firstModel = performance.now() - started;
+        if (asked >= CHATS && !lastModel) lastModel = performance.now() - started;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      const elapsed = performance.now() - started;
+      await sent;
+      for (const m of twilio.messages.slice(before + repliedAt.size))
+        if (!repliedAt.has(m.to)) repliedAt.set(m.to, performance.now());
+      const lags = phones
+        .map((p) => (repliedAt.get(p) ?? NaN) - (answeredAt.get(p) ?? NaN))
+        .sort((a, b) => a - b);
+      lagP50.push(lags[Math.floor(lags.length / 2)]);
+      lagP95.push(lags[Math.floor(lags.length * 0.95)]);
+      inboundMs.push(inboundDone);
+      console.log(
+        `round ${round}: reply after its inbound webhook's answer p50 ${lagP50.at(-1)!.toFixed(0)} ms, p95 ${lagP95.at(-1)!.toFixed(0)} ms; inbound webhooks answered by ${inboundDone.toFixed(0)} ms; model asked first at ${firstModel.toFixed(0)} ms, all ${CHATS} by ${lastModel.toFixed(0)} ms; last reply at the peer ${elapsed.toFixed(0)} ms`,
+      );
+      return elapsed;
+    };
+
+    // Warm-up: connections, JIT, the first queue jobs.
+    await bare();
+    const baseline: number[] = [];
+    const measured: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      baseline.push(await bare());
+      measured.push(await viaService());
+    }
+    const b = median(baseline);
+    const s = median(measured);
+    printTable(
+      ['case', 'median ms', 'rounds ms', 'per chat ms', 'vs bare loop'],
+      [
+        [
+          `bare loop: ${CHATS} model calls`,
+          b.toFixed(0),
+          baseline.map((x) => x.toFixed(0)).join(', '),
+          (b / CHATS).toFixed(1),
+          '1.00×',
+        ],
+        [
+          `service: ${CHATS} inbound SMS → replies at the peer`,
+          s.toFixed(0),
+          measured.map((x) => x.toFixed(0)).join(', '),
+          (s / CHATS).toFixed(1),
+          `${(s / b).toFixed(2)}×`,
+        ],
+      ],
+    );
+    console.log(`target ≤ 1.5×: ${s / b <= 1.5 ? 'met' : 'missed'}`);
+    writeResults('assistant', {
+      chats: CHATS,
+      modelMs: MODEL_MS,
+      concurrency: CONCURRENCY,
+      debounceMs: DEBOUNCE_MS,
+      environment,
+      baselineMs: baseline,
+      serviceMs: measured,
+      ratio: s / b,
+      inboundWebhooksMs: inboundMs,
+      replyAfterInboundP50Ms: lagP50,
+      replyAfterInboundP95Ms: lagP95,
+    });
+  } finally {
+    await service?.stop();
+    await Promise.all([model.close(), twilio.close()]);
+    await pool.end();
+    await clearRedisPrefix(prefix);
+    await db.drop();
+  }
+}

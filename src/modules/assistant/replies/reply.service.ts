@@ -1,0 +1,265 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
+import { GetMemberContactsQuery, MemberContact } from '../../identity';
+import { chatStream, SendAssistantMessageCommand } from '../../messaging';
+import { WorkflowEvent, workflowStream } from '../../work';
+import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../domain/assistant.events';
+import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelMessage } from '../model/language-model.port';
+import { ChatView, foldChat, historyWithin, reasonNotToAnswer } from './conversation';
+import { ToolBox, ToolFailure } from './tool-box';
+
+/** One reply's job: answer the chat's member message `replyTo` (the last of its burst). */
+export interface ReplyJob {
+  workspaceId: string;
+  chatId: number;
+  replyTo: number;
+  correlationId: string;
+  causationId: string;
+}
+
+export type ReplyOutcome =
+  | { status: 'sent'; messageId: number }
+  | { status: 'skipped'; reason: string }
+  | { status: 'failed'; reason: string };
+
+/** Why a reply failed, and whether another attempt may succeed. */
+export class ReplyError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'ReplyError';
+  }
+}
+
+/** The assistant never answers as its own agent member here: sending is the system's, with chats:write. */
+const ASSISTANT_CALLER = { scopes: ['chats:write'], memberId: undefined };
+
+/**
+ * Answers an `ai` chat: reads the chat from its stream, builds the conversation (the
+ * workflow's agent, the member's name, the history within ASSISTANT_HISTORY_TOKENS),
+ * runs the model with the tools on offer for at most ASSISTANT_MAX_TOOL_ROUNDS rounds of
+ * tool calls, and sends the final text through messaging's SendAssistantMessageCommand
+ * (consent, STOP, quiet hours and segments apply there). Checks the chat again right
+ * before sending, so a chat paused, switched to human or answered meanwhile gets nothing.
+ */
+@Injectable()
+export class ReplyService {
+  private readonly log = new Logger('Assistant');
+
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(LANGUAGE_MODEL) private readonly model: LanguageModel,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: EventSourcedRepository,
+    private readonly queries: QueryBus,
+    private readonly commands: CommandBus,
+    private readonly tools: ToolBox,
+  ) {}
+
+  private async chat(chatId: number): Promise<ChatView | null> {
+    return foldChat(await this.store.readStream(chatStream(chatId)));
+  }
+
+  /** One attempt. Throws ReplyError when it failed; the caller decides on retries. */
+  async reply(job: ReplyJob, attempt: number): Promise<ReplyOutcome> {
+    const view = await this.chat(job.chatId);
+    const skip = reasonNotToAnswer(view, job.replyTo);
+    if (skip || !view || view.workspaceId !== job.workspaceId)
+      return { status: 'skipped', reason: skip ?? 'no_chat' };
+
+    const messages = await this.conversation(view);
+    const tools = await this.tools.offer(view.workspaceId);
+    const definitions = tools.definitions;
+    const model = (await this.agentModel(view)) ?? undefined;
+    let rounds = 0;
+    let calls = 0;
+    let answer: string | null = null;
+    let usedModel = model ?? this.model.defaultModel;
+    for (;;) {
+      const completion = await this.complete({
+        model,
+        messages,
+        tools: definitions.length && rounds < this.config.assistantMaxToolRounds ? definitions : undefined,
+      });
+      usedModel = completion.model;
+      if (!completion.toolCalls.length) {
+        answer = completion.content;
+        break;
+      }
+      if (rounds >= this.config.assistantMaxToolRounds)
+        throw new ReplyError(
+          'tool_rounds_exhausted',
+          `the model still called tools after ${rounds} rounds`,
+          false,
+        );
+      rounds++;
+      messages.push({ role: 'assistant', content: completion.content, toolCalls: completion.toolCalls });
+      for (const call of completion.toolCalls) {
+        calls++;
+        const started = Date.now();
+        try {
+          const run = await this.tools.run(tools, call.name, call.arguments);
+          await this.recordTool(job, attempt, rounds, call, run, started);
+          messages.push({ role: 'tool', toolCallId: call.id, content: run.result });
+        } catch (error) {
+          if (!(error instanceof ToolFailure)) throw error;
+          await this.recordTool(job, attempt, rounds, call, error.run, started);
+          throw new ReplyError('tool_failed', `${error.toolName}: ${error.message}`, error.retryable);
+        }
+      }
+    }
+    const text = answer?.trim();
+    if (!text) throw new ReplyError('empty_answer', 'the model answered no text', true);
+
+    // The chat may have been paused, switched to human, answered or written to meanwhile.
+    const again = reasonNotToAnswer(await this.chat(job.chatId), job.replyTo);
+    if (again) return { status: 'skipped', reason: again };
+    let messageId: number;
+    try {
+      messageId = await this.commands.execute<SendAssistantMessageCommand, number>(
+        new SendAssistantMessageCommand(job.workspaceId, job.chatId, text, ASSISTANT_CALLER),
+      );
+    } catch (error) {
+      const status = (error as { status?: number }).status;
+      if (status && status >= 400 && status < 500)
+        throw new ReplyError('send_refused', (error as Error).message.slice(0, 500), false);
+      throw error;
+    }
+    await this.append(job, [
+      {
+        type: 'AssistantReplied',
+        data: {
+          chatId: job.chatId,
+          workspaceId: job.workspaceId,
+          replyTo: job.replyTo,
+          messageId,
+          model: usedModel,
+          rounds,
+          toolCalls: calls,
+          repliedAt: new Date().toISOString(),
+        },
+      },
+    ]);
+    this.log.log(`chat ${job.chatId}: replied (message ${messageId}, ${rounds} tool rounds, ${calls} calls)`);
+    return { status: 'sent', messageId };
+  }
+
+  /** Records that a reply was given up: nothing sent, needsResponse stays true. */
+  async recordFailure(job: ReplyJob, error: ReplyError, attempts: number): Promise<void> {
+    this.log.warn(`chat ${job.chatId}: reply failed after ${attempts} attempt(s): ${error.reason}`);
+    await this.append(job, [
+      {
+        type: 'AssistantReplyFailed',
+        data: {
+          chatId: job.chatId,
+          workspaceId: job.workspaceId,
+          replyTo: job.replyTo,
+          reason: error.reason,
+          detail: error.message.slice(0, 500),
+          attempts,
+          failedAt: new Date().toISOString(),
+        },
+      },
+    ]);
+  }
+
+  private async complete(request: Parameters<LanguageModel['complete']>[0]) {
+    try {
+      return await this.model.complete(request);
+    } catch (error) {
+      if (error instanceof ModelError) throw new ReplyError('model_error', error.message, error.retryable);
+      throw new ReplyError('model_error', 'the model call failed', true);
+    }
+  }
+
+  private async conversation(view: ChatView): Promise<ModelMessage[]> {
+    const workflow = view.workflowId ? await this.workflow(view.workflowId, view.workspaceId) : null;
+    const ids = [view.memberId, ...(workflow ? [workflow.agentId] : [])];
+    const contacts = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
+      new GetMemberContactsQuery(view.workspaceId, ids),
+    );
+    const nameOf = (id: number) => contacts.find((c) => c.id === id)?.name ?? null;
+    const agentName = workflow ? nameOf(workflow.agentId) : null;
+    const memberName = nameOf(view.memberId);
+    const lines = [
+      `You are ${agentName ?? 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
+      workflow ? `This conversation is part of the workflow "${workflow.name}".` : null,
+      memberName ? `The member's name is ${memberName}.` : "The member's name is not known.",
+      view.channel === 'phone-sms' ? 'Answer briefly, in plain text suited to SMS.' : 'Answer in plain text.',
+      'Use the tools offered when they help; never invent facts a tool could give.',
+    ].filter((l): l is string => l !== null);
+    return [
+      { role: 'system', content: lines.join('\n') },
+      ...historyWithin(view, this.config.assistantHistoryTokens),
+    ];
+  }
+
+  /** The chat's workflow as work's stream shows it (name and agent member). */
+  private async workflow(
+    workflowId: number,
+    workspaceId: string,
+  ): Promise<{ name: string; agentId: number } | null> {
+    let wf: { name: string; agentId: number } | null = null;
+    for (const raw of await this.store.readStream(workflowStream(workflowId))) {
+      const e = raw as unknown as WorkflowEvent;
+      if (e.type === 'WorkflowCreated' && e.data.workspaceId === workspaceId)
+        wf = { name: e.data.name, agentId: e.data.agentId };
+      else if (e.type === 'WorkflowUpdated' && wf)
+        wf = { name: e.data.changes.name ?? wf.name, agentId: e.data.changes.agentId ?? wf.agentId };
+      else if (e.type === 'WorkflowDeleted') wf = null;
+    }
+    return wf;
+  }
+
+  /** The agent names no model of its own today: ASSISTANT_MODEL answers. */
+  private agentModel(_view: ChatView): Promise<string | null> {
+    return Promise.resolve(null);
+  }
+
+  private async recordTool(
+    job: ReplyJob,
+    attempt: number,
+    round: number,
+    call: { id: string; name: string },
+    run: {
+      source: AssistantToolCalled['data']['source'];
+      target: AssistantToolCalled['data']['target'];
+      arguments: unknown;
+      outcome: AssistantToolCalled['data']['outcome'];
+      result: string;
+    },
+    started: number,
+  ): Promise<void> {
+    await this.append(job, [
+      {
+        type: 'AssistantToolCalled',
+        data: {
+          chatId: job.chatId,
+          workspaceId: job.workspaceId,
+          replyTo: job.replyTo,
+          attempt,
+          round,
+          callId: call.id,
+          name: call.name,
+          source: run.source,
+          target: run.target,
+          arguments: run.arguments,
+          outcome: run.outcome,
+          result: run.result,
+          durationMs: Date.now() - started,
+          calledAt: new Date(started).toISOString(),
+        },
+      },
+    ]);
+  }
+
+  private async append(job: ReplyJob, events: AssistantEvent[]): Promise<void> {
+    await this.repo.append(assistantChatStream(job.chatId), job.workspaceId, events, 'any');
+  }
+}

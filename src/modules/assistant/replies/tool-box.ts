@@ -1,0 +1,245 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { createHash } from 'node:crypto';
+import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import {
+  CallMcpServerToolCommand,
+  EnabledMcpServerTool,
+  ListEnabledMcpServerToolsQuery,
+  McpToolCallFailed,
+  McpToolResult,
+} from '../../mcp-servers';
+import {
+  EnabledCustomTool,
+  ListEnabledCustomToolsQuery,
+  ValidateCustomToolArgumentsQuery,
+  ValidatedToolCall,
+} from '../../toolkits';
+import type { ToolOutcome, ToolSource } from '../domain/assistant.events';
+import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelTool } from '../model/language-model.port';
+
+/** What the model gets back from a tool, bounded so one answer cannot fill the context. */
+const RESULT_MAX_CHARS = 16_000;
+
+/** OpenAI's tool names: [a-zA-Z0-9_-]{1,64}. Longer or clashing names end in a short hash. */
+export function modelToolName(prefix: string, name: string, taken: { has(name: string): boolean }): string {
+  const clean = `${prefix}__${name}`.replace(/[^a-zA-Z0-9_-]/g, '_');
+  let candidate = clean.length <= 64 ? clean : clean.slice(0, 55);
+  if (candidate !== clean || taken.has(candidate)) {
+    const hash = createHash('sha256').update(`${prefix}\u0000${name}`).digest('hex').slice(0, 8);
+    candidate = `${clean.slice(0, 55)}_${hash}`;
+  }
+  return candidate;
+}
+
+type Offered =
+  { source: 'toolkit'; tool: EnabledCustomTool } | { source: 'mcp-server'; tool: EnabledMcpServerTool };
+
+export interface ToolRun {
+  source: ToolSource | null;
+  target: { toolId?: number; serverId?: number; tool: string } | null;
+  arguments: unknown;
+  outcome: ToolOutcome;
+  /** Given back to the model. */
+  result: string;
+}
+
+/** A tool that could not be run: the reply fails (retried when `retryable`). */
+export class ToolFailure extends Error {
+  constructor(
+    readonly toolName: string,
+    message: string,
+    readonly retryable: boolean,
+    readonly run: ToolRun,
+  ) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}
+
+/** The tools one reply may use, under the names the model sees. */
+export class OfferedTools {
+  constructor(
+    readonly workspaceId: string,
+    private readonly byName: Map<string, Offered>,
+  ) {}
+
+  get definitions(): ModelTool[] {
+    return [...this.byName.entries()].map(([name, offered]) => ({
+      name,
+      description: descriptionOf(offered),
+      parameters: { type: 'object', ...(offered.tool.inputSchema as Record<string, unknown>) },
+    }));
+  }
+
+  get(name: string): Offered | undefined {
+    return this.byName.get(name);
+  }
+}
+
+function descriptionOf(offered: Offered): string {
+  const t = offered.tool;
+  if (offered.source === 'toolkit')
+    return (t.description ?? (t as EnabledCustomTool).displayName).slice(0, 1024);
+  const m = t as EnabledMcpServerTool;
+  return (m.description ?? m.title ?? m.name).slice(0, 1024);
+}
+
+const bounded = (text: string): string =>
+  text.length > RESULT_MAX_CHARS ? `${text.slice(0, RESULT_MAX_CHARS)}…` : text;
+
+/**
+ * Gathers the tools a chat's assistant is offered (the workspace's enabled custom toolkit
+ * tools and the tools of its enabled MCP servers) and runs the model's calls of them.
+ * Arguments and results are never logged: they may hold record values (PHI).
+ */
+@Injectable()
+export class ToolBox {
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly commands: CommandBus,
+    @Inject(LANGUAGE_MODEL) private readonly model: LanguageModel,
+  ) {}
+
+  async offer(workspaceId: string): Promise<OfferedTools> {
+    const [custom, mcp] = await Promise.all([
+      this.queries.execute<ListEnabledCustomToolsQuery, EnabledCustomTool[]>(
+        new ListEnabledCustomToolsQuery(workspaceId),
+      ),
+      this.queries.execute<ListEnabledMcpServerToolsQuery, EnabledMcpServerTool[]>(
+        new ListEnabledMcpServerToolsQuery(workspaceId),
+      ),
+    ]);
+    const byName = new Map<string, Offered>();
+    for (const tool of custom)
+      byName.set(modelToolName(tool.toolkitSlug, tool.name, byName), { source: 'toolkit', tool });
+    for (const tool of mcp)
+      byName.set(modelToolName(`mcp_${tool.serverSlug}`, tool.name, byName), { source: 'mcp-server', tool });
+    return new OfferedTools(workspaceId, byName);
+  }
+
+  /** Runs one call; answers what to give the model back, or throws ToolFailure. */
+  async run(tools: OfferedTools, name: string, rawArguments: string): Promise<ToolRun> {
+    const offered = tools.get(name);
+    const parsed = parseArguments(rawArguments);
+    if (!offered)
+      return {
+        source: null,
+        target: null,
+        arguments: parsed.ok ? parsed.value : rawArguments,
+        outcome: 'refused',
+        result: `error: no tool named ${name} is available to this assistant`,
+      };
+    const target =
+      offered.source === 'toolkit'
+        ? { toolId: offered.tool.toolId, tool: offered.tool.name }
+        : { serverId: offered.tool.serverId, tool: offered.tool.name };
+    const base = { source: offered.source, target };
+    if (!parsed.ok)
+      return {
+        ...base,
+        arguments: rawArguments,
+        outcome: 'invalid_arguments',
+        result: `error: the arguments are not a JSON object (${parsed.error}); call the tool again with valid JSON`,
+      };
+    return offered.source === 'toolkit'
+      ? this.runCustom(tools.workspaceId, offered.tool, parsed.value, base, name)
+      : this.runMcp(tools.workspaceId, offered.tool, parsed.value, base, name);
+  }
+
+  private async runCustom(
+    workspaceId: string,
+    tool: EnabledCustomTool,
+    args: Record<string, unknown>,
+    base: Pick<ToolRun, 'source' | 'target'>,
+    name: string,
+  ): Promise<ToolRun> {
+    let validated: ValidatedToolCall;
+    try {
+      validated = await this.queries.execute(
+        new ValidateCustomToolArgumentsQuery(workspaceId, tool.toolId, args),
+      );
+    } catch (error) {
+      if (error instanceof ValidationError)
+        return { ...base, arguments: args, outcome: 'invalid_arguments', result: `error: ${error.message}` };
+      if (error instanceof NotFoundError)
+        return {
+          ...base,
+          arguments: args,
+          outcome: 'refused',
+          result: `error: the tool ${name} no longer exists`,
+        };
+      throw error;
+    }
+    if (!validated.toolkitEnabled)
+      return { ...base, arguments: args, outcome: 'refused', result: `error: the tool ${name} is disabled` };
+    try {
+      const answer = await this.model.complete({
+        model: tool.chatModel ?? undefined,
+        messages: [
+          { role: 'system', content: tool.prompt ?? tool.description ?? tool.displayName },
+          { role: 'user', content: JSON.stringify(validated.arguments) },
+        ],
+      });
+      return {
+        ...base,
+        arguments: validated.arguments,
+        outcome: 'ok',
+        result: bounded(answer.content ?? ''),
+      };
+    } catch (error) {
+      const retryable = error instanceof ModelError ? error.retryable : true;
+      const message = error instanceof Error ? error.message : 'the tool failed';
+      throw new ToolFailure(name, message, retryable, {
+        ...base,
+        arguments: validated.arguments,
+        outcome: 'failed',
+        result: `error: ${message}`,
+      });
+    }
+  }
+
+  private async runMcp(
+    workspaceId: string,
+    tool: EnabledMcpServerTool,
+    args: Record<string, unknown>,
+    base: Pick<ToolRun, 'source' | 'target'>,
+    name: string,
+  ): Promise<ToolRun> {
+    try {
+      const result = await this.commands.execute<CallMcpServerToolCommand, McpToolResult>(
+        new CallMcpServerToolCommand(workspaceId, tool.serverId, tool.name, args),
+      );
+      const text = result.text || (result.structuredContent ? JSON.stringify(result.structuredContent) : '');
+      return {
+        ...base,
+        arguments: args,
+        outcome: result.isError ? 'error' : 'ok',
+        result: bounded(result.isError ? `error: ${text}` : text),
+      };
+    } catch (error) {
+      const message =
+        error instanceof McpToolCallFailed ? `${error.reason}: ${error.message}` : String(error);
+      throw new ToolFailure(name, message.slice(0, 500), true, {
+        ...base,
+        arguments: args,
+        outcome: 'failed',
+        result: `error: ${message.slice(0, 500)}`,
+      });
+    }
+  }
+}
+
+function parseArguments(
+  raw: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+  if (raw.trim() === '') return { ok: true, value: {} };
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return { ok: false, error: 'not an object' };
+    return { ok: true, value: value as Record<string, unknown> };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message.slice(0, 200) : 'malformed JSON' };
+  }
+}
