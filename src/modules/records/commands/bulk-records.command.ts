@@ -107,9 +107,51 @@ export class BulkRecordsHandler implements ICommandHandler<BulkRecordsCommand, B
     // Ids for every record at once (one statement); a failed record's id is a gap in the sequence.
     const ids = total ? await nextIds(this.db, 'data_record_id_seq', total) : [];
 
-    // The request's records are taken BATCH at a time: parsed, checked, decided and written
-    // before the next batch is looked at, so no step holds more than a batch of decisions,
-    // events or lookups besides the request's own array.
+    type Decided = { p: Parsed; recordId: number; events: DataRecordEvent[] };
+    type MemberOf = (p: Parsed) => RecordMember | null | undefined;
+    const oneByOne = (batch: readonly Parsed[], memberOf: MemberOf) =>
+      inPool(batch, CONCURRENCY, async (p) => {
+        try {
+          results[p.index] = await this.writeOne(cmd, type, p, memberOf(p));
+        } catch (err) {
+          fail(p.index, p.externalId, err);
+        }
+      });
+    const decide = (batch: readonly Parsed[], memberOf: MemberOf): Decided[] => {
+      const decided: Decided[] = [];
+      for (const p of batch) {
+        try {
+          const recordId = ids[p.index];
+          decided.push({ p, recordId, events: this.records.decideCreate(type, recordId, p, memberOf(p)) });
+        } catch (err) {
+          fail(p.index, p.externalId, err);
+        }
+      }
+      return decided;
+    };
+    // One atomic write; a batch meeting a taken externalId writes nothing and is halved.
+    const write = async (decided: readonly Decided[], memberOf: MemberOf): Promise<void> => {
+      if (!decided.length) return;
+      if (await this.records.createMany(type, decided)) {
+        for (const d of decided) done(d.p, 'created', d.recordId);
+        return;
+      }
+      const rest = decided.map((d) => d.p);
+      const half = Math.ceil(rest.length / 2);
+      await batched(rest.slice(0, half), memberOf);
+      await batched(rest.slice(half), memberOf);
+    };
+    const batched = async (batch: readonly Parsed[], memberOf: MemberOf): Promise<void> => {
+      if (batch.length < MIN_BATCH || !this.records.canCreateMany) return oneByOne(batch, memberOf);
+      await write(decide(batch, memberOf), memberOf);
+    };
+
+    // The request's records are taken BATCH at a time: parsed, checked and decided while
+    // the previous batch is being written (its atomic write is a round trip to the
+    // database; deciding is the process's work), then written once that write is done, so
+    // no step holds more than two batches of decisions and events besides the request's
+    // own array.
+    let writing: Promise<void> = Promise.resolve();
     for (let start = 0; start < total; start += BATCH) {
       const end = Math.min(total, start + BATCH);
       const parsed: Parsed[] = [];
@@ -132,49 +174,24 @@ export class BulkRecordsHandler implements ICommandHandler<BulkRecordsCommand, B
       const members = await this.records.members(cmd.workspaceId, [
         ...new Set(parsed.flatMap((p) => (p.memberId === null ? [] : [p.memberId]))),
       ]);
-      const memberOf = (p: Parsed): RecordMember | null | undefined =>
-        p.memberId === null ? null : members.get(p.memberId);
-
-      const oneByOne = (batch: readonly Parsed[]) =>
-        inPool(batch, CONCURRENCY, async (p) => {
-          try {
-            const item = await this.writeOne(cmd, type, p, memberOf(p));
-            results[p.index] = item;
-          } catch (err) {
-            fail(p.index, p.externalId, err);
-          }
-        });
-      const batched = async (batch: readonly Parsed[]): Promise<void> => {
-        if (batch.length < MIN_BATCH || !this.records.canCreateMany) return oneByOne(batch);
-        const decided: { p: Parsed; recordId: number; events: DataRecordEvent[] }[] = [];
-        for (const p of batch) {
-          try {
-            const recordId = ids[p.index];
-            decided.push({ p, recordId, events: this.records.decideCreate(type, recordId, p, memberOf(p)) });
-          } catch (err) {
-            fail(p.index, p.externalId, err);
-          }
-        }
-        if (!decided.length) return;
-        if (await this.records.createMany(type, decided)) {
-          for (const d of decided) done(d.p, 'created', d.recordId);
-          return;
-        }
-        const rest = decided.map((d) => d.p);
-        const half = Math.ceil(rest.length / 2);
-        await batched(rest.slice(0, half));
-        await batched(rest.slice(half));
-      };
-
+      const memberOf: MemberOf = (p) => (p.memberId === null ? null : members.get(p.memberId));
       // With upsert, records whose externalId the read model already knows go straight to the update path.
       const known = cmd.upsert ? await this.knownExternalIds(type, parsed) : undefined;
-      if (!known?.size) await batched(parsed);
-      else {
-        const isKnown = (p: Parsed) => p.externalId !== null && known.has(p.externalId);
-        await batched(parsed.filter((p) => !isKnown(p)));
-        await oneByOne(parsed.filter(isKnown));
-      }
+      const isKnown = (p: Parsed) => known !== undefined && p.externalId !== null && known.has(p.externalId);
+      const fresh = known?.size ? parsed.filter((p) => !isKnown(p)) : parsed;
+      const existing = known?.size ? parsed.filter(isKnown) : [];
+      const many = fresh.length >= MIN_BATCH && this.records.canCreateMany;
+      const decided = many ? decide(fresh, memberOf) : [];
+      await writing;
+      writing = (async () => {
+        if (many) await write(decided, memberOf);
+        else await oneByOne(fresh, memberOf);
+        await oneByOne(existing, memberOf);
+      })();
+      // Awaited on the next round or below; marked handled so a failure meanwhile is not an unhandled rejection.
+      writing.catch(() => undefined);
     }
+    await writing;
 
     errors.sort((a, b) => a.index - b.index);
     return {
