@@ -155,6 +155,24 @@ describe('records: bulk, signup data and indexes (e2e)', () => {
       expect(tooMany.status).toBe(400);
       expect(tooMany.body.detail).toMatch(/^records:/);
       expect(await t.eventsOf(tooMany)).toEqual([]);
+      // The body's own shape (checked without copying the records): 400 naming the field, nothing written.
+      const one = [{ fieldValues: {} }];
+      const badBodies: [unknown, RegExp][] = [
+        [{ records: one, upsert: 'yes' }, /^upsert: must be a boolean/],
+        [{ records: one, extra: 1 }, /^extra: unknown field/],
+        [{ records: { 0: {} } }, /^records: must be an array/],
+        [{}, /^records: must be an array/],
+        [[{ fieldValues: {} }], /^body: must be a JSON object/],
+      ];
+      for (const [body, detail] of badBodies) {
+        const res = await t.request('POST', `${recordsPath(a.workspaceId, type.id)}/bulk`, {
+          token: a.apiKey,
+          body,
+        });
+        expect({ body, status: res.status }).toEqual({ body, status: 400 });
+        expect(res.body.detail).toMatch(detail);
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
       const secret = await createDataType(t, a.workspaceId, a.apiKey, {
         slug: 'secret',
         visibility: 'admin_only',

@@ -220,7 +220,7 @@ describe('data types and records (e2e)', () => {
       });
       const rec = await t.request('POST', recordsPath(a.workspaceId, type.id), {
         token: a.apiKey,
-        body: { fieldValues: { n: 'x' } },
+        body: { fieldValues: { n: 'x' }, externalId: 'kept-id' },
       });
       expect(rec.status).toBe(201);
       const path = `/w/${a.workspaceId}/data-types/${type.id}`;
@@ -233,6 +233,11 @@ describe('data types and records (e2e)', () => {
       expect(noAdmin.status).toBe(403);
       const forced = await t.request('DELETE', `${path}?force=true`, { token: a.apiKey });
       expect(forced.status).toBe(204);
+      // The record's history ends too (webhooks see it go), after the type's own event.
+      await t.expectEvents(forced, [
+        { type: 'DataTypeDeleted', stream: `datatype-${type.id}` },
+        { type: 'DataRecordDeleted', stream: `record-${rec.body.id}` },
+      ]);
       expect((await t.request('GET', path, { token: a.apiKey })).status).toBe(404);
       expect((await t.request('GET', recordsPath(a.workspaceId, type.id), { token: a.apiKey })).status).toBe(
         404,

@@ -7,6 +7,7 @@ import { DataFieldInput, dataTypeDecider, DataTypeState } from '../domain/data-t
 import { dataTypeStream } from '../domain/data-type.events';
 import { assertMayManageSchema, assertMaySetVisibility, RecordCaller } from '../domain/record-access.policy';
 import { dataTypeClaims, slugConflict } from '../domain/record-claims';
+import { RecordRow, RecordWriter } from './record-writer.service';
 
 export interface DataTypeInput {
   name: string;
@@ -146,15 +147,20 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
   }
 }
 
-/** DELETE (datatypes:admin): refused while records exist, unless `force`. */
+/**
+ * DELETE (datatypes:admin): refused while records exist, unless `force`; then every record
+ * of the type gets its DataRecordDeleted too (RecordWriter.deleteAll), after the type's.
+ */
 @CommandHandler(DeleteDataTypeCommand)
 export class DeleteDataTypeHandler implements ICommandHandler<DeleteDataTypeCommand> {
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
+    private readonly records: RecordWriter,
   ) {}
 
   async execute(cmd: DeleteDataTypeCommand): Promise<void> {
+    let doomed: { type: DataTypeState; rows: RecordRow[] } | undefined;
     await this.repo.handle({
       streamName: dataTypeStream(cmd.dataTypeId),
       workspaceId: cmd.workspaceId,
@@ -164,11 +170,17 @@ export class DeleteDataTypeHandler implements ICommandHandler<DeleteDataTypeComm
         from: async (state: DataTypeState) => {
           if (state.status === 'active' && state.workspaceId === cmd.workspaceId)
             assertMayManageSchema(cmd.caller, state);
+          // With force, the records are listed before the type goes (its projection drops their rows).
+          const rows =
+            cmd.force && state.status === 'active' && state.workspaceId === cmd.workspaceId
+              ? await this.records.recordsOf(state)
+              : undefined;
+          doomed = rows?.length ? { type: state, rows } : undefined;
           return {
             type: 'DeleteDataType' as const,
             dataTypeId: cmd.dataTypeId,
             workspaceId: cmd.workspaceId,
-            recordCount: await recordCount(this.db, cmd.dataTypeId),
+            recordCount: rows?.length ?? (await recordCount(this.db, cmd.dataTypeId)),
             force: cmd.force,
             now: new Date().toISOString(),
           };
@@ -176,5 +188,6 @@ export class DeleteDataTypeHandler implements ICommandHandler<DeleteDataTypeComm
       },
       claims: dataTypeClaims,
     });
+    if (doomed) await this.records.deleteAll(doomed.type, doomed.rows);
   }
 }

@@ -36,7 +36,16 @@ export type CreateOutcome =
   /** Another record holds the externalId (or the member's one record of a profile type). */
   | { kind: 'taken'; error: ClaimTakenError };
 
+/** A record of a type as its read model lists it (force-delete of the type). */
+export interface RecordRow {
+  recordId: number;
+  memberId: number | null;
+  externalId: string | null;
+  revision: bigint;
+}
+
 const MAX_ATTEMPTS = 5;
+const DELETE_BATCH = 500;
 const UPSERT_RETRIES = 10;
 
 /**
@@ -249,6 +258,84 @@ export class RecordWriter {
       },
       claims: (events, state) => recordClaims(events, state, type.isCollection),
     });
+  }
+
+  /**
+   * The records of a type being force-deleted, as the read model lists them (read before
+   * the type's deletion is appended: its projection then drops the rows).
+   */
+  async recordsOf(type: DataTypeFacts): Promise<RecordRow[]> {
+    const rows = (await this.db.query(
+      `SELECT id, member_id, external_id, stream_revision::text AS stream_revision
+         FROM data_records WHERE data_type_id = $1 AND workspace_id = $2 ORDER BY id`,
+      [type.dataTypeId, type.workspaceId],
+    )) as { id: number; member_id: number | null; external_id: string | null; stream_revision: string }[];
+    return rows.map((r) => ({
+      recordId: r.id,
+      memberId: r.member_id,
+      externalId: r.external_id,
+      revision: BigInt(r.stream_revision),
+    }));
+  }
+
+  /**
+   * A DataRecordDeleted in each record's stream (its claims released), for a type deleted
+   * with `force`: each record's history ends as a DELETE of the record would end it, and
+   * webhooks see every record go. Batches of DELETE_BATCH records in one atomic write,
+   * expecting the revision the read model shows; a batch that meets a newer revision (or
+   * an event store without multi-stream writes) goes record by record through the decider.
+   */
+  async deleteAll(type: DataTypeFacts, rows: readonly RecordRow[]): Promise<void> {
+    const now = new Date().toISOString();
+    const oneByOne = async (batch: readonly RecordRow[]) => {
+      for (const r of batch)
+        await this.delete(type, r.recordId, () => undefined).catch((err: unknown) => {
+          if (!(err instanceof NotFoundError)) throw err; // deleted meanwhile
+        });
+    };
+    for (let i = 0; i < rows.length; i += DELETE_BATCH) {
+      const batch = rows.slice(i, i + DELETE_BATCH);
+      if (!this.canCreateMany) {
+        await oneByOne(batch);
+        continue;
+      }
+      try {
+        await this.repo.appendClaimedMany(
+          type.workspaceId,
+          batch.map((r) => {
+            const event: DataRecordEvent = {
+              type: 'DataRecordDeleted',
+              data: {
+                recordId: r.recordId,
+                workspaceId: type.workspaceId,
+                dataTypeId: type.dataTypeId,
+                memberId: r.memberId,
+                externalId: r.externalId,
+                deletedAt: now,
+              },
+            };
+            const before: DataRecordState = {
+              ...dataRecordDecider.initialState(),
+              status: 'active',
+              recordId: r.recordId,
+              workspaceId: type.workspaceId,
+              dataTypeId: type.dataTypeId,
+              memberId: r.memberId,
+              externalId: r.externalId,
+            };
+            return {
+              streamName: recordStream(r.recordId),
+              events: [event],
+              expectedRevision: r.revision,
+              plan: recordClaims([event], before, type.isCollection),
+            };
+          }),
+        );
+      } catch (err) {
+        if (!(err instanceof WrongExpectedRevisionError || err instanceof ClaimTakenError)) throw err;
+        await oneByOne(batch);
+      }
+    }
   }
 
   /**

@@ -60,3 +60,31 @@ export const FieldFilters = createParamDecorator(
   (_: unknown, ctx: ExecutionContext): Record<string, string> =>
     ctx.switchToHttp().getRequest<WithFilters>()[FIELD_FILTERS] ?? {},
 );
+
+const BULK_KEYS = new Set(['records', 'upsert']);
+
+/**
+ * The bulk route's body (`{records, upsert?}`), checked here instead of by the global
+ * ValidationPipe: with `transform` on, class-transformer copies every one of up to 10,000
+ * records (and their values) into new objects before the handler sees them, a second copy
+ * of the whole import for nothing (the handler checks each record on its own). The rules
+ * are BulkRecordsDto's (which still documents the body): an object, `records` an array of
+ * at most `max`, `upsert` a boolean, no other field.
+ */
+export function bulkBodyOf(body: unknown, max: number): { records: readonly unknown[]; upsert: boolean } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new ValidationError('body: must be a JSON object with records');
+  const b = body as Record<string, unknown>;
+  const unknown = Object.keys(b).filter((k) => !BULK_KEYS.has(k));
+  if (unknown.length) throw new ValidationError(unknown.map((k) => `${k}: unknown field`).join('; '));
+  if (!Array.isArray(b.records)) throw new ValidationError('records: must be an array');
+  if (b.records.length > max) throw new ValidationError(`records: must contain no more than ${max} elements`);
+  if (b.upsert !== undefined && typeof b.upsert !== 'boolean')
+    throw new ValidationError('upsert: must be a boolean value');
+  return { records: b.records as unknown[], upsert: b.upsert === true };
+}
+
+/** The raw parsed JSON body, left alone by the global ValidationPipe (see bulkBodyOf). */
+export const RawBody = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): unknown => ctx.switchToHttp().getRequest<FastifyRequest>().body,
+);

@@ -187,14 +187,21 @@ export class GetRecordHandler implements IQueryHandler<GetRecordQuery> {
   ) {}
 
   async execute(q: GetRecordQuery): Promise<RecordResponse> {
-    const type = await typeRow(this.db, q.workspaceId, q.dataTypeId);
-    const rows = (await this.db.query(`${SELECT} WHERE id = $1 AND workspace_id = $2 AND data_type_id = $3`, [
-      q.recordId,
-      q.workspaceId,
-      q.dataTypeId,
-    ])) as RecordRow[];
-    const row = rows[0];
-    if (!row) throw new NotFoundError('Record not found');
+    // The type and the record in one round trip (a create answers with this read): no
+    // type row, the type's 404; a type row without a record, the record's.
+    const rows = (await this.db.query(
+      `SELECT t.visibility, r.id, r.data_type_id, r.member_id, r.external_id, r.field_values,
+              r.created_at, r.updated_at, r.version
+         FROM data_types t
+         LEFT JOIN data_records r ON r.id = $1 AND r.workspace_id = t.workspace_id AND r.data_type_id = t.id
+        WHERE t.id = $3 AND t.workspace_id = $2`,
+      [q.recordId, q.workspaceId, q.dataTypeId],
+    )) as (Omit<RecordRow, 'id'> & { id: number | null; visibility: Visibility })[];
+    if (!rows.length) throw new NotFoundError('Data type not found');
+    const { visibility, ...found } = rows[0];
+    if (found.id === null) throw new NotFoundError('Record not found');
+    const row = found as RecordRow;
+    const type = { id: q.dataTypeId, visibility };
     if (!q.afterWrite)
       assertMayRead(
         q.caller,
