@@ -11,3 +11,8 @@ export type {
   MessageReceivedPayload,
 } from './domain/messaging.public-events';
 export type { ChatCreated, MessageReceived, MessageSent } from './domain/chat.events';
+/** For the MCP endpoint's tools (chats.*): what the chat routes run. */
+export { SendAssistantMessageCommand } from './commands/message.commands';
+export { GetMessageQuery, ListChatsQuery, ListMessagesQuery } from './queries/messaging.queries';
+export { ChatListQueryDto, SendAssistantMessageDto } from './http/messaging.dto';
+export { callerOf as chatCallerOf, pathId as chatPathId } from './http/ids';
