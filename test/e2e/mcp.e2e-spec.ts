@@ -3,6 +3,7 @@ import { keyWithScopes } from '../support/identity-fixtures';
 import { mcpSession } from '../support/mcp-client';
 import { createApp, Owner, ownerWithPassword, tokensFor } from '../support/oauth-browser';
 import { createDataType } from '../support/records-fixtures';
+import { MCP_TOOLS } from '../../src/modules/mcp/server/tools';
 
 const ALLOWED_ORIGIN = 'https://console.example.com';
 const ALL_TOOLS = [
@@ -310,6 +311,32 @@ describe('MCP endpoint', () => {
         text: `${viaRest.status}: ${viaRest.body.detail}`,
       });
       expect(await t.eventsOf(viaMcp.response)).toEqual([]);
+    }
+  });
+
+  it('gives each tool the scope and the self-access of the route it names, as the OpenAPI document states them', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body as {
+      paths: Record<string, Record<string, { 'x-required-scope'?: string; description?: string }>>;
+    };
+    expect(MCP_TOOLS.map((tool) => tool.name).sort()).toEqual(ALL_TOOLS);
+    for (const tool of MCP_TOOLS) {
+      const [, method, path] = /\((GET|POST|PUT) (\/w\/\{wid\}[^ ;)]*)/.exec(tool.description) ?? [];
+      const op = doc.paths[`/api/v2${path}`]?.[method?.toLowerCase()];
+      expect({ tool: tool.name, found: !!op }).toEqual({ tool: tool.name, found: true });
+      expect({ tool: tool.name, scope: op['x-required-scope'] }).toEqual({
+        tool: tool.name,
+        scope: tool.scope,
+      });
+      expect({ tool: tool.name, self: /acting on itself/.test(op.description ?? '') }).toEqual({
+        tool: tool.name,
+        self: tool.selfAccess,
+      });
+      expect({ tool: tool.name, readOnly: method === 'GET' }).toEqual({
+        tool: tool.name,
+        readOnly: tool.readOnly,
+      });
+      const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).filter((p) => p !== 'wid');
+      expect({ tool: tool.name, params }).toEqual({ tool: tool.name, params: [...tool.params] });
     }
   });
 
