@@ -3,6 +3,7 @@ import { keyWithScopes } from '../support/identity-fixtures';
 import { mcpSession } from '../support/mcp-client';
 import { createApp, Owner, ownerWithPassword, tokensFor } from '../support/oauth-browser';
 import { createDataType } from '../support/records-fixtures';
+import { MCP_TOOLS } from '../../src/modules/mcp/server/tools';
 
 const ALLOWED_ORIGIN = 'https://console.example.com';
 const ALL_TOOLS = [
@@ -205,6 +206,138 @@ describe('MCP endpoint', () => {
       endTime: '2031-04-02T00:00:00Z',
     });
     expect(outside.result.structuredContent.items).toEqual([]);
+  });
+
+  it('answers what the REST route answers, reads its own writes, and names the member and the MCP request in its events', async () => {
+    const wid = owner.workspaceId;
+    const created = await call(full, 'records.create', {
+      dataTypeId: typeId,
+      fieldValues: { name: 'Lin', age: 51 },
+      externalId: 'same-1',
+    });
+    expect(created.result.isError).toBeFalsy();
+    const record = created.result.structuredContent;
+    // The tool's answer is sent once the projections passed its write: REST sees it at once.
+    const rest = await t.request('GET', `/w/${wid}/data-types/${typeId}/records/${record.id}`, {
+      token: full,
+    });
+    expect(rest.status).toBe(200);
+    expect(record).toEqual(rest.body);
+    const [event] = await t.expectEvents(created.response, [{ type: 'DataRecordCreated' }]);
+    expect(event.metadata.correlationId).toBe(created.response.requestId);
+    expect(event.metadata.actor).toMatchObject({
+      kind: 'oauth',
+      clientId,
+      accountUuid: owner.accountUuid,
+      memberId: owner.memberId,
+    });
+
+    const pairs: [string, Record<string, unknown>, string][] = [
+      [
+        'records.get',
+        { dataTypeId: typeId, recordId: record.id },
+        `/data-types/${typeId}/records/${record.id}`,
+      ],
+      [
+        'records.search',
+        { dataTypeId: typeId, search: 'lin', pageSize: 5 },
+        `/data-types/${typeId}/records?search=lin&pageSize=5`,
+      ],
+      [
+        'records.search',
+        { dataTypeId: typeId, externalId: 'same-1' },
+        `/data-types/${typeId}/records?externalId=same-1`,
+      ],
+      ['datatypes.get', { dataTypeId: typeId }, `/data-types/${typeId}`],
+      ['members.get', { memberId: owner.memberId }, `/members/${owner.memberId}`],
+      ['members.search', { page: 1, pageSize: 10 }, '/members?page=1&pageSize=10'],
+      ['tasks.list', {}, '/tasks'],
+    ];
+    for (const [name, args, path] of pairs) {
+      const viaMcp = await call(full, name, args);
+      const viaRest = await t.request('GET', `/w/${wid}${path}`, { token: full });
+      expect({ name, status: viaRest.status }).toEqual({ name, status: 200 });
+      expect({ name, body: viaMcp.result.structuredContent }).toEqual({ name, body: viaRest.body });
+    }
+
+    // Refusals read as the route's: the same status and detail, from the same validation and rules.
+    const refusals: [string, Record<string, unknown>, string, string, unknown][] = [
+      [
+        'records.create',
+        { dataTypeId: typeId, fieldValues: { age: 'old' } },
+        'POST',
+        `/data-types/${typeId}/records`,
+        { fieldValues: { age: 'old' } },
+      ],
+      [
+        'records.create',
+        { dataTypeId: typeId, fieldValues: 'x' },
+        'POST',
+        `/data-types/${typeId}/records`,
+        { fieldValues: 'x' },
+      ],
+      [
+        'records.get',
+        { dataTypeId: typeId, recordId: 999999 },
+        'GET',
+        `/data-types/${typeId}/records/999999`,
+        undefined,
+      ],
+      [
+        'records.get',
+        { dataTypeId: typeId, recordId: '0' },
+        'GET',
+        `/data-types/${typeId}/records/0`,
+        undefined,
+      ],
+      [
+        'records.search',
+        { dataTypeId: typeId, pageSize: 5000 },
+        'GET',
+        `/data-types/${typeId}/records?pageSize=5000`,
+        undefined,
+      ],
+      ['tasks.create', { name: '' }, 'POST', '/tasks', { name: '' }],
+      ['calendar_events.list', { startTime: 'soon' }, 'GET', '/calendar-events?startTime=soon', undefined],
+    ];
+    for (const [name, args, method, path, body] of refusals) {
+      const viaMcp = await call(full, name, args);
+      const viaRest = await t.request(method as 'GET', `/w/${wid}${path}`, { token: full, body });
+      expect(viaRest.status).toBeGreaterThanOrEqual(400);
+      expect({ name, args, isError: viaMcp.result.isError, text: viaMcp.result.content[0].text }).toEqual({
+        name,
+        args,
+        isError: true,
+        text: `${viaRest.status}: ${viaRest.body.detail}`,
+      });
+      expect(await t.eventsOf(viaMcp.response)).toEqual([]);
+    }
+  });
+
+  it('gives each tool the scope and the self-access of the route it names, as the OpenAPI document states them', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body as {
+      paths: Record<string, Record<string, { 'x-required-scope'?: string; description?: string }>>;
+    };
+    expect(MCP_TOOLS.map((tool) => tool.name).sort()).toEqual(ALL_TOOLS);
+    for (const tool of MCP_TOOLS) {
+      const [, method, path] = /\((GET|POST|PUT) (\/w\/\{wid\}[^ ;)]*)/.exec(tool.description) ?? [];
+      const op = doc.paths[`/api/v2${path}`]?.[method?.toLowerCase()];
+      expect({ tool: tool.name, found: !!op }).toEqual({ tool: tool.name, found: true });
+      expect({ tool: tool.name, scope: op['x-required-scope'] }).toEqual({
+        tool: tool.name,
+        scope: tool.scope,
+      });
+      expect({ tool: tool.name, self: /acting on itself/.test(op.description ?? '') }).toEqual({
+        tool: tool.name,
+        self: tool.selfAccess,
+      });
+      expect({ tool: tool.name, readOnly: method === 'GET' }).toEqual({
+        tool: tool.name,
+        readOnly: tool.readOnly,
+      });
+      const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).filter((p) => p !== 'wid');
+      expect({ tool: tool.name, params }).toEqual({ tool: tool.name, params: [...tool.params] });
+    }
   });
 
   it('refuses a tool the token lacks the scope of, and a REST rule as the route does, changing nothing', async () => {

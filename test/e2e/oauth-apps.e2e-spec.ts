@@ -95,7 +95,11 @@ describe('OAuth apps, registration and passwords', () => {
           /^redirectUris\.0: http is allowed only for the loopback/,
         ],
         [
-          { redirectUris: ['http://localhost:8080/cb'] },
+          { redirectUris: ['http://app.localhost:8080/cb'] },
+          /^redirectUris\.0: http is allowed only for the loopback hosts 127\.0\.0\.1, \[::1\] and localhost/,
+        ],
+        [
+          { redirectUris: ['http://localhost.example.com/cb'] },
           /^redirectUris\.0: http is allowed only for the loopback/,
         ],
         [
@@ -221,6 +225,35 @@ describe('OAuth apps, registration and passwords', () => {
       expect(page.status).toBe(400);
       expect(page.location).toBeNull();
     });
+
+    it('accepts http://localhost redirect URIs (RFC 8252 §7.3), on create and on PUT, as MCP clients register them', async () => {
+      const created = await t.request('POST', '/me/apps', {
+        token: owner.apiKey,
+        body: {
+          name: 'Desktop client',
+          redirectUris: ['http://localhost:6274/oauth/callback'],
+          scopes: ['data:read'],
+          clientType: 'public',
+        },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.redirectUris).toEqual(['http://localhost:6274/oauth/callback']);
+      await t.expectEvents(created, [
+        { type: 'OAuthAppCreated', data: { redirectUris: ['http://localhost:6274/oauth/callback'] } },
+      ]);
+      const put = await t.request('PUT', `/me/apps/${created.body.id}`, {
+        token: owner.apiKey,
+        body: { redirectUris: ['http://localhost/callback', 'http://127.0.0.1/callback'] },
+      });
+      expect(put.status).toBe(200);
+      expect(put.body.redirectUris).toEqual(['http://localhost/callback', 'http://127.0.0.1/callback']);
+      await t.expectEvents(put, [
+        {
+          type: 'OAuthAppUpdated',
+          data: { redirectUris: ['http://localhost/callback', 'http://127.0.0.1/callback'] },
+        },
+      ]);
+    });
   });
 
   describe('POST /oauth/register (RFC 7591)', () => {
@@ -271,6 +304,50 @@ describe('OAuth apps, registration and passwords', () => {
       });
       expect(tokens.status).toBe(200);
       expect(tokens.body.scope).toBe('data:read');
+    });
+
+    it('registers an MCP client’s http://localhost callback, and authorizes it on another port (RFC 8252 §7.3)', async () => {
+      const res = await t.request('POST', '/oauth/register', {
+        body: {
+          client_name: 'Claude Desktop',
+          redirect_uris: ['http://localhost:6274/oauth/callback'],
+          token_endpoint_auth_method: 'none',
+        },
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.redirect_uris).toEqual(['http://localhost:6274/oauth/callback']);
+      const { verifier, challenge } = pkcePair();
+      // The client listens on another ephemeral port this time: the port may vary, nothing else.
+      const redirectUri = 'http://localhost:53111/oauth/callback';
+      const back = await authorizeThroughPages(t, owner, {
+        client_id: res.body.client_id,
+        redirect_uri: redirectUri,
+        scope: 'data:read',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      });
+      expect(`${back.origin}${back.pathname}`).toBe(redirectUri);
+      const code = back.searchParams.get('code')!;
+      // The code is bound to the URI used, port included (RFC 6749 §4.1.3).
+      const otherPort = await postForm(t, '/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'http://localhost:6274/oauth/callback',
+        client_id: res.body.client_id,
+        code_verifier: verifier,
+      });
+      expect(otherPort.status).toBe(400);
+      expect(otherPort.body.error).toBe('invalid_grant');
+      const tokens = await postForm(t, '/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        client_id: res.body.client_id,
+        code_verifier: verifier,
+      });
+      // A refused redirect_uri does not spend the code: the exact one still redeems it.
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.access_token).toMatch(/^wso_/);
     });
 
     it('refuses confidential clients unless configured, and bad metadata with RFC 7591 errors', async () => {

@@ -293,6 +293,22 @@ describe('OAuth authorization code flow', () => {
       'https://127.0.0.1/callback',
     ])
       expect((await browser.get(authorizeUrl(t, { ...base, redirect_uri: uri }))).status).toBe(400);
+    // localhost is a loopback host of its own: any port for a registered localhost URI, and
+    // it never stands in for 127.0.0.1 (above) nor the reverse.
+    const local = await createApp(t, owner.apiKey, {
+      clientType: 'public',
+      redirectUris: ['http://localhost/callback'],
+    });
+    const localBase = { ...base, client_id: local.clientId };
+    for (const uri of ['http://localhost:51234/callback', 'http://localhost/callback'])
+      expect((await browser.get(authorizeUrl(t, { ...localBase, redirect_uri: uri }))).status).toBe(200);
+    for (const uri of [
+      'http://127.0.0.1:51234/callback',
+      'http://localhost:51234/callback/',
+      'http://app.localhost:51234/callback',
+      'https://localhost:51234/callback',
+    ])
+      expect((await browser.get(authorizeUrl(t, { ...localBase, redirect_uri: uri }))).status).toBe(400);
     // The code is bound to the exact URI used, port included.
     const { verifier, challenge: c2 } = pkcePair();
     const back = await authorizeThroughPages(t, owner, {

@@ -9,6 +9,7 @@ import {
   CREDENTIAL_RESOLVER,
   CredentialResolver,
   MEMBERSHIP_RESOLVER,
+  Membership,
   MembershipResolver,
   Principal,
 } from './principal';
@@ -76,35 +77,15 @@ export class AuthGuard implements CanActivate {
     }
     await admit(credentialSubject(credential));
 
-    const principal: Principal = {
-      credential,
-      accountUuid: credential.accountUuid,
-      effectiveScopes: [],
-      actor: {
-        kind: credential.kind,
-        id: credential.accountUuid,
-        accountUuid: credential.accountUuid,
-        memberId: credential.memberId,
-        ...(credential.kind === 'api_key' ? { keyId: credential.credentialId } : {}),
-        ...(credential.kind === 'member_token' ? { tokenId: credential.credentialId } : {}),
-        ...(credential.kind === 'oauth'
-          ? { tokenId: credential.credentialId, clientId: credential.clientId }
-          : {}),
-      },
-    };
     const wid = (req.params as Record<string, string> | undefined)?.wid;
+    let membership: Membership | undefined;
     if (wid !== undefined) {
       if (!UUID.test(wid) || (credential.workspaceId && credential.workspaceId !== wid))
         throw workspaceNotFound();
-      const membership = await this.memberships.find(wid.toLowerCase(), credential);
+      membership = await this.memberships.find(wid.toLowerCase(), credential);
       if (!membership) throw workspaceNotFound();
-      principal.membership = membership;
-      principal.effectiveScopes =
-        credential.kind === 'member_token'
-          ? []
-          : intersectScopesOnce(credential.scopes, membership.roleScopes);
-      principal.actor = { ...principal.actor, memberId: membership.memberId };
     }
+    const principal = principalOf(credential, membership);
     req.principal = principal;
     req.actor = principal.actor;
     if (scope && !self && !grants(principal.effectiveScopes, scope)) {
@@ -117,6 +98,37 @@ export class AuthGuard implements CanActivate {
     }
     return true;
   }
+}
+
+/**
+ * The principal of a resolved credential, in a workspace when its membership there is
+ * given: effective scopes are the credential's ∩ the role's (none for a member token, whose
+ * rights come from self-access), and the actor events name (key, token and OAuth client ids).
+ * The guard builds every request's principal with it; the MCP endpoint builds its tool
+ * calls' principal with it too, so both act as the same caller.
+ */
+export function principalOf(credential: Credential, membership?: Membership): Principal {
+  const actor: Principal['actor'] = {
+    kind: credential.kind,
+    id: credential.accountUuid,
+    accountUuid: credential.accountUuid,
+    memberId: membership?.memberId ?? credential.memberId,
+    ...(credential.kind === 'api_key' ? { keyId: credential.credentialId } : {}),
+    ...(credential.kind === 'member_token' ? { tokenId: credential.credentialId } : {}),
+    ...(credential.kind === 'oauth'
+      ? { tokenId: credential.credentialId, clientId: credential.clientId }
+      : {}),
+  };
+  return {
+    credential,
+    accountUuid: credential.accountUuid,
+    membership,
+    effectiveScopes:
+      !membership || credential.kind === 'member_token'
+        ? []
+        : intersectScopesOnce(credential.scopes, membership.roleScopes),
+    actor,
+  };
 }
 
 function workspaceNotFound(): NotFoundError {

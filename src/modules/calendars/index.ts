@@ -11,3 +11,8 @@ export type {
   CalendarEventDeleted,
   CalendarEventUpdated,
 } from './domain/calendar.events';
+/** For the MCP endpoint's tools (calendar_events.*): what the calendar event routes run. */
+export { CreateCalendarEventCommand } from './commands/calendar-event.commands';
+export { GetCalendarEventQuery, ListCalendarEventsQuery } from './queries/calendar-event.queries';
+export { CreateCalendarEventDto, ListCalendarEventsQueryDto } from './http/calendar-event.dto';
+export { callerOf as calendarCallerOf } from './http/caller';

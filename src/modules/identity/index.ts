@@ -20,3 +20,7 @@ export type { ContactMember } from './commands/find-or-create-contact.command';
 export { GetMemberContactsQuery } from './queries/member-contacts.query';
 export type { MemberContact } from './queries/member-contacts.query';
 export type { MemberOptedInToSms, MemberOptedOutOfSms } from './domain/member.events';
+/** For the MCP endpoint's tools (members.search, members.get): what the member routes run. */
+export { GetMemberQuery, ListMembersQuery } from './queries/member.queries';
+export { ListMembersQueryDto } from './http/dto/member.dto';
+export { callerOf as memberCallerOf, memberIdOf, visibilityOf as memberVisibilityOf } from './http/caller';

@@ -9,15 +9,17 @@ import {
   resourceMetadataPath,
   resourceMetadataUrl,
 } from './server/resource-metadata';
+import { ToolDispatcher } from './server/tool-dispatch';
 
 /**
  * The service's own MCP endpoint (/mcp): Streamable HTTP through the MCP SDK, tools that
- * are the REST routes they mirror, data types as JSON Schema resources, and the RFC 9728
- * protected resource metadata that points MCP clients at the authorization server.
- * No tables and no events of its own: every tool call is another feature's route.
+ * run the commands and queries of the REST routes they mirror, data types as JSON Schema
+ * resources, and the RFC 9728 protected resource metadata that points MCP clients at the
+ * authorization server. No tables and no events of its own: every tool call is another
+ * feature's command or query.
  */
 @Feature({ name: 'mcp' })
-@Module({ controllers: [McpController] })
+@Module({ controllers: [McpController], providers: [ToolDispatcher] })
 export class McpModule implements OnModuleInit {
   constructor(
     private readonly adapter: HttpAdapterHost,

@@ -27,3 +27,7 @@ export { chatStream, CHAT_EVENT_TYPES } from './domain/chat.events';
 export { smsKeyword } from './domain/sms-keywords';
 export { SendAssistantMessageCommand } from './commands/message.commands';
 export type { Caller as MessagingCaller } from './domain/messaging-access.policy';
+/** For the MCP endpoint's tools (chats.*): what the chat routes run. */
+export { GetMessageQuery, ListChatsQuery } from './queries/messaging.queries';
+export { ChatListQueryDto, SendAssistantMessageDto } from './http/messaging.dto';
+export { callerOf as chatCallerOf, pathId as chatPathId } from './http/ids';

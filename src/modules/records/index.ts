@@ -22,3 +22,20 @@ export type {
   DataRecordCreatedPayload,
   DataRecordUpdatedPayload,
 } from './domain/data-record.public-events';
+/**
+ * For the MCP endpoint's tools, which run what the routes run: the route's commands and
+ * queries, its body and query DTOs (validated by the same pipe), its caller and path ids.
+ */
+export { CreateRecordCommand, UpdateRecordCommand, UpsertRecordCommand } from './commands/record.commands';
+export type { UpsertOutcome } from './commands/record.commands';
+export { GetRecordQuery, ListRecordsQuery } from './queries/record.queries';
+export { GetDataTypeQuery, ListDataTypesQuery } from './queries/data-type.queries';
+export {
+  CreateRecordDto,
+  ListRecordsQueryDto,
+  UpdateRecordDto,
+  UpsertRecordDto,
+} from './http/dto/record.dto';
+export type { RecordResponse } from './http/dto/record.dto';
+export type { DataTypeResponse } from './http/dto/data-type.dto';
+export { callerOf as recordCallerOf, pathId as recordPathId } from './http/caller';

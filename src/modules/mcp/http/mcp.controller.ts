@@ -1,14 +1,15 @@
 import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
-import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
+import { ModuleRef } from '@nestjs/core';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SelfAccess } from '../../../core/auth/auth.decorators';
 import type { AuthenticatedRequest } from '../../../core/auth/auth.guard';
 import { MEMBERSHIP_RESOLVER, MembershipResolver } from '../../../core/auth/principal';
 import { intersectScopesOnce } from '../../../core/auth/scopes';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { buildMcpServer, Dispatch, McpCaller } from '../server/mcp-server';
+import { buildMcpServer, McpCaller } from '../server/mcp-server';
+import { ToolDispatcher } from '../server/tool-dispatch';
 
 const SERVER_VERSION = '1.0.0';
 
@@ -19,7 +20,8 @@ const SERVER_VERSION = '1.0.0';
  * DELETE (ending a session) are not offered, which the router answers 405 with `Allow`.
  *
  * The credential is core's bearer principal (OAuth `wso_` tokens and API keys alike;
- * @SelfAccess: the scopes are checked per tool, by the routes the tools call). Core's 401
+ * @SelfAccess: the scopes are checked per tool, as the routes the tools mirror check them,
+ * see ToolDispatcher). Core's 401
  * gets `resource_metadata` in its `WWW-Authenticate` challenge (RFC 9728 §5.1, see
  * McpModule), so an MCP client discovers the authorization server from this URL alone.
  */
@@ -28,8 +30,8 @@ const SERVER_VERSION = '1.0.0';
 export class McpController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly adapter: HttpAdapterHost,
     private readonly modules: ModuleRef,
+    private readonly tools: ToolDispatcher,
   ) {}
 
   /** Core's membership resolver (identity provides it for the guard); looked up, not imported, to stay out of identity's room. */
@@ -67,7 +69,14 @@ export class McpController {
       };
     }
 
-    const server = buildMcpServer(caller, this.dispatcher(req), SERVER_VERSION);
+    const credential = (req as AuthenticatedRequest).principal!.credential;
+    const dispatch = this.tools.forRequest({
+      credential,
+      requestId: req.id,
+      boundWorkspaceId: caller.boundWorkspaceId,
+      membership: caller.membership,
+    });
+    const server = buildMcpServer(caller, dispatch, SERVER_VERSION);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -96,38 +105,8 @@ export class McpController {
     if (!membership) return undefined;
     return {
       boundWorkspaceId: credential.workspaceId,
+      membership,
       scopes: intersectScopesOnce(credential.scopes, membership.roleScopes),
-    };
-  }
-
-  /**
-   * A tool call is the REST route it mirrors, called in-process with the caller's own
-   * credential: the same guard (scopes, workspace), validation, command or query, events
-   * and audit actor (an OAuth token's client id included) as a direct call.
-   */
-  private dispatcher(req: FastifyRequest): Dispatch {
-    const fastify = this.adapter.httpAdapter.getInstance<FastifyInstance>();
-    const prefix = (req.routeOptions.url ?? '/mcp').replace(/\/mcp$/, '');
-    return async (method, path, body) => {
-      const res = await fastify.inject({
-        method,
-        url: `${prefix}${path}`,
-        headers: {
-          authorization: req.headers.authorization ?? '',
-          'x-request-id': req.id,
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body ? { payload: JSON.stringify(body) } : {}),
-      });
-      let parsed: unknown = undefined;
-      if (res.body) {
-        try {
-          parsed = JSON.parse(res.body);
-        } catch {
-          parsed = res.body;
-        }
-      }
-      return { status: res.statusCode, body: parsed };
     };
   }
 }

@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
   CallToolRequestSchema,
   CallToolResult,
@@ -8,24 +9,29 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Membership } from '../../../core/auth/principal';
 import { grants } from '../../../core/auth/scopes';
 import { dataTypeSchema, dataTypeUri, parseDataTypeUri } from './data-type-schema';
-import { inputSchemaOf, MCP_TOOLS, McpTool, pathParams } from './tools';
-
-/** One REST call made on the caller's behalf, with the caller's own credential. */
-export type Dispatch = (
-  method: 'GET' | 'POST' | 'PUT',
-  path: string,
-  body?: Record<string, unknown>,
-) => Promise<{ status: number; body: unknown }>;
+import type { Dispatch, ToolAnswer } from './tool-dispatch';
+import { inputSchemaOf, MCP_TOOLS, McpTool } from './tools';
 
 /** Who calls, as far as listing goes: the workspace the credential is bound to, and its scopes there. */
 export interface McpCaller {
   /** The workspace an OAuth token was granted for; undefined for an API key (tools take `workspaceId`). */
   boundWorkspaceId?: string;
+  /** The member's place in the bound workspace (the tools' principal there). */
+  membership?: Membership;
   /** Effective scopes: the credential's ∩ the member's role scopes when the workspace is known. */
   scopes: readonly string[];
 }
+
+/**
+ * The SDK's Server builds an Ajv instance (with its formats) per Server unless given one: a
+ * third of an MCP request's own CPU time in the bench's profile, since the endpoint is
+ * stateless and builds a Server per request. One validator serves them all (it is used
+ * for elicitation only, which these tools do not ask for).
+ */
+let validator: AjvJsonSchemaValidator | undefined;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -36,14 +42,15 @@ function toolError(text: string): CallToolResult {
 /**
  * An MCP server for one HTTP request (the endpoint is stateless, so nothing outlives the
  * request): tools/list shows the tools the caller's scopes allow; tools/call checks the
- * same scope, then makes the REST call the tool mirrors, whose guard, validation, command
- * or query and events are the route's own.
+ * same scope, then runs what the REST route the tool mirrors runs (tool-dispatch.ts): its
+ * membership and scope check, validation, commands and queries, events.
  */
 export function buildMcpServer(caller: McpCaller, dispatch: Dispatch, version: string): Server {
   const server = new Server(
     { name: 'workspace-service', version },
     {
       capabilities: { tools: {}, resources: {} },
+      jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
       instructions:
         'Tools act in one workspace: an OAuth token is bound to the one chosen at consent; with an API key pass workspaceId.',
     },
@@ -58,7 +65,7 @@ export function buildMcpServer(caller: McpCaller, dispatch: Dispatch, version: s
       description: tool.description,
       inputSchema: inputSchemaOf(tool, bound),
       outputSchema: tool.output,
-      annotations: { readOnlyHint: tool.method === 'GET' },
+      annotations: { readOnlyHint: tool.readOnly },
     })),
   }));
 
@@ -69,26 +76,18 @@ export function buildMcpServer(caller: McpCaller, dispatch: Dispatch, version: s
     const args = request.params.arguments ?? {};
     const wid = workspaceOf(caller, args.workspaceId);
     if (!wid) return toolError('workspaceId: a workspace UUID is required with this credential');
-    let path = tool.path.replace('{wid}', wid);
-    for (const p of pathParams(tool)) {
+    for (const p of tool.params) {
       const v = args[p];
       if ((typeof v !== 'string' || v === '') && typeof v !== 'number') return toolError(`${p}: required`);
-      path = path.replace(`{${p}}`, encodeURIComponent(String(v)));
     }
-    const query = new URLSearchParams();
-    for (const q of tool.query ?? []) if (args[q] !== undefined) query.set(q, String(args[q]));
-    if ([...query].length) path += `?${query.toString()}`;
-    const body = tool.body
-      ? Object.fromEntries(tool.body.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]))
-      : undefined;
-    const res = await dispatch(tool.method, path, body);
+    const res = await dispatch(tool, wid, args);
     return resultOf(res);
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
     const wid = caller.boundWorkspaceId;
     if (!wid || !grants(caller.scopes, 'datatypes:read')) return { resources: [] };
-    const res = await dispatch('GET', `/w/${wid}/data-types?pageSize=1000`);
+    const res = await dispatch(toolNamed('datatypes.list'), wid, { pageSize: 1000 });
     if (res.status !== 200) return { resources: [] };
     const items = (res.body as { items: { id: number; name: string; slug: string }[] }).items;
     return {
@@ -106,7 +105,7 @@ export function buildMcpServer(caller: McpCaller, dispatch: Dispatch, version: s
     const ref = parseDataTypeUri(request.params.uri);
     if (!ref || !workspaceOf(caller, ref.workspaceId) || !grants(caller.scopes, 'datatypes:read'))
       throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${request.params.uri}`);
-    const res = await dispatch('GET', `/w/${ref.workspaceId}/data-types/${ref.dataTypeId}`);
+    const res = await dispatch(toolNamed('datatypes.get'), ref.workspaceId, { dataTypeId: ref.dataTypeId });
     if (res.status !== 200)
       throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${request.params.uri}`);
     return {
@@ -132,8 +131,12 @@ function workspaceOf(caller: McpCaller, given: unknown): string | undefined {
   return typeof given === 'string' && UUID.test(given) ? given.toLowerCase() : undefined;
 }
 
-/** The REST answer as a tool result: the body as structured content, an error's detail as text. */
-function resultOf(res: { status: number; body: unknown }): CallToolResult {
+function toolNamed(name: string): McpTool {
+  return MCP_TOOLS.find((t) => t.name === name)!;
+}
+
+/** The route's answer as a tool result: the body as structured content, an error's detail as text. */
+function resultOf(res: ToolAnswer): CallToolResult {
   if (res.status >= 400) {
     const detail = (res.body as { detail?: string } | undefined)?.detail ?? `HTTP ${res.status}`;
     return toolError(`${res.status}: ${detail}`);

@@ -1,11 +1,86 @@
+import type { Type } from '@nestjs/common';
+import type { CommandBus, QueryBus } from '@nestjs/cqrs';
+import type { Principal } from '../../../core/auth/principal';
+import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
+import {
+  CreateCalendarEventCommand,
+  CreateCalendarEventDto,
+  GetCalendarEventQuery,
+  ListCalendarEventsQuery,
+  ListCalendarEventsQueryDto,
+  calendarCallerOf,
+} from '../../calendars';
+import {
+  GetMemberQuery,
+  ListMembersQuery,
+  ListMembersQueryDto,
+  memberCallerOf,
+  memberIdOf,
+  memberVisibilityOf,
+} from '../../identity';
+import {
+  ChatListQueryDto,
+  GetMessageQuery,
+  ListChatsQuery,
+  ListMessagesQuery,
+  SendAssistantMessageCommand,
+  SendAssistantMessageDto,
+  chatCallerOf,
+  chatPathId,
+} from '../../messaging';
+import {
+  CreateRecordCommand,
+  CreateRecordDto,
+  GetDataTypeQuery,
+  GetRecordQuery,
+  ListDataTypesQuery,
+  ListRecordsQuery,
+  ListRecordsQueryDto,
+  RecordResponse,
+  UpdateRecordCommand,
+  UpdateRecordDto,
+  UpsertOutcome,
+  UpsertRecordCommand,
+  UpsertRecordDto,
+  recordCallerOf,
+  recordPathId,
+} from '../../records';
+import {
+  CreateTaskCommand,
+  CreateTaskDto,
+  GetTaskQuery,
+  ListTasksQuery,
+  ListTasksQueryDto,
+  UpdateTaskCommand,
+  UpdateTaskDto,
+  workCallerOf,
+  workPathId,
+} from '../../work';
+
 /**
- * The MCP tools of the service's own endpoint. Each one names the REST route it mirrors
- * and the scope that route requires: the tool is listed only to a caller holding that
- * scope, and a call is the REST route itself (see mcp-dispatch.ts), so it runs the same
- * command or query, obeys the same rules and emits the same events.
+ * The MCP tools of the service's own endpoint. Each one mirrors a REST route: it needs
+ * that route's scope (listed only to a caller holding it), and its call runs what the
+ * route's handler runs — the same body or query DTO through the same validation pipe, the
+ * same commands and queries through the buses, with the caller's principal in that
+ * workspace — so it obeys the same rules and emits the same events, without a second
+ * HTTP round (see tool-dispatch.ts).
  */
 
 type JsonSchema = Record<string, unknown>;
+
+/** One tool call as a tool's `run` sees it: the workspace, the caller there, and its arguments as the route would read them. */
+export interface ToolCall {
+  workspaceId: string;
+  principal: Principal;
+  commands: CommandBus;
+  queries: QueryBus;
+  /** A path argument as the route's path parameter carries it (its presence is checked before). */
+  param(name: string): string;
+  /** The tool's `query` arguments, as a query string carries them, through the route's query DTO and the validation pipe. */
+  query<T>(dto: Type<T>): Promise<T>;
+  /** The tool's `body` arguments through the route's body DTO and the validation pipe. */
+  body<T>(dto: Type<T>): Promise<T>;
+}
 
 export interface McpTool {
   name: string;
@@ -13,17 +88,25 @@ export interface McpTool {
   description: string;
   /** The scope of the REST route it mirrors (its @RequireScope). */
   scope: string;
-  method: 'GET' | 'POST' | 'PUT';
-  /** The route below the API prefix; `{name}` segments are filled from the arguments. */
-  path: string;
-  /** Arguments sent as the query string (the rest, beyond path parameters, is the body). */
+  /**
+   * The route is open to self-access (@SelfAccess): the guard does not check the scope,
+   * the handler's policy decides. Otherwise the call needs the scope in the workspace
+   * (the credential's ∩ the member's role), as the guard requires it.
+   */
+  selfAccess: boolean;
+  readOnly: boolean;
+  /** The route's path parameters (`wid` aside), required arguments. */
+  params: readonly string[];
+  /** Arguments the route reads from its query string. */
   query?: readonly string[];
-  /** Arguments sent as the JSON body; `undefined`: none. */
+  /** Arguments the route reads from its JSON body; `undefined`: none. */
   body?: readonly string[];
-  /** The body's own fields, described for the caller (the REST route validates them). */
+  /** The arguments, described for the caller (the route's DTO validates them). */
   properties: Record<string, JsonSchema>;
   required: readonly string[];
   output: JsonSchema;
+  /** What the route's handler runs; its answer is the route's body. */
+  run(call: ToolCall): Promise<unknown>;
 }
 
 const id = (description: string): JsonSchema => ({ type: 'integer', minimum: 1, description });
@@ -56,46 +139,84 @@ export const MCP_TOOLS: readonly McpTool[] = [
     title: 'Search members',
     description: 'List the workspace members, optionally matching a search text (GET /w/{wid}/members).',
     scope: 'members:read',
-    method: 'GET',
-    path: '/w/{wid}/members',
+    selfAccess: false,
+    readOnly: true,
+    params: [],
     query: PAGE_KEYS,
     properties: { ...PAGE },
     required: [],
     output: LIST,
+    async run({ workspaceId, principal, queries, query }) {
+      const q = await query(ListMembersQueryDto);
+      const filters = {
+        externalId: q.externalId,
+        roleId: q.roleId ?? q.memberRoleId,
+        status: q.status ?? 'active',
+      };
+      return queries.execute(
+        new ListMembersQuery(workspaceId, filters, memberVisibilityOf(principal), toPageRequest(q)),
+      );
+    },
   },
   {
     name: 'members.get',
     title: 'Get a member',
     description: 'One member of the workspace (GET /w/{wid}/members/{memberId}).',
     scope: 'members:read',
-    method: 'GET',
-    path: '/w/{wid}/members/{memberId}',
+    selfAccess: true,
+    readOnly: true,
+    params: ['memberId'],
     properties: { memberId: id('the member') },
     required: ['memberId'],
     output: OBJECT,
+    run({ workspaceId, principal, queries, param }) {
+      return queries.execute(
+        new GetMemberQuery(workspaceId, memberIdOf(param('memberId')), memberVisibilityOf(principal), {
+          caller: memberCallerOf(principal),
+          scope: 'members:read',
+        }),
+      );
+    },
   },
   {
     name: 'datatypes.list',
     title: 'List data types',
     description: 'The data types (record forms) of the workspace (GET /w/{wid}/data-types).',
     scope: 'datatypes:read',
-    method: 'GET',
-    path: '/w/{wid}/data-types',
+    selfAccess: true,
+    readOnly: true,
+    params: [],
     query: PAGE_KEYS,
     properties: { ...PAGE },
     required: [],
     output: LIST,
+    async run({ workspaceId, principal, queries, query }) {
+      const q = await query(PageQueryDto);
+      return queries.execute(
+        new ListDataTypesQuery(workspaceId, toPageRequest(q), recordCallerOf(principal)),
+      );
+    },
   },
   {
     name: 'datatypes.get',
     title: 'Get a data type',
     description: 'One data type with its fields (GET /w/{wid}/data-types/{dataTypeId}).',
     scope: 'datatypes:read',
-    method: 'GET',
-    path: '/w/{wid}/data-types/{dataTypeId}',
+    selfAccess: true,
+    readOnly: true,
+    params: ['dataTypeId'],
     properties: { dataTypeId: id('the data type') },
     required: ['dataTypeId'],
     output: OBJECT,
+    run({ workspaceId, principal, queries, param }) {
+      return queries.execute(
+        new GetDataTypeQuery(
+          workspaceId,
+          recordPathId(param('dataTypeId'), 'Data type'),
+          recordCallerOf(principal),
+        ),
+      );
+    },
   },
   {
     name: 'records.search',
@@ -103,8 +224,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       'Records of a data type, by search text, member or external id (GET /w/{wid}/data-types/{dataTypeId}/records).',
     scope: 'records:read',
-    method: 'GET',
-    path: '/w/{wid}/data-types/{dataTypeId}/records',
+    selfAccess: true,
+    readOnly: true,
+    params: ['dataTypeId'],
     query: [...PAGE_KEYS, 'memberId', 'externalId'],
     properties: {
       dataTypeId: id('the data type'),
@@ -114,25 +236,49 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: ['dataTypeId'],
     output: LIST,
+    async run({ workspaceId, principal, queries, param, query }) {
+      const q = await query(ListRecordsQueryDto);
+      return queries.execute(
+        new ListRecordsQuery(
+          workspaceId,
+          recordPathId(param('dataTypeId'), 'Data type'),
+          toPageRequest(q),
+          { memberId: q.memberId, externalId: q.externalId, fields: {}, sort: q.sort },
+          recordCallerOf(principal),
+        ),
+      );
+    },
   },
   {
     name: 'records.get',
     title: 'Get a record',
     description: 'One record (GET /w/{wid}/data-types/{dataTypeId}/records/{recordId}).',
     scope: 'records:read',
-    method: 'GET',
-    path: '/w/{wid}/data-types/{dataTypeId}/records/{recordId}',
+    selfAccess: true,
+    readOnly: true,
+    params: ['dataTypeId', 'recordId'],
     properties: { dataTypeId: id('the data type'), recordId: id('the record') },
     required: ['dataTypeId', 'recordId'],
     output: OBJECT,
+    run({ workspaceId, principal, queries, param }) {
+      return queries.execute(
+        new GetRecordQuery(
+          workspaceId,
+          recordPathId(param('dataTypeId'), 'Data type'),
+          recordPathId(param('recordId'), 'Record'),
+          recordCallerOf(principal),
+        ),
+      );
+    },
   },
   {
     name: 'records.create',
     title: 'Create a record',
     description: 'A new record of a data type (POST /w/{wid}/data-types/{dataTypeId}/records).',
     scope: 'records:write',
-    method: 'POST',
-    path: '/w/{wid}/data-types/{dataTypeId}/records',
+    selfAccess: true,
+    readOnly: false,
+    params: ['dataTypeId'],
     body: ['fieldValues', 'memberId', 'externalId'],
     properties: {
       dataTypeId: id('the data type'),
@@ -142,18 +288,38 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: ['dataTypeId', 'fieldValues'],
     output: OBJECT,
+    async run({ workspaceId, principal, commands, queries, param, body }) {
+      const input = await body(CreateRecordDto);
+      const dataTypeId = recordPathId(param('dataTypeId'), 'Data type');
+      const caller = recordCallerOf(principal);
+      const id = await commands.execute<CreateRecordCommand, number>(
+        new CreateRecordCommand(workspaceId, dataTypeId, input, caller),
+      );
+      return queries.execute(new GetRecordQuery(workspaceId, dataTypeId, id, caller, true));
+    },
   },
   {
     name: 'records.update',
     title: 'Update a record',
     description: 'Change field values of a record (PUT /w/{wid}/data-types/{dataTypeId}/records/{recordId}).',
     scope: 'records:write',
-    method: 'PUT',
-    path: '/w/{wid}/data-types/{dataTypeId}/records/{recordId}',
+    selfAccess: true,
+    readOnly: false,
+    params: ['dataTypeId', 'recordId'],
     body: ['fieldValues'],
     properties: { dataTypeId: id('the data type'), recordId: id('the record'), fieldValues: FIELD_VALUES },
     required: ['dataTypeId', 'recordId', 'fieldValues'],
     output: OBJECT,
+    async run({ workspaceId, principal, commands, queries, param, body }) {
+      const input = await body(UpdateRecordDto);
+      const dataTypeId = recordPathId(param('dataTypeId'), 'Data type');
+      const recordId = recordPathId(param('recordId'), 'Record');
+      const caller = recordCallerOf(principal);
+      await commands.execute(
+        new UpdateRecordCommand(workspaceId, dataTypeId, recordId, input.fieldValues, caller, undefined),
+      );
+      return queries.execute(new GetRecordQuery(workspaceId, dataTypeId, recordId, caller, true));
+    },
   },
   {
     name: 'records.upsert',
@@ -161,8 +327,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       'The record with this external id, created or updated (POST /w/{wid}/data-types/{dataTypeId}/upsert/{externalId}).',
     scope: 'records:write',
-    method: 'POST',
-    path: '/w/{wid}/data-types/{dataTypeId}/upsert/{externalId}',
+    selfAccess: true,
+    readOnly: false,
+    params: ['dataTypeId', 'externalId'],
     body: ['fieldValues', 'memberId'],
     properties: {
       dataTypeId: id('the data type'),
@@ -172,30 +339,67 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: ['dataTypeId', 'externalId', 'fieldValues'],
     output: OBJECT,
+    async run({ workspaceId, principal, commands, queries, param, body }) {
+      const input = await body(UpsertRecordDto);
+      const dataTypeId = recordPathId(param('dataTypeId'), 'Data type');
+      const caller = recordCallerOf(principal);
+      const outcome = await commands.execute<UpsertRecordCommand, UpsertOutcome>(
+        new UpsertRecordCommand(workspaceId, dataTypeId, param('externalId'), input, caller),
+      );
+      const record = await queries.execute<GetRecordQuery, RecordResponse>(
+        new GetRecordQuery(workspaceId, dataTypeId, outcome.recordId, caller, true),
+      );
+      return { ...record, wasCreated: outcome.wasCreated };
+    },
   },
   {
     name: 'chats.list',
     title: 'List chats',
     description: 'The chats of the workspace the caller may read (GET /w/{wid}/chats).',
     scope: 'chats:read',
-    method: 'GET',
-    path: '/w/{wid}/chats',
+    selfAccess: true,
+    readOnly: true,
+    params: [],
     query: [...PAGE_KEYS, 'memberId'],
     properties: { ...PAGE, memberId: id('only chats of this member') },
     required: [],
     output: LIST,
+    async run({ workspaceId, principal, queries, query }) {
+      const q = await query(ChatListQueryDto);
+      const { channel, memberId, workflowId, paused, needsResponse } = q;
+      return queries.execute(
+        new ListChatsQuery(
+          workspaceId,
+          { channel, memberId, workflowId, paused, needsResponse },
+          chatCallerOf(principal),
+          toPageRequest(q),
+        ),
+      );
+    },
   },
   {
     name: 'chats.messages',
     title: 'Read chat messages',
     description: 'The messages of a chat (GET /w/{wid}/chats/{chatId}/messages).',
     scope: 'chats:read',
-    method: 'GET',
-    path: '/w/{wid}/chats/{chatId}/messages',
+    selfAccess: true,
+    readOnly: true,
+    params: ['chatId'],
     query: ['page', 'pageSize'],
     properties: { chatId: id('the chat'), page: PAGE.page, pageSize: PAGE.pageSize },
     required: ['chatId'],
     output: LIST,
+    async run({ workspaceId, principal, queries, param, query }) {
+      const q = await query(PageQueryDto);
+      return queries.execute(
+        new ListMessagesQuery(
+          workspaceId,
+          chatPathId(param('chatId'), 'Chat'),
+          chatCallerOf(principal),
+          toPageRequest(q),
+        ),
+      );
+    },
   },
   {
     name: 'chats.send_assistant_message',
@@ -203,20 +407,31 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       "A message in the chat from the chat's assistant (POST /w/{wid}/chats/{chatId}/send-assistant-message).",
     scope: 'chats:write',
-    method: 'POST',
-    path: '/w/{wid}/chats/{chatId}/send-assistant-message',
+    selfAccess: true,
+    readOnly: false,
+    params: ['chatId'],
     body: ['message'],
     properties: { chatId: id('the chat'), message: { type: 'string', minLength: 1 } },
     required: ['chatId', 'message'],
     output: OBJECT,
+    async run({ workspaceId, principal, commands, queries, param, body }) {
+      const input = await body(SendAssistantMessageDto);
+      const chatId = chatPathId(param('chatId'), 'Chat');
+      const caller = chatCallerOf(principal);
+      const messageId = await commands.execute<SendAssistantMessageCommand, number>(
+        new SendAssistantMessageCommand(workspaceId, chatId, input.message, caller),
+      );
+      return queries.execute(new GetMessageQuery(workspaceId, chatId, messageId, caller));
+    },
   },
   {
     name: 'tasks.list',
     title: 'List tasks',
     description: 'The tasks of the workspace (GET /w/{wid}/tasks).',
     scope: 'assignments:read',
-    method: 'GET',
-    path: '/w/{wid}/tasks',
+    selfAccess: false,
+    readOnly: true,
+    params: [],
     query: [...PAGE_KEYS, 'status', 'assignee', 'priority'],
     properties: {
       ...PAGE,
@@ -226,14 +441,27 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: [],
     output: LIST,
+    async run({ workspaceId, principal, queries, query }) {
+      const q = await query(ListTasksQueryDto);
+      const { status, assignee, workflowId, priority } = q;
+      return queries.execute(
+        new ListTasksQuery(
+          workspaceId,
+          { status, assignee, workflowId, priority },
+          toPageRequest(q),
+          workCallerOf(principal),
+        ),
+      );
+    },
   },
   {
     name: 'tasks.create',
     title: 'Create a task',
     description: 'A new task (POST /w/{wid}/tasks; the body as that route takes it).',
     scope: 'assignments:write',
-    method: 'POST',
-    path: '/w/{wid}/tasks',
+    selfAccess: false,
+    readOnly: false,
+    params: [],
     body: ['name', 'title', 'slug', 'description', 'workflowId', 'priority', 'assignees', 'dueAt'],
     properties: {
       name: { type: 'string', minLength: 1 },
@@ -247,14 +475,23 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: ['name'],
     output: OBJECT,
+    async run({ workspaceId, principal, commands, queries, body }) {
+      const input = await body(CreateTaskDto);
+      const caller = workCallerOf(principal);
+      const id = await commands.execute<CreateTaskCommand, number>(
+        new CreateTaskCommand(workspaceId, input, caller),
+      );
+      return queries.execute(new GetTaskQuery(workspaceId, id, caller));
+    },
   },
   {
     name: 'tasks.update',
     title: 'Update a task',
     description: 'Change a task (PUT /w/{wid}/tasks/{taskId}).',
     scope: 'assignments:write',
-    method: 'PUT',
-    path: '/w/{wid}/tasks/{taskId}',
+    selfAccess: false,
+    readOnly: false,
+    params: ['taskId'],
     body: ['name', 'title', 'description', 'status', 'priority', 'assignees', 'dueAt'],
     properties: {
       taskId: id('the task'),
@@ -268,14 +505,24 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: ['taskId'],
     output: OBJECT,
+    async run({ workspaceId, principal, commands, queries, param, body }) {
+      const input = await body(UpdateTaskDto);
+      const id = workPathId(param('taskId'), 'Task');
+      const caller = workCallerOf(principal);
+      // As the route: whether the caller may see the task at all comes first (a hidden one is a 404).
+      await queries.execute(new GetTaskQuery(workspaceId, id, caller));
+      await commands.execute(new UpdateTaskCommand(workspaceId, id, input, caller, undefined));
+      return queries.execute(new GetTaskQuery(workspaceId, id, caller));
+    },
   },
   {
     name: 'calendar_events.list',
     title: 'List calendar events in a window',
     description: 'Calendar events between startTime and endTime (GET /w/{wid}/calendar-events).',
     scope: 'calendars:read',
-    method: 'GET',
-    path: '/w/{wid}/calendar-events',
+    selfAccess: true,
+    readOnly: true,
+    params: [],
     query: ['page', 'pageSize', 'startTime', 'endTime', 'calendarId', 'attendeeMemberId'],
     properties: {
       page: PAGE.page,
@@ -287,14 +534,26 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: [],
     output: LIST,
+    async run({ workspaceId, principal, queries, query }) {
+      const q = await query(ListCalendarEventsQueryDto);
+      return queries.execute(
+        new ListCalendarEventsQuery(
+          workspaceId,
+          { calendarId: q.calendarId, attendeeMemberId: q.attendeeMemberId },
+          calendarCallerOf(principal),
+          toPageRequest(q),
+        ),
+      );
+    },
   },
   {
     name: 'calendar_events.create',
     title: 'Create a calendar event',
     description: 'A new calendar event (POST /w/{wid}/calendar-events).',
     scope: 'calendars:write',
-    method: 'POST',
-    path: '/w/{wid}/calendar-events',
+    selfAccess: true,
+    readOnly: false,
+    params: [],
     body: ['title', 'startTime', 'endTime', 'calendarId', 'attendeeMemberIds', 'description'],
     properties: {
       title: { type: 'string', minLength: 1 },
@@ -306,6 +565,14 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
     required: ['title', 'startTime'],
     output: OBJECT,
+    async run({ workspaceId, principal, commands, queries, body }) {
+      const input = await body(CreateCalendarEventDto);
+      const caller = calendarCallerOf(principal);
+      const eventId = await commands.execute<CreateCalendarEventCommand, number>(
+        new CreateCalendarEventCommand(workspaceId, { ...input }, caller),
+      );
+      return queries.execute(new GetCalendarEventQuery(workspaceId, eventId, caller));
+    },
   },
 ];
 
@@ -324,9 +591,4 @@ export function inputSchemaOf(tool: McpTool, workspaceBound: boolean): JsonSchem
     required: workspaceBound ? [...tool.required] : ['workspaceId', ...tool.required],
     additionalProperties: false,
   };
-}
-
-/** The path parameters a tool's route names, `wid` aside. */
-export function pathParams(tool: McpTool): string[] {
-  return [...tool.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).filter((p) => p !== 'wid');
 }

@@ -22,11 +22,18 @@ describe('PKCE (RFC 7636)', () => {
 });
 
 describe('redirect URIs (RFC 6749 §3.1.2, RFC 8252 §7.3, RFC 9700 §4.1.3)', () => {
-  it('registers https URLs and http loopback literals, nothing else', () => {
+  it('registers https URLs and http to the loopback hosts (127.0.0.1, [::1], localhost), nothing else', () => {
     expect(redirectUriProblem('https://app.example.com/cb?x=1')).toBeUndefined();
     expect(redirectUriProblem('http://127.0.0.1/cb')).toBeUndefined();
     expect(redirectUriProblem('http://[::1]:8080/cb')).toBeUndefined();
-    expect(redirectUriProblem('http://localhost/cb')).toMatch(/loopback/);
+    expect(redirectUriProblem('http://localhost/cb')).toBeUndefined();
+    expect(redirectUriProblem('http://localhost:6274/oauth/callback')).toBeUndefined();
+    expect(redirectUriProblem('http://LOCALHOST:6274/callback')).toBeUndefined();
+    expect(redirectUriProblem('http://app.localhost/cb')).toMatch(/loopback/);
+    expect(redirectUriProblem('http://localhost./cb')).toMatch(/loopback/);
+    expect(redirectUriProblem('http://localhost.example.com/cb')).toMatch(/loopback/);
+    expect(redirectUriProblem('http://127.0.0.2/cb')).toMatch(/loopback/);
+    expect(redirectUriProblem('http://user@localhost/cb')).toMatch(/credentials/);
     expect(redirectUriProblem('http://app.example.com/cb')).toMatch(/loopback/);
     expect(redirectUriProblem('https://app.example.com/cb#x')).toMatch(/fragment/);
     expect(redirectUriProblem('javascript:alert(1)')).toMatch(/https/);
@@ -45,6 +52,29 @@ describe('redirect URIs (RFC 6749 §3.1.2, RFC 8252 §7.3, RFC 9700 §4.1.3)', (
     expect(matchesRegisteredUri('http://[::1]:1/cb?x=1', registered)).toBe(true);
     expect(matchesRegisteredUri('http://[::1]:1/cb?x=2', registered)).toBe(false);
     expect(matchesRegisteredUri('http://localhost:49152/cb', registered)).toBe(false);
+  });
+
+  it('matches a registered localhost URI on any port, and only on localhost', () => {
+    const registered = ['http://localhost:6274/oauth/callback', 'http://localhost/cb'];
+    expect(matchesRegisteredUri('http://localhost:6274/oauth/callback', registered)).toBe(true);
+    expect(matchesRegisteredUri('http://localhost:51000/oauth/callback', registered)).toBe(true);
+    expect(matchesRegisteredUri('http://localhost/oauth/callback', registered)).toBe(true);
+    expect(matchesRegisteredUri('http://localhost:1/cb', registered)).toBe(true);
+    expect(matchesRegisteredUri('http://LOCALHOST:6274/oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://localhost:6274/oauth/callback2', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://localhost:6274/oauth/callback?x=1', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://127.0.0.1:6274/oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://[::1]:6274/oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('https://localhost:6274/oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://app.localhost:6274/oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://user@localhost:6274/oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://localhost:6274/oauth/callback#x', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://localhost:6274/oauth/../oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://localhost:6274@evil.example.com/oauth/callback', registered)).toBe(
+      false,
+    );
+    expect(matchesRegisteredUri('http://localhost:99999/oauth/callback', registered)).toBe(false);
+    expect(matchesRegisteredUri('http://localhost:6274', ['http://localhost'])).toBe(true);
   });
 });
 

@@ -3,13 +3,23 @@ import { ValidationError } from '../../../core/http/domain-errors';
 export const REDIRECT_URI_MAX = 2000;
 export const REDIRECT_URIS_MAX_COUNT = 10;
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
+/**
+ * Loopback hosts a native client may listen on with plain `http` (RFC 8252 §7.3): the IPv4
+ * and IPv6 literals, and `localhost`. RFC 8252 §8.3 calls `localhost` NOT RECOMMENDED (the
+ * name might not resolve to the loopback interface, or a firewall might treat it apart),
+ * but allows it, and it is what MCP clients register (Claude Desktop, MCP Inspector:
+ * `http://localhost:<port>/callback`); those risks are the client's own machine's, and the
+ * authorization server only ever sends the browser there. Exactly these host names: not
+ * `foo.localhost`, not `localhost.` (the URL parser lowercases `LOCALHOST`).
+ */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /**
- * Redirect URIs an app may register: absolute `https` URLs, or `http` to the loopback
- * address literals for native apps (RFC 8252 §7.3; `localhost` is not accepted, §8.3).
- * No fragment (RFC 6749 §3.1.2), no credentials in the URL. Returns the reason a URI is
- * refused, or undefined when it is acceptable.
+ * Redirect URIs an app may register (`POST /me/apps`, `PUT /me/apps/{id}` and
+ * `POST /oauth/register` alike, through the app's decider): absolute `https` URLs, or
+ * `http` to a loopback host for native apps (above). No fragment (RFC 6749 §3.1.2), no
+ * credentials in the URL. Returns the reason a URI is refused, or undefined when it is
+ * acceptable.
  */
 export function redirectUriProblem(uri: string): string | undefined {
   if (uri.length > REDIRECT_URI_MAX) return `must be at most ${REDIRECT_URI_MAX} characters`;
@@ -24,7 +34,7 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (url.protocol === 'https:') return url.hostname ? undefined : 'must name a host';
   if (url.protocol === 'http:') {
     if (LOOPBACK_HOSTS.has(url.hostname)) return undefined;
-    return 'http is allowed only for the loopback addresses 127.0.0.1 and [::1]';
+    return 'http is allowed only for the loopback hosts 127.0.0.1, [::1] and localhost';
   }
   return 'must use https (or http to a loopback address)';
 }
@@ -41,28 +51,28 @@ export function checkRedirectUris(uris: readonly string[], field = 'redirectUris
   return [...new Set(uris)];
 }
 
-function isLoopback(url: URL): boolean {
-  return url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+/**
+ * A loopback URI written as `http://<loopback host>[:port][path][?query]`, with its port
+ * taken out: the text two loopback URIs must share to match. Textual, like the exact match
+ * (RFC 9700 §4.1.3): no normalization (case, dot segments, default port) makes two
+ * different strings equal; `user@` or another host after the loopback one does not fit.
+ */
+const LOOPBACK_URI = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost))(?::(\d{1,5}))?([/?][^#]*)?$/i;
+
+function portless(uri: string): string | undefined {
+  const m = LOOPBACK_URI.exec(uri);
+  return m ? `${m[1]}${m[3] ?? ''}` : undefined;
 }
 
 /**
  * Whether `given` matches a registered URI: exactly (RFC 9700 §4.1.3), except that a
  * loopback URI matches on any port (RFC 8252 §7.3: native apps take an ephemeral port).
+ * Only the port varies: the host stays the one registered (`localhost` does not stand for
+ * `127.0.0.1`, nor the reverse), as do the path and the query, character for character.
  */
 export function matchesRegisteredUri(given: string, registered: readonly string[]): boolean {
   if (registered.includes(given)) return true;
-  let url: URL;
-  try {
-    url = new URL(given);
-  } catch {
-    return false;
-  }
-  // Credentials are refused at registration; a given URI must not add them either (the
-  // port-free comparison below would otherwise ignore them).
-  if (!isLoopback(url) || given.includes('#') || url.username || url.password) return false;
-  const withoutPort = (u: URL): string => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;
-  return registered.some((r) => {
-    const reg = new URL(r);
-    return isLoopback(reg) && withoutPort(reg) === withoutPort(url);
-  });
+  const key = portless(given);
+  if (key === undefined || redirectUriProblem(given) !== undefined) return false;
+  return registered.some((r) => portless(r) === key);
 }
