@@ -153,9 +153,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
         roleId: q.roleId ?? q.memberRoleId,
         status: q.status ?? 'active',
       };
-      return queries.execute(
+      // The route sends the page as the JSON text PostgreSQL wrote; a tool answers the object.
+      const page: string = await queries.execute(
         new ListMembersQuery(workspaceId, filters, memberVisibilityOf(principal), toPageRequest(q)),
       );
+      return JSON.parse(page) as unknown;
     },
   },
   {
