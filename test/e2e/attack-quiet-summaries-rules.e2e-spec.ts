@@ -1,5 +1,6 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Job, Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
 import { startTestApp, TestApp } from '../support/app';
 import { keyWithScopes, signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
@@ -344,6 +345,32 @@ describe('attack: quiet hours, summaries and rule authors (e2e)', () => {
         expect(await t.eventsOf(res)).toEqual([]);
       }
       expect((await get(`/event-rules/${mine.body.id}`)).body.eventType).toBe('chat:created');
+    });
+
+    it('decides a PUT on the rule as its stream stands, not on a read model still showing an older type', async () => {
+      const rule = await post('/event-rules', {
+        name: 'was chats',
+        eventType: 'chat:created',
+        actionParams: { webhookUrl: rx.url },
+      });
+      expect(rule.status).toBe(201);
+      const retype = await t.request('PUT', `/w/${wid}/event-rules/${rule.body.id}`, {
+        token: key,
+        body: { eventType: 'data_record:changed' },
+      });
+      expect(retype.status).toBe(200);
+      // The read model lags behind the retype (a busy projection): it still says chat:created.
+      await t.app
+        .get(DataSource)
+        .query(`UPDATE event_rules SET event_type = 'chat:created' WHERE id = $1`, [rule.body.id]);
+      const chatsOnly = await keyWithScopes(t, key, ['automations:write', 'chats:read']);
+      const steal = await t.request('PUT', `/w/${wid}/event-rules/${rule.body.id}`, {
+        token: chatsOnly,
+        body: { actionParams: { webhookUrl: `${rx.url}/stolen` } },
+      });
+      expect(steal.status).toBe(403);
+      expect(steal.body.detail).toMatch(/records:admin/);
+      expect(await t.eventsOf(steal)).toEqual([]);
     });
 
     it("refuses a lesser key's PUT of the owner's record rule (its URL, its name), changing nothing", async () => {
