@@ -373,6 +373,48 @@ describe('attack: quiet hours, summaries and rule authors (e2e)', () => {
       expect(await t.eventsOf(steal)).toEqual([]);
     });
 
+    it("never shows a delivery's content to a webhooks:read key, not even echoed back in the receiver's answer", async () => {
+      const echo = await startReceiver();
+      echo.reply = (r) => ({ status: 400, body: `rejected: ${r.raw.toString('utf8')}` });
+      try {
+        const rule = await post('/event-rules', {
+          name: 'messages out',
+          eventType: 'chat.message.created',
+          actionParams: { webhookUrl: echo.url },
+        });
+        expect(rule.status).toBe(201);
+        const quinn = await signup(t, wid, key, { email: 'quinn-echo@example.com' });
+        const chat = await post('/chats', { channel: 'web-chat', memberId: quinn.member.id });
+        expect(chat.status).toBe(201);
+        const said = await post(`/chats/${chat.body.id}/send-assistant-message`, {
+          message: 'Your HIV test is negative',
+        });
+        expect(said.status).toBe(201);
+        await echo.waitFor(1, 15_000);
+        const hooksOnly = await keyWithScopes(t, key, ['webhooks:read']);
+        const listed = await eventually(async () => {
+          const res = await get(`/webhook-logs?ruleId=${rule.body.id}`, hooksOnly);
+          const first = res.body.items?.[0];
+          return first?.attempts?.length ? res : undefined;
+        }, 'the logged attempt');
+        expect(listed.status).toBe(200);
+        expect(JSON.stringify(listed.body)).not.toContain('HIV');
+        const deliveryId = listed.body.items[0].id as string;
+        const one = await get(`/webhook-logs/${deliveryId}`, hooksOnly);
+        expect(one.status).toBe(200);
+        expect(one.body.requestBody).toBeUndefined();
+        expect(JSON.stringify(one.body)).not.toContain('HIV');
+        expect(one.body.attempts[0].responseStatus).toBe(400);
+        // Whoever may read the chats sees both, as the receiver answered.
+        const reader = await keyWithScopes(t, key, ['webhooks:read', 'chats:read']);
+        const shown = await get(`/webhook-logs/${deliveryId}`, reader);
+        expect(shown.body.requestBody).toContain('HIV');
+        expect(shown.body.attempts[0].responseBodyExcerpt).toContain('HIV');
+      } finally {
+        await echo.close();
+      }
+    });
+
     it("refuses a lesser key's PUT of the owner's record rule (its URL, its name), changing nothing", async () => {
       const owners = await post('/event-rules', {
         name: 'records out',
