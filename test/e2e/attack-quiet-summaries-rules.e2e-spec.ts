@@ -229,6 +229,42 @@ describe('attack: quiet hours, summaries and rule authors (e2e)', () => {
     });
   });
 
+  describe('the inbound chat claim under concurrency', () => {
+    it('opens one chat for a known member texting at once, and records a retried webhook once however many race', async () => {
+      const phone = '+14155557901';
+      const known = await signup(t, wid, key, { phone, name: 'Known Texter' });
+      const texts = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          inbound(phone, `Race ${i}`, `SMattackrace${String(i).padStart(3, '0')}`),
+        ),
+      );
+      expect(texts.map((r) => r.status)).toEqual(Array(6).fill(200));
+      // Twilio retrying one webhook six times at once.
+      const retries = await Promise.all(
+        Array.from({ length: 6 }, () => inbound(phone, 'Race again', 'SMattackretry')),
+      );
+      expect(retries.map((r) => r.status)).toEqual(Array(6).fill(200));
+      const chats = await eventually(async () => {
+        const res = await get(`/chats?memberId=${known.member.id}`);
+        return res.body.items?.length ? res : undefined;
+      }, 'the chat');
+      expect(chats.body.items).toHaveLength(1);
+      expect(chats.body.items[0].channel).toBe('phone-sms');
+      const messages = await eventually(async () => {
+        const res = await get(`/chats/${chats.body.items[0].id}/messages`);
+        return res.body.items?.length >= 7 ? res : undefined;
+      }, 'every text');
+      expect(messages.body.items.map((m: { content: string }) => m.content).sort()).toEqual([
+        ...Array.from({ length: 6 }, (_, i) => `Race ${i}`),
+        'Race again',
+      ]);
+      const all = (await t.store.readAll({ maxCount: 100_000 })).filter(
+        (e) => e.type === 'ChatCreated' && (e.data as { memberId?: number }).memberId === known.member.id,
+      );
+      expect(all).toHaveLength(1);
+    });
+  });
+
   describe('summaries', () => {
     it('shows a summary only to those who may read the chat: 404 {detail} for odd ids, outsiders, other tenants', async () => {
       const pat = await signup(t, wid, key, { email: 'pat-summary@example.com', name: 'Pat Summary' });
