@@ -323,6 +323,9 @@ describe('attack: quiet hours, summaries and rule authors (e2e)', () => {
         [{ channel: 'Phone-SMS' }, /^channel: must be one of /],
         [{ workflowUuid: 'workflow-12' }, /^workflowUuid: must be a UUID/],
         [{ workflowUuid: '12' }, /^workflowUuid: must be a UUID/],
+        [{ channel: null }, /^channel: /],
+        [{ channel: 123 }, /^channel: /],
+        [{ workflowUuid: null }, /^workflowUuid: /],
       ];
       for (const [filters, detail] of cases) {
         const res = await post('/event-rules', {
