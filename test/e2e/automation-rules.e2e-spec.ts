@@ -133,7 +133,7 @@ describe('event rules (e2e)', () => {
       body: {
         name: 'x',
         eventType: 'member:updated',
-        channel: 'sms',
+        channel: 'phone-sms',
         actionParams: { webhookUrl: publicUrl },
       },
     });
@@ -144,12 +144,12 @@ describe('event rules (e2e)', () => {
       body: {
         name: 'sms summaries',
         eventType: 'chat:summary',
-        channel: 'sms',
+        channel: 'phone-sms',
         actionParams: { webhookUrl: publicUrl },
       },
     });
     expect(summary.status).toBe(201);
-    expect(summary.body.channel).toBe('sms');
+    expect(summary.body.channel).toBe('phone-sms');
   });
 
   it.each([

@@ -9,7 +9,6 @@ import { SECRET_BOX } from '../delivery/deliverer';
 import { WebhookTargets } from '../delivery/webhook-targets';
 import { eventRuleDecider } from '../domain/event-rule';
 import { eventRuleStream, RuleAuthor, RuleDefinition } from '../domain/event-rule.events';
-import type { RuleEventType } from '../domain/event-types';
 import { assertMayDeliver } from '../domain/rule-access.policy';
 import { SecretBox } from '../../../core/crypto/secret-box';
 import { generateSigningSecret, ruleSecretContext } from '../domain/signature';
@@ -113,21 +112,11 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly targets: WebhookTargets,
-    private readonly db: DataSource,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
   ) {}
 
   async execute(cmd: UpdateEventRuleCommand): Promise<void> {
     const i = cmd.input;
-    // Any change to a record rule (its URL above all) redirects what it delivers: the
-    // resulting type decides, as on create.
-    const current = (await this.db.query(
-      `SELECT event_type FROM event_rules WHERE id = $1 AND workspace_id = $2`,
-      [cmd.ruleId, cmd.workspaceId],
-    )) as { event_type: RuleEventType }[];
-    const eventType = i.eventType ?? current[0]?.event_type;
-    if (eventType) assertMayDeliver(cmd.scopes, eventType, i.eventType ? i.eventTypeField : 'eventType');
-    if (i.webhookUrl !== undefined) await this.targets.check(i.webhookUrl, i.webhookUrlField);
     const changes: Partial<RuleDefinition> & { enabled?: boolean } = {
       ...(i.name !== undefined ? { name: i.name } : {}),
       ...(i.eventType !== undefined ? { eventType: i.eventType } : {}),
@@ -143,16 +132,28 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
       decider: eventRuleDecider,
       expectedRevision: cmd.expectedRevision,
       command: {
-        type: 'UpdateEventRule',
-        ruleId: cmd.ruleId,
-        workspaceId: cmd.workspaceId,
-        changes,
-        secret:
-          i.signingSecret === undefined
-            ? undefined
-            : this.box.seal(i.signingSecret, ruleSecretContext(cmd.ruleId)),
-        author: cmd.author,
-        now: new Date().toISOString(),
+        // Any change to a record rule (its URL above all) redirects what it delivers: the
+        // resulting type decides, as on create. It is read from the stream the change is
+        // decided on, never from the read model, which may lag behind a retype.
+        from: async (state) => {
+          const live = state.status === 'live' && state.workspaceId === cmd.workspaceId;
+          const eventType = i.eventType ?? (live ? state.eventType : undefined);
+          if (live && eventType)
+            assertMayDeliver(cmd.scopes, eventType, i.eventType ? i.eventTypeField : 'eventType');
+          if (live && i.webhookUrl !== undefined) await this.targets.check(i.webhookUrl, i.webhookUrlField);
+          return {
+            type: 'UpdateEventRule' as const,
+            ruleId: cmd.ruleId,
+            workspaceId: cmd.workspaceId,
+            changes,
+            secret:
+              i.signingSecret === undefined
+                ? undefined
+                : this.box.seal(i.signingSecret, ruleSecretContext(cmd.ruleId)),
+            author: cmd.author,
+            now: new Date().toISOString(),
+          };
+        },
       },
     });
   }

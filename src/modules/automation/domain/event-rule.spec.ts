@@ -52,7 +52,7 @@ describe('event rule decider', () => {
         ruleId: 7,
         uuid: created.data.uuid,
         workspaceId,
-        definition: { ...definition, filters: { channel: 'sms' } },
+        definition: { ...definition, filters: { channel: 'phone-sms' } },
         secret: null,
         now,
       })
@@ -62,7 +62,7 @@ describe('event rule decider', () => {
   it('takes filters on chat:summary and drops them when the type changes away from it', () => {
     const summary: EventRuleCreated = {
       ...created,
-      data: { ...created.data, eventType: 'chat:summary', filters: { channel: 'sms' } },
+      data: { ...created.data, eventType: 'chat:summary', filters: { channel: 'phone-sms' } },
     };
     spec
       .given([summary])
@@ -73,6 +73,29 @@ describe('event rule decider', () => {
           data: { ruleId: 7, workspaceId, eventType: 'chat:created', filters: {}, updatedAt: now },
         },
       ]);
+  });
+
+  it.each([
+    [{ channel: 'sms' }, /^channel: must be one of phone-sms, phone-voice, web-chat, email$/],
+    [{ channel: 'PHONE-SMS' }, /^channel: must be one of/],
+    [{ workflowUuid: 'workflow-1' }, /^workflowUuid: must be a UUID/],
+  ])('refuses a chat:summary filter no summary can match (%j)', (filters, detail) => {
+    spec
+      .given([])
+      .when({
+        type: 'CreateEventRule',
+        ruleId: 7,
+        uuid: created.data.uuid,
+        workspaceId,
+        definition: { ...definition, eventType: 'chat:summary', filters },
+        secret: null,
+        now,
+      })
+      .thenThrows(ValidationError, detail);
+    spec
+      .given([{ ...created, data: { ...created.data, eventType: 'chat:summary' } }])
+      .when({ type: 'UpdateEventRule', ruleId: 7, workspaceId, changes: { filters }, now })
+      .thenThrows(ValidationError, detail);
   });
 
   it('refuses a second create, and changes to a rule of another workspace or a deleted one', () => {

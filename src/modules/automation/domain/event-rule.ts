@@ -59,12 +59,24 @@ function checkName(name: string | undefined): void {
   if (name.length > RULE_NAME_MAX) throw new ValidationError(`name: at most ${RULE_NAME_MAX} characters`);
 }
 
+/** The channels a chat has (SPEC "Chat"): the values `chat.channel` takes in `chat:summary`. */
+export const CHAT_CHANNELS = ['phone-sms', 'phone-voice', 'web-chat', 'email'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function checkFilters(eventType: RuleDefinition['eventType'] | undefined, filters: RuleFilters): void {
   const given = Object.values(filters).some((v) => v !== undefined);
   if (given && !(eventType && FILTERABLE_EVENT_TYPES.includes(eventType)))
     throw new ValidationError(
       `channel, workflowUuid: filter only ${FILTERABLE_EVENT_TYPES.join(', ')} rules`,
     );
+  // A filter no summary can match would silently deliver nothing.
+  if (filters.channel !== undefined && !(CHAT_CHANNELS as readonly unknown[]).includes(filters.channel))
+    throw new ValidationError(`channel: must be one of ${CHAT_CHANNELS.join(', ')}`);
+  if (
+    filters.workflowUuid !== undefined &&
+    (typeof filters.workflowUuid !== 'string' || !UUID.test(filters.workflowUuid))
+  )
+    throw new ValidationError("workflowUuid: must be a UUID (a workflow's uuid)");
 }
 
 function checkMaxPerSecond(value: number | null | undefined): void {

@@ -67,7 +67,13 @@ export function ruleInputOf(body: UpdateEventRuleDto, mode: 'create' | 'update')
     body.channel !== undefined || body.workflowUuid !== undefined
       ? {
           ...(body.channel !== undefined ? { channel: body.channel } : {}),
-          ...(body.workflowUuid !== undefined ? { workflowUuid: body.workflowUuid } : {}),
+          // Workflow uuids are lower case; an upper-case filter means the same workflow.
+          ...(body.workflowUuid !== undefined
+            ? {
+                workflowUuid:
+                  typeof body.workflowUuid === 'string' ? body.workflowUuid.toLowerCase() : body.workflowUuid,
+              }
+            : {}),
         }
       : undefined;
   return {

@@ -76,7 +76,12 @@ export class DeliveryAttemptResponse {
   })
   requestHeaders: Record<string, string>;
   @ApiProperty({ nullable: true, type: Number }) responseStatus: number | null;
-  @ApiProperty({ nullable: true, type: String, description: 'the first 1024 characters' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      "the first 1024 characters; null to a caller who may not read the delivery's body (a receiver may echo it)",
+  })
   responseBodyExcerpt: string | null;
   @ApiProperty({ nullable: true, type: String }) error: string | null;
   @ApiProperty() durationMs: number;
@@ -100,7 +105,11 @@ export class WebhookDeliveryResponse {
   @ApiPropertyOptional({ description: 'the exact body every attempt sends (one delivery only)' })
   requestBody?: string;
 
-  static of(d: WebhookDeliveryEntity, withBody = false): WebhookDeliveryResponse {
+  /**
+   * `withBody`: the exact body sent. `mayReadContent`: the caller may read what the delivery
+   * carries, so also what the receiver answered, which may echo it (else null).
+   */
+  static of(d: WebhookDeliveryEntity, withBody = false, mayReadContent = withBody): WebhookDeliveryResponse {
     return {
       id: d.id,
       ruleId: d.ruleId,
@@ -113,7 +122,7 @@ export class WebhookDeliveryResponse {
       createdAt: d.createdAt.toISOString(),
       completedAt: d.completedAt?.toISOString() ?? null,
       redeliveries: d.redeliveries,
-      attempts: d.attempts,
+      attempts: mayReadContent ? d.attempts : d.attempts.map((a) => ({ ...a, responseBodyExcerpt: null })),
       ...(withBody ? { requestBody: d.body } : {}),
     };
   }

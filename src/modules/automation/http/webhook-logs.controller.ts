@@ -38,6 +38,7 @@ export class WebhookLogsController {
   list(
     @Param('wid') wid: string,
     @Query() query: ListWebhookLogsQueryDto,
+    @CurrentPrincipal() p: Principal,
   ): Promise<WebhookDeliveryListResponse> {
     let eventType: string | undefined;
     if (query.eventType !== undefined) {
@@ -57,11 +58,12 @@ export class WebhookLogsController {
     if (start && end && start.epochNanos > end.epochNanos)
       throw new ValidationError('from: must not be after to');
     return this.queries.execute(
-      new ListWebhookLogsQuery(wid.toLowerCase(), page, {
-        ruleId: query.ruleId,
-        eventType,
-        status: query.status,
-      }),
+      new ListWebhookLogsQuery(
+        wid.toLowerCase(),
+        page,
+        { ruleId: query.ruleId, eventType, status: query.status },
+        p.effectiveScopes,
+      ),
     );
   }
 

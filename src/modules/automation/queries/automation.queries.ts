@@ -29,6 +29,8 @@ export class ListWebhookLogsQuery {
     readonly workspaceId: string,
     readonly page: PageRequest,
     readonly filters: { ruleId?: number; eventType?: string; status?: DeliveryStatus },
+    /** The caller's effective scopes: what a receiver answered may echo the body. */
+    readonly scopes: readonly string[],
   ) {}
 }
 
@@ -99,7 +101,7 @@ export class ListWebhookLogsHandler implements IQueryHandler<ListWebhookLogsQuer
       .take(q.page.pageSize)
       .getManyAndCount();
     return paginated(
-      rows.map((r) => WebhookDeliveryResponse.of(r)),
+      rows.map((r) => WebhookDeliveryResponse.of(r, false, mayReadDeliveryBody(q.scopes, r.eventType))),
       total,
       q.page,
     );
@@ -115,6 +117,7 @@ export class GetWebhookLogHandler implements IQueryHandler<GetWebhookLogQuery> {
       .getRepository(WebhookDeliveryEntity)
       .findOneBy({ id: q.deliveryId, workspaceId: q.workspaceId });
     if (!row) throw new NotFoundError('Delivery not found');
-    return WebhookDeliveryResponse.of(row, mayReadDeliveryBody(q.scopes, row.eventType));
+    const mayRead = mayReadDeliveryBody(q.scopes, row.eventType);
+    return WebhookDeliveryResponse.of(row, mayRead, mayRead);
   }
 }
