@@ -66,9 +66,10 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
 })
 export class MembersProjection implements ProjectionHandler {
   /**
-   * Runs of MemberCreated (bulk import) go in one multi-row insert, and runs of
-   * MemberUpdated of distinct members changing the same fields (concurrent edits) in one
-   * UPDATE; AccountRegistered of distinct accounts in one upsert, gathered across the
+   * Runs of MemberCreated (bulk import) go in one multi-row insert, and a run of
+   * MemberUpdated (edits, of one member or many) in one UPDATE per set of changed fields,
+   * each member's events of the run folded into one row first (see `updated`);
+   * AccountRegistered of distinct accounts in one upsert, gathered across the
    * MemberCreated between them (signups append the two in turn, and they write different
    * tables, so their order between each other does not matter); the rest one by one, in order.
    */
@@ -76,8 +77,6 @@ export class MembersProjection implements ProjectionHandler {
     let created: StoredEvent[] = [];
     let updated: StoredEvent[] = [];
     let registered: StoredEvent[] = [];
-    let updatedKey = '';
-    const updatedIds = new Set<number>();
     const registeredIds = new Set<string>();
     const flush = async () => {
       if (created.length) await this.created(created, em);
@@ -86,7 +85,6 @@ export class MembersProjection implements ProjectionHandler {
       created = [];
       updated = [];
       registered = [];
-      updatedIds.clear();
       registeredIds.clear();
     };
     for (const e of events) {
@@ -104,17 +102,8 @@ export class MembersProjection implements ProjectionHandler {
         continue;
       }
       if (e.type === 'MemberUpdated') {
-        const key = changedFields(e).join(',');
-        const id = (e.data as { memberId: number }).memberId;
-        if (
-          created.length ||
-          registered.length ||
-          (updated.length && (key !== updatedKey || updatedIds.has(id)))
-        )
-          await flush();
+        if (created.length || registered.length) await flush();
         updated.push(e);
-        updatedKey = key;
-        updatedIds.add(id);
         continue;
       }
       await flush();
@@ -220,31 +209,66 @@ export class MembersProjection implements ProjectionHandler {
     }
   }
 
-  /** MemberUpdated events of distinct members, all changing the same fields, as `handle` writes them. */
+  /**
+   * A run of MemberUpdated (nothing else of this projection's between them), as `handle`
+   * would write them one by one: each member's events fold into one row (each column the
+   * last value the run gives it, updated_at and stream_revision the last event's, version
+   * up by the number of events: one per change shown, as one by one), then one UPDATE per
+   * set of changed columns. A member updated 500 times in a batch is one row of one statement.
+   * No status changes, so member_counts stays as it is.
+   */
   private async updated(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     if (events.length === 1) return this.handle(events[0], em);
-    const fields = changedFields(events[0]);
-    const rows = events.map((e) => {
+    const folded = new Map<
+      number,
+      { changes: Partial<MemberChanges>; events: number; updatedAt: string; streamRevision: string }
+    >();
+    for (const e of events) {
       const d = e.data as { memberId: number; updatedAt: string; changes: MemberChanges };
+      let row = folded.get(d.memberId);
+      if (!row) folded.set(d.memberId, (row = { changes: {}, events: 0, updatedAt: '', streamRevision: '' }));
+      for (const f of changedFields(e)) (row.changes as Record<string, unknown>)[f] = d.changes[f];
+      row.events++;
+      row.updatedAt = d.updatedAt;
+      row.streamRevision = e.revision.toString();
+    }
+    const byFields = new Map<string, { fields: (keyof MemberChanges)[]; rows: Record<string, unknown>[] }>();
+    for (const [memberId, m] of folded) {
+      const fields = (Object.keys(m.changes) as (keyof MemberChanges)[]).sort();
+      const key = fields.join(',');
+      let group = byFields.get(key);
+      if (!group) byFields.set(key, (group = { fields, rows: [] }));
       const row: Record<string, unknown> = {
-        memberId: d.memberId,
-        updatedAt: d.updatedAt,
-        streamRevision: e.revision.toString(),
+        memberId,
+        events: m.events,
+        updatedAt: m.updatedAt,
+        streamRevision: m.streamRevision,
       };
-      fields.forEach((f, i) => (row[`v${i}`] = d.changes[f]));
-      return row;
-    });
-    const set = fields
-      .map((f, i) => `${MEMBER_COLUMNS[f]} = r.v${i}`)
-      .concat('updated_at = r."updatedAt"', 'version = m.version + 1', 'stream_revision = r."streamRevision"')
-      .join(', ');
-    const columns = ['"memberId" integer', '"updatedAt" timestamptz', '"streamRevision" bigint']
-      .concat(fields.map((f, i) => `v${i} ${MEMBER_TYPES[f]}`))
-      .join(', ');
-    await em.query(
-      `UPDATE members m SET ${set} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) WHERE m.id = r."memberId"`,
-      [JSON.stringify(rows)],
-    );
+      fields.forEach((f, i) => (row[`v${i}`] = m.changes[f]));
+      group.rows.push(row);
+    }
+    for (const { fields, rows } of byFields.values()) {
+      const set = fields
+        .map((f, i) => `${MEMBER_COLUMNS[f]} = r.v${i}`)
+        .concat(
+          'updated_at = r."updatedAt"',
+          'version = m.version + r.events',
+          'stream_revision = r."streamRevision"',
+        )
+        .join(', ');
+      const columns = [
+        '"memberId" integer',
+        'events integer',
+        '"updatedAt" timestamptz',
+        '"streamRevision" bigint',
+      ]
+        .concat(fields.map((f, i) => `v${i} ${MEMBER_TYPES[f]}`))
+        .join(', ');
+      await em.query(
+        `UPDATE members m SET ${set} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) WHERE m.id = r."memberId"`,
+        [JSON.stringify(rows)],
+      );
+    }
   }
 
   /** AccountRegistered events of distinct accounts, in one upsert. */
