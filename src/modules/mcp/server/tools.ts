@@ -583,6 +583,14 @@ const WORKSPACE_ARG: JsonSchema = {
     'the workspace to act in; an OAuth token is bound to the one chosen at consent (the default), an API key needs it',
 };
 
+/** The first path argument a call lacks (a non-empty string or a number), or undefined. */
+export function missingParam(tool: McpTool, args: Record<string, unknown>): string | undefined {
+  return tool.params.find((p) => {
+    const v = args[p];
+    return (typeof v !== 'string' || v === '') && typeof v !== 'number';
+  });
+}
+
 /** The JSON Schema of a tool's arguments as tools/list shows it. */
 export function inputSchemaOf(tool: McpTool, workspaceBound: boolean): JsonSchema {
   return {
