@@ -153,9 +153,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
         roleId: q.roleId ?? q.memberRoleId,
         status: q.status ?? 'active',
       };
-      return queries.execute(
+      // The route sends PostgreSQL's JSON text as its body; the tool's answer is that body.
+      const page = await queries.execute<ListMembersQuery, unknown>(
         new ListMembersQuery(workspaceId, filters, memberVisibilityOf(principal), toPageRequest(q)),
       );
+      return typeof page === 'string' ? (JSON.parse(page) as unknown) : page;
     },
   },
   {
