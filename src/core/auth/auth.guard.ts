@@ -71,7 +71,8 @@ export class AuthGuard implements CanActivate {
     }
     const early = req.earlyCredential;
     const credential = early?.token === token ? early.credential : await this.credentials.resolve(token);
-    if (!credential) {
+    // The assistant's credential is built in-process only; a bearer token never stands for it.
+    if (!credential || credential.kind === 'assistant') {
       await admit(addressSubject(req));
       throw new UnauthorizedError('The credential is invalid, expired or revoked');
     }
@@ -108,6 +109,7 @@ export class AuthGuard implements CanActivate {
  * calls' principal with it too, so both act as the same caller.
  */
 export function principalOf(credential: Credential, membership?: Membership): Principal {
+  if (credential.kind === 'assistant') return assistantPrincipalOf(credential, membership);
   const actor: Principal['actor'] = {
     kind: credential.kind,
     id: credential.accountUuid,
@@ -128,6 +130,30 @@ export function principalOf(credential: Credential, membership?: Membership): Pr
         ? []
         : intersectScopesOnce(credential.scopes, membership.roleScopes),
     actor,
+  };
+}
+
+/**
+ * The assistant acting as an agent member: the member is the actor (agents need no
+ * account), and its effective scopes are its credential's (the role's, see
+ * assistantCredential) ∩ the role's, outside its own workspace none.
+ */
+function assistantPrincipalOf(credential: Credential, membership?: Membership): Principal {
+  const own =
+    membership !== undefined &&
+    membership.workspaceId === credential.workspaceId &&
+    membership.memberId === credential.memberId;
+  return {
+    credential,
+    accountUuid: credential.accountUuid,
+    membership,
+    effectiveScopes: own ? intersectScopesOnce(credential.scopes, membership.roleScopes) : [],
+    actor: {
+      kind: 'assistant',
+      id: String(credential.memberId),
+      memberId: credential.memberId,
+      ...(credential.accountUuid ? { accountUuid: credential.accountUuid } : {}),
+    },
   };
 }
 

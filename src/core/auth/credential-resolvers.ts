@@ -41,11 +41,14 @@ export class PrefixCredentialResolver implements CredentialResolver, OnModuleIni
     for (const [prefix, resolver] of this.resolvers) {
       if (!token.startsWith(prefix)) continue;
       const key = `credential:${createHash('sha256').update(token).digest('base64')}`;
-      return this.cache.get(
+      const credential = await this.cache.get(
         key,
         () => resolver.resolve(token),
         (c) => c.expiresAt ?? Infinity,
       );
+      // The assistant acting as an agent member is built in-process (assistantCredential):
+      // no token may stand for it, whichever resolver answered.
+      return credential?.kind === 'assistant' ? undefined : credential;
     }
     return undefined;
   }

@@ -1,6 +1,11 @@
 import type { Actor } from '../event-store/event-store.port';
 
-export type CredentialKind = 'api_key' | 'member_token' | 'oauth';
+/**
+ * `assistant`: the chat assistant acting as its workflow's agent member. No bearer token
+ * resolves to it (PrefixCredentialResolver refuses one that would), so no HTTP request can
+ * present it; it is built in-process by assistantCredential, its scopes the member's role's.
+ */
+export type CredentialKind = 'api_key' | 'member_token' | 'oauth' | 'assistant';
 
 /** What a bearer credential resolves to, before a workspace is considered. */
 export interface Credential {
@@ -48,3 +53,25 @@ export interface MembershipResolver {
 
 export const CREDENTIAL_RESOLVER = Symbol('CREDENTIAL_RESOLVER');
 export const MEMBERSHIP_RESOLVER = Symbol('MEMBERSHIP_RESOLVER');
+
+/**
+ * The credential of the assistant acting as an agent member of one workspace, before its
+ * membership is known: the membership resolver finds that member by id (an agent, active,
+ * in this workspace only). Once found, `withRoleScopes` gives it the role's scopes and
+ * nothing more, so its principal's effective scopes are exactly the member's.
+ */
+export function assistantCredential(workspaceId: string, memberId: number): Credential {
+  return {
+    kind: 'assistant',
+    credentialId: `assistant:${workspaceId}:${memberId}`,
+    accountUuid: '',
+    scopes: [],
+    workspaceId,
+    memberId,
+  };
+}
+
+/** The assistant's credential carrying its member's role scopes (see assistantCredential). */
+export function withRoleScopes(credential: Credential, membership: Membership): Credential {
+  return { ...credential, scopes: membership.roleScopes };
+}

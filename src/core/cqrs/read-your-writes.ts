@@ -19,6 +19,16 @@ const insideHandler = new AsyncLocalStorage<true>();
  * (an import appending row after row must not wait for its own projections per row),
  * exactly as before this mechanism replaced the hand-placed waits.
  */
+/**
+ * Runs `fn` as a dispatch of its own rather than part of the handler that calls it: its
+ * commands and queries wait for what the request appended, as a controller's do. For a
+ * handler that runs a route's work whole (the MCP tools a chat's assistant calls through
+ * a command): a create followed by its GET must read its own write there too.
+ */
+export function asOwnDispatch<T>(fn: () => T): T {
+  return insideHandler.exit(fn);
+}
+
 @Injectable()
 export class ReadYourWritesBuses implements OnModuleInit {
   constructor(

@@ -15,7 +15,8 @@ export interface Position {
   prepare: bigint;
 }
 
-export type ActorKind = 'member' | 'api_key' | 'member_token' | 'oauth' | 'system' | 'operator';
+/** `assistant`: a chat's assistant acting as its workflow's agent member (`memberId`). */
+export type ActorKind = 'member' | 'api_key' | 'member_token' | 'oauth' | 'assistant' | 'system' | 'operator';
 
 export interface Actor {
   kind: ActorKind;

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { APP_CONFIG, AppConfig } from '../../core/config/config';
 import { Feature } from '../../core/features/feature';
+import { SERVICE_TOOL_HANDLERS } from './agent/service-tools.handlers';
 import { McpController } from './http/mcp.controller';
 import {
   protectedResourceMetadata,
@@ -16,10 +17,11 @@ import { ToolDispatcher } from './server/tool-dispatch';
  * run the commands and queries of the REST routes they mirror, data types as JSON Schema
  * resources, and the RFC 9728 protected resource metadata that points MCP clients at the
  * authorization server. No tables and no events of its own: every tool call is another
- * feature's command or query.
+ * feature's command or query. The same tools serve a chat's assistant acting as its
+ * workflow's agent member (ListServiceToolsQuery, CallServiceToolCommand).
  */
 @Feature({ name: 'mcp' })
-@Module({ controllers: [McpController], providers: [ToolDispatcher] })
+@Module({ controllers: [McpController], providers: [ToolDispatcher, ...SERVICE_TOOL_HANDLERS] })
 export class McpModule implements OnModuleInit {
   constructor(
     private readonly adapter: HttpAdapterHost,

@@ -9,7 +9,8 @@ export type ToolSource = 'toolkit' | 'mcp-server' | 'service';
 /**
  * `ok`: the tool answered; `error`: it answered with an error of its own (fed back to the
  * model); `invalid_arguments`: the model's arguments were not JSON or failed the tool's
- * schema (fed back); `refused`: not offered to this chat's agent; `failed`: the tool
+ * schema (fed back); `refused`: not offered to this chat's agent, or (a service tool)
+ * outside the agent member's scopes or workspace (fed back); `failed`: the tool
  * could not be run (its server unreachable, its model failing): the reply fails.
  */
 export type ToolOutcome = 'ok' | 'error' | 'invalid_arguments' | 'refused' | 'failed';
@@ -28,8 +29,11 @@ export interface AssistantToolCalled {
     /** The name the model was offered (OpenAI's [a-zA-Z0-9_-]{1,64}). */
     name: string;
     source: ToolSource | null;
-    /** What it names: the custom tool's id, or the MCP server's id and the tool's own name. */
-    target: { toolId?: number; serverId?: number; tool: string } | null;
+    /**
+     * What it names: the custom tool's id, the MCP server's id and the tool's own name, or
+     * for the service's own tools the endpoint's tool name and the agent member acting.
+     */
+    target: { toolId?: number; serverId?: number; memberId?: number; tool: string } | null;
     /** Parsed arguments, or the raw text when it was not a JSON object. */
     arguments: unknown;
     outcome: ToolOutcome;

@@ -73,8 +73,10 @@ export class ReplyService {
     if (skip || !view || view.workspaceId !== job.workspaceId)
       return { status: 'skipped', reason: skip ?? 'no_chat' };
 
-    const messages = await this.conversation(view);
-    const tools = await this.tools.offer(view.workspaceId);
+    const workflow = view.workflowId ? await this.workflow(view.workflowId, view.workspaceId) : null;
+    const messages = await this.conversation(view, workflow);
+    // The service's own tools act as the workflow's agent member: a chat without one gets none.
+    const tools = await this.tools.offer(view.workspaceId, workflow?.agentId ?? null);
     const definitions = tools.definitions;
     const model = (await this.agentModel(view)) ?? undefined;
     let rounds = 0;
@@ -178,8 +180,10 @@ export class ReplyService {
     }
   }
 
-  private async conversation(view: ChatView): Promise<ModelMessage[]> {
-    const workflow = view.workflowId ? await this.workflow(view.workflowId, view.workspaceId) : null;
+  private async conversation(
+    view: ChatView,
+    workflow: { name: string; agentId: number } | null,
+  ): Promise<ModelMessage[]> {
     const ids = [view.memberId, ...(workflow ? [workflow.agentId] : [])];
     const contacts = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
       new GetMemberContactsQuery(view.workspaceId, ids),

@@ -9,6 +9,7 @@ import {
   McpToolCallFailed,
   McpToolResult,
 } from '../../mcp-servers';
+import { CallServiceToolCommand, ListServiceToolsQuery, ServiceTool, ServiceToolAnswer } from '../../mcp';
 import {
   EnabledCustomTool,
   ListEnabledCustomToolsQuery,
@@ -33,11 +34,13 @@ export function modelToolName(prefix: string, name: string, taken: { has(name: s
 }
 
 type Offered =
-  { source: 'toolkit'; tool: EnabledCustomTool } | { source: 'mcp-server'; tool: EnabledMcpServerTool };
+  | { source: 'toolkit'; tool: EnabledCustomTool }
+  | { source: 'mcp-server'; tool: EnabledMcpServerTool }
+  | { source: 'service'; tool: ServiceTool };
 
 export interface ToolRun {
   source: ToolSource | null;
-  target: { toolId?: number; serverId?: number; tool: string } | null;
+  target: { toolId?: number; serverId?: number; memberId?: number; tool: string } | null;
   arguments: unknown;
   outcome: ToolOutcome;
   /** Given back to the model. */
@@ -62,6 +65,13 @@ export class OfferedTools {
   constructor(
     readonly workspaceId: string,
     private readonly byName: Map<string, Offered>,
+    /** The chat's workflow agent member the service tools act as; null: none offered. */
+    readonly agentMemberId: number | null = null,
+    /**
+     * Service tools the agent's role does not allow, under the names they would have: not
+     * offered, but a call of one is put to the service, which refuses it naming the scope.
+     */
+    private readonly withheld = new Map<string, ServiceTool>(),
   ) {}
 
   get definitions(): ModelTool[] {
@@ -73,7 +83,10 @@ export class OfferedTools {
   }
 
   get(name: string): Offered | undefined {
-    return this.byName.get(name);
+    const offered = this.byName.get(name);
+    if (offered) return offered;
+    const withheld = this.withheld.get(name);
+    return withheld ? { source: 'service', tool: withheld } : undefined;
   }
 }
 
@@ -81,6 +94,7 @@ function descriptionOf(offered: Offered): string {
   const t = offered.tool;
   if (offered.source === 'toolkit')
     return (t.description ?? (t as EnabledCustomTool).displayName).slice(0, 1024);
+  if (offered.source === 'service') return offered.tool.description.slice(0, 1024);
   const m = t as EnabledMcpServerTool;
   return (m.description ?? m.title ?? m.name).slice(0, 1024);
 }
@@ -90,7 +104,8 @@ const bounded = (text: string): string =>
 
 /**
  * Gathers the tools a chat's assistant is offered (the workspace's enabled custom toolkit
- * tools and the tools of its enabled MCP servers) and runs the model's calls of them.
+ * tools, the tools of its enabled MCP servers, and the service's own tools as the chat's
+ * workflow agent member may use them) and runs the model's calls of them.
  * Arguments and results are never logged: they may hold record values (PHI).
  */
 @Injectable()
@@ -101,21 +116,37 @@ export class ToolBox {
     @Inject(LANGUAGE_MODEL) private readonly model: LanguageModel,
   ) {}
 
-  async offer(workspaceId: string): Promise<OfferedTools> {
-    const [custom, mcp] = await Promise.all([
+  /**
+   * The tools of one reply. The service's own tools (the MCP endpoint's) only when the chat
+   * runs a workflow: as its agent member, those its role's scopes allow.
+   */
+  async offer(workspaceId: string, agentMemberId: number | null = null): Promise<OfferedTools> {
+    const [custom, mcp, service] = await Promise.all([
       this.queries.execute<ListEnabledCustomToolsQuery, EnabledCustomTool[]>(
         new ListEnabledCustomToolsQuery(workspaceId),
       ),
       this.queries.execute<ListEnabledMcpServerToolsQuery, EnabledMcpServerTool[]>(
         new ListEnabledMcpServerToolsQuery(workspaceId),
       ),
+      agentMemberId === null
+        ? Promise.resolve([])
+        : this.queries.execute<ListServiceToolsQuery, ServiceTool[]>(
+            new ListServiceToolsQuery(workspaceId, agentMemberId),
+          ),
     ]);
     const byName = new Map<string, Offered>();
     for (const tool of custom)
       byName.set(modelToolName(tool.toolkitSlug, tool.name, byName), { source: 'toolkit', tool });
     for (const tool of mcp)
       byName.set(modelToolName(`mcp_${tool.serverSlug}`, tool.name, byName), { source: 'mcp-server', tool });
-    return new OfferedTools(workspaceId, byName);
+    const withheld = new Map<string, ServiceTool>();
+    const taken = { has: (n: string) => byName.has(n) || withheld.has(n) };
+    for (const tool of service) {
+      const name = modelToolName('svc', tool.name, taken);
+      if (tool.granted) byName.set(name, { source: 'service', tool });
+      else withheld.set(name, tool);
+    }
+    return new OfferedTools(workspaceId, byName, agentMemberId, withheld);
   }
 
   /** Runs one call; answers what to give the model back, or throws ToolFailure. */
@@ -133,7 +164,9 @@ export class ToolBox {
     const target =
       offered.source === 'toolkit'
         ? { toolId: offered.tool.toolId, tool: offered.tool.name }
-        : { serverId: offered.tool.serverId, tool: offered.tool.name };
+        : offered.source === 'mcp-server'
+          ? { serverId: offered.tool.serverId, tool: offered.tool.name }
+          : { memberId: tools.agentMemberId ?? undefined, tool: offered.tool.name };
     const base = { source: offered.source, target };
     if (!parsed.ok)
       return {
@@ -142,9 +175,51 @@ export class ToolBox {
         outcome: 'invalid_arguments',
         result: `error: the arguments are not a JSON object (${parsed.error}); call the tool again with valid JSON`,
       };
-    return offered.source === 'toolkit'
-      ? this.runCustom(tools.workspaceId, offered.tool, parsed.value, base, name)
-      : this.runMcp(tools.workspaceId, offered.tool, parsed.value, base, name);
+    if (offered.source === 'toolkit')
+      return this.runCustom(tools.workspaceId, offered.tool, parsed.value, base, name);
+    if (offered.source === 'mcp-server')
+      return this.runMcp(tools.workspaceId, offered.tool, parsed.value, base, name);
+    return this.runService(tools, offered.tool, parsed.value, base, name);
+  }
+
+  /**
+   * A service tool, run by the mcp feature as the chat's agent member (its role's scopes,
+   * the route's rules, events with the member as actor). Refusals and the route's errors
+   * go back to the model; a 5xx fails the reply (retried).
+   */
+  private async runService(
+    tools: OfferedTools,
+    tool: ServiceTool,
+    args: Record<string, unknown>,
+    base: Pick<ToolRun, 'source' | 'target'>,
+    name: string,
+  ): Promise<ToolRun> {
+    if (tools.agentMemberId === null)
+      return {
+        ...base,
+        arguments: args,
+        outcome: 'refused',
+        result: `error: no tool named ${name} is available to this assistant`,
+      };
+    const answer = await this.commands.execute<CallServiceToolCommand, ServiceToolAnswer>(
+      new CallServiceToolCommand(tools.workspaceId, tools.agentMemberId, tool.name, args),
+    );
+    if (answer.outcome === 'ok')
+      return {
+        ...base,
+        arguments: args,
+        outcome: 'ok',
+        result: bounded(JSON.stringify(answer.body ?? null)),
+      };
+    const result = `error: ${answer.status}: ${answer.detail}`;
+    if (answer.outcome === 'failed')
+      throw new ToolFailure(name, result.slice(7, 507), true, {
+        ...base,
+        arguments: args,
+        outcome: 'failed',
+        result,
+      });
+    return { ...base, arguments: args, outcome: answer.outcome, result };
   }
 
   private async runCustom(

@@ -39,10 +39,34 @@ export class IdentityMembershipResolver implements MembershipResolver {
   }
 
   find(workspaceId: string, credential: Credential): Promise<Membership | undefined> {
+    // The assistant acting as an agent member (core's assistantCredential): that member by
+    // id, in the workspace the credential names only, while it is an active agent.
+    if (credential.kind === 'assistant') {
+      const agentId = credential.memberId;
+      if (credential.workspaceId !== workspaceId || agentId === undefined) return Promise.resolve(undefined);
+      return this.cache.get(`membership:${workspaceId}:assistant:${agentId}`, () =>
+        this.loadAgent(workspaceId, agentId),
+      );
+    }
     const memberId = credential.memberId ?? null;
     return this.cache.get(`membership:${workspaceId}:${credential.accountUuid}:${memberId ?? ''}`, () =>
       this.load(workspaceId, credential.accountUuid, memberId),
     );
+  }
+
+  private async loadAgent(workspaceId: string, memberId: number): Promise<Membership | undefined> {
+    const rows = (await this.db.query(
+      `SELECT m.id, m.member_role_id
+         FROM members m
+        WHERE m.workspace_id = $1 AND m.id = $2 AND m.kind = 'agent' AND m.status = 'active'`,
+      [workspaceId, memberId],
+    )) as { id: number; member_role_id: number }[];
+    const m = rows[0];
+    if (!m) return undefined;
+    const roleScopes = await this.queries.execute<GetRoleScopesQuery, string[]>(
+      new GetRoleScopesQuery(workspaceId, m.member_role_id),
+    );
+    return { workspaceId, memberId: m.id, roleId: m.member_role_id, roleScopes, kind: 'agent' };
   }
 
   private async load(

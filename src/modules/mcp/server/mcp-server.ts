@@ -13,7 +13,7 @@ import type { Membership } from '../../../core/auth/principal';
 import { grants } from '../../../core/auth/scopes';
 import { dataTypeSchema, dataTypeUri, parseDataTypeUri } from './data-type-schema';
 import type { Dispatch, ToolAnswer } from './tool-dispatch';
-import { inputSchemaOf, MCP_TOOLS, McpTool } from './tools';
+import { inputSchemaOf, MCP_TOOLS, McpTool, missingParam } from './tools';
 
 /** Who calls, as far as listing goes: the workspace the credential is bound to, and its scopes there. */
 export interface McpCaller {
@@ -76,10 +76,8 @@ export function buildMcpServer(caller: McpCaller, dispatch: Dispatch, version: s
     const args = request.params.arguments ?? {};
     const wid = workspaceOf(caller, args.workspaceId);
     if (!wid) return toolError('workspaceId: a workspace UUID is required with this credential');
-    for (const p of tool.params) {
-      const v = args[p];
-      if ((typeof v !== 'string' || v === '') && typeof v !== 'number') return toolError(`${p}: required`);
-    }
+    const missing = missingParam(tool, args);
+    if (missing) return toolError(`${missing}: required`);
     const res = await dispatch(tool, wid, args);
     return resultOf(res);
   });

@@ -9,6 +9,7 @@ import {
   MembershipResolver,
 } from '../../../core/auth/principal';
 import { grants } from '../../../core/auth/scopes';
+import { asOwnDispatch } from '../../../core/cqrs/read-your-writes';
 import { RequestContext, requestContext } from '../../../core/cqrs/request-context';
 import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
 import { toErrorResponse } from '../../../core/http/http-exception.filter';
@@ -90,16 +91,20 @@ export class ToolDispatcher {
           ...(outer?.causationId !== undefined ? { causationId: outer.causationId } : {}),
           appended,
         };
-        const body = await requestContext.run(ctx, () =>
-          tool.run({
-            workspaceId,
-            principal,
-            commands: this.commands,
-            queries: this.queries,
-            param: (name) => String(args[name]),
-            query: (dto) => this.validate(dto, 'query', queryOf(tool, args)),
-            body: (dto) => this.validate(dto, 'body', bodyOf(tool, args)),
-          }),
+        // A route's work, even when a handler asks for it (the assistant's service tools):
+        // its reads wait for its own writes as the route's would.
+        const body = await asOwnDispatch(() =>
+          requestContext.run(ctx, () =>
+            tool.run({
+              workspaceId,
+              principal,
+              commands: this.commands,
+              queries: this.queries,
+              param: (name) => String(args[name]),
+              query: (dto) => this.validate(dto, 'query', queryOf(tool, args)),
+              body: (dto) => this.validate(dto, 'body', bodyOf(tool, args)),
+            }),
+          ),
         );
         return { status: 200, body };
       } catch (err) {

@@ -153,11 +153,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
         roleId: q.roleId ?? q.memberRoleId,
         status: q.status ?? 'active',
       };
-      // The route sends the page as the JSON text PostgreSQL wrote; a tool answers the object.
-      const page: string = await queries.execute(
+      // The route sends PostgreSQL's JSON text as its body; the tool's answer is that body.
+      const page = await queries.execute<ListMembersQuery, unknown>(
         new ListMembersQuery(workspaceId, filters, memberVisibilityOf(principal), toPageRequest(q)),
       );
-      return JSON.parse(page) as unknown;
+      return typeof page === 'string' ? (JSON.parse(page) as unknown) : page;
     },
   },
   {
@@ -584,6 +584,14 @@ const WORKSPACE_ARG: JsonSchema = {
   description:
     'the workspace to act in; an OAuth token is bound to the one chosen at consent (the default), an API key needs it',
 };
+
+/** The first path argument a call lacks (a non-empty string or a number), or undefined. */
+export function missingParam(tool: McpTool, args: Record<string, unknown>): string | undefined {
+  return tool.params.find((p) => {
+    const v = args[p];
+    return (typeof v !== 'string' || v === '') && typeof v !== 'number';
+  });
+}
 
 /** The JSON Schema of a tool's arguments as tools/list shows it. */
 export function inputSchemaOf(tool: McpTool, workspaceBound: boolean): JsonSchema {
