@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
 import { customRole, keyWithScopes } from '../support/identity-fixtures';
 import {
@@ -7,6 +8,7 @@ import {
   createApp,
   OAuthBrowser,
   Owner,
+  PASSWORD,
   ownerWithPassword,
   pkcePair,
   postForm,
@@ -362,6 +364,83 @@ describe('attack: MCP and OAuth, second round (e2e)', () => {
       expect(del.status).toBe(204);
       const after = await mcp(token, callMessage('members.search', {}));
       expect(after.status).toBe(401);
+    });
+  });
+
+  describe('the authorization server', () => {
+    it('re-checks a tampered consent form: another workspace, a wider scope, another redirect URI, no PKCE, no CSRF field', async () => {
+      const native = await createApp(t, owner.apiKey, {
+        clientType: 'public',
+        redirectUris: [LOOPBACK],
+        scopes: ['members:read'],
+      });
+      const browser = new OAuthBrowser();
+      let page = await browser.get(
+        authorizeUrl(t, {
+          response_type: 'code',
+          client_id: native.clientId,
+          redirect_uri: 'http://localhost:4242/callback',
+          scope: 'members:read',
+          state: 'st',
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
+      page = await browser.submit(page.form(), { email: owner.email, password: PASSWORD });
+      expect(page.status).toBe(303);
+      page = await browser.get(page.location!);
+      const consent = page.form();
+      const submit = (hidden: Record<string, string>, fields: Record<string, string> = {}) =>
+        browser.submit(
+          { ...consent, hidden },
+          { decision: 'approve', workspace_id: owner.workspaceId, ...fields },
+        );
+      const foreign = await submit(consent.hidden, { workspace_id: other.workspaceId });
+      expect({ status: foreign.status, location: foreign.location }).toEqual({ status: 400, location: null });
+      const wider = await submit({ ...consent.hidden, scope: 'members:read members:write' });
+      expect(new URL(wider.location!).searchParams.get('error')).toBe('invalid_scope');
+      expect(new URL(wider.location!).searchParams.get('code')).toBeNull();
+      const elsewhere = await submit({
+        ...consent.hidden,
+        redirect_uri: 'https://evil.example.com/callback',
+      });
+      expect({ status: elsewhere.status, location: elsewhere.location }).toEqual({
+        status: 400,
+        location: null,
+      });
+      const { code_challenge: _c, code_challenge_method: _m, ...withoutPkce } = consent.hidden;
+      const noPkce = await submit(withoutPkce);
+      expect(new URL(noPkce.location!).searchParams.get('error')).toBe('invalid_request');
+      expect(new URL(noPkce.location!).searchParams.get('code')).toBeNull();
+      const { csrf_token: _x, ...withoutCsrf } = consent.hidden;
+      const forged = await submit(withoutCsrf);
+      expect({ status: forged.status, location: forged.location }).toEqual({ status: 403, location: null });
+      const grants = await t.app
+        .get(DataSource)
+        .query(
+          `SELECT count(*)::int AS n FROM oauth_grants g JOIN oauth_apps a ON a.id = g.app_id WHERE a.client_id = $1`,
+          [native.clientId],
+        );
+      expect(grants[0].n).toBe(0);
+      const honest = await submit(consent.hidden);
+      expect(new URL(honest.location!).origin).toBe('http://localhost:4242');
+      expect(new URL(honest.location!).searchParams.get('code')).toBeTruthy();
+    });
+
+    it('accepts an access token only as a bearer, and a refresh token only at the token endpoint', async () => {
+      const tokens = await tokensFor(t, owner, app, 'members:read');
+      const asBearer = await mcp(tokens.refresh_token, callMessage('members.search', {}));
+      expect(asBearer.status).toBe(401);
+      const rest = await t.request('GET', `/w/${owner.workspaceId}/members`, { token: tokens.refresh_token });
+      expect(rest.status).toBe(401);
+      const asRefresh = await postForm(t, '/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.access_token,
+        client_id: app.clientId,
+        client_secret: app.clientSecret!,
+      });
+      expect(asRefresh.body.error).toBe('invalid_grant');
+      expect((await mcp(tokens.access_token, callMessage('members.search', {}))).status).toBe(200);
     });
   });
 
