@@ -444,6 +444,45 @@ describe('attack: MCP and OAuth, second round (e2e)', () => {
     });
   });
 
+  describe('self rules of the REST routes an OAuth token reaches', () => {
+    it('does not let a token or key without a members scope read or change the person’s own member through the self rule', async () => {
+      const self = await ownerWithPassword(t, 'Self rule');
+      const selfApp = await createApp(t, self.apiKey, {
+        scopes: ['workspace:read', 'members:read', 'members:write'],
+      });
+      const token = (await tokensFor(t, self, selfApp, 'workspace:read')).access_token as string;
+      const key = await keyWithScopes(t, self.apiKey, ['workspace:read']);
+      const base = `/w/${self.workspaceId}/members/${self.memberId}`;
+      for (const cred of [token, key]) {
+        for (const [method, path, body] of [
+          ['GET', base, undefined],
+          ['PUT', base, { name: 'Renamed by an app', email: 'attacker@evil.example.com' }],
+          ['DELETE', `${base}/tokens`, undefined],
+        ] as const) {
+          const res = await t.request(method, path, { token: cred, body });
+          expect({ method, path, status: res.status }).toEqual({ method, path, status: 403 });
+          expect(JSON.stringify(res.body)).not.toContain(self.email);
+          await noEvents(res);
+        }
+        const viaMcp = await tool(cred, 'members.get', {
+          workspaceId: self.workspaceId,
+          memberId: self.memberId,
+        });
+        expect(viaMcp.result.isError).toBe(true);
+      }
+      const still = await t.request('GET', base, { token: self.apiKey });
+      expect(still.body.email).toBe(self.email);
+      // Consented, the same routes answer as the person.
+      const read = (await tokensFor(t, self, selfApp, 'members:read')).access_token as string;
+      expect((await t.request('GET', base, { token: read })).status).toBe(200);
+      expect((await t.request('PUT', base, { token: read, body: { name: 'x' } })).status).toBe(403);
+      const write = (await tokensFor(t, self, selfApp, 'members:write')).access_token as string;
+      const renamed = await t.request('PUT', base, { token: write, body: { name: 'Renamed with consent' } });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body.name).toBe('Renamed with consent');
+    });
+  });
+
   describe('loopback redirect URIs', () => {
     let native: App;
 
