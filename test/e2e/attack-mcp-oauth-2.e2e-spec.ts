@@ -15,6 +15,7 @@ import {
   tokensFor,
 } from '../support/oauth-browser';
 import { createDataType, recordsPath } from '../support/records-fixtures';
+import { agentMember, createWorkflow } from '../support/work-fixtures';
 
 const ALLOWED_ORIGIN = 'https://console.example.com';
 const FULL_SCOPE =
@@ -480,6 +481,53 @@ describe('attack: MCP and OAuth, second round (e2e)', () => {
       const renamed = await t.request('PUT', base, { token: write, body: { name: 'Renamed with consent' } });
       expect(renamed.status).toBe(200);
       expect(renamed.body.name).toBe('Renamed with consent');
+    });
+  });
+
+  describe('self rules of the work routes an OAuth token reaches', () => {
+    it('does not let a token or key without a task scope read the person’s own assignments or start one for them', async () => {
+      const self = await ownerWithPassword(t, 'Assignments self rule');
+      const selfApp = await createApp(t, self.apiKey, {
+        scopes: ['workspace:read', 'task:read', 'task:write'],
+      });
+      const wf = await createWorkflow(t, self.workspaceId, self.apiKey, {
+        name: 'Intake',
+        agentId: await agentMember(t, self.workspaceId, self.apiKey),
+      });
+      const base = `/w/${self.workspaceId}/assignments`;
+      const own = await t.request('POST', base, {
+        token: self.apiKey,
+        body: { workflowId: wf.id, memberId: self.memberId },
+      });
+      expect(own.status).toBe(201);
+      const token = (await tokensFor(t, self, selfApp, 'workspace:read')).access_token as string;
+      const key = await keyWithScopes(t, self.apiKey, ['workspace:read']);
+      for (const cred of [token, key]) {
+        const list = await t.request('GET', base, { token: cred });
+        expect(list.status).toBe(200);
+        expect(list.body.total).toBe(0);
+        expect((await t.request('GET', `${base}/${own.body.id}`, { token: cred })).status).toBe(404);
+        const start = await t.request('POST', base, {
+          token: cred,
+          body: { workflowId: wf.id, memberId: self.memberId },
+        });
+        expect(start.status).toBe(403);
+        await noEvents(start);
+      }
+      // Consented, the same routes answer as the person.
+      const read = (await tokensFor(t, self, selfApp, 'task:read')).access_token as string;
+      const listed = await t.request('GET', base, { token: read });
+      expect(listed.body.items.map((a: { id: number }) => a.id)).toEqual([own.body.id]);
+      expect(
+        (await t.request('POST', base, { token: read, body: { workflowId: wf.id, memberId: self.memberId } }))
+          .status,
+      ).toBe(403);
+      const write = (await tokensFor(t, self, selfApp, 'task:write')).access_token as string;
+      const started = await t.request('POST', base, {
+        token: write,
+        body: { workflowId: wf.id, memberId: self.memberId },
+      });
+      expect(started.status).toBe(201);
     });
   });
 
