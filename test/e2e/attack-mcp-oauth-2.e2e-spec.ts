@@ -531,6 +531,31 @@ describe('attack: MCP and OAuth, second round (e2e)', () => {
     });
   });
 
+  describe('self rules of the inbox routes an OAuth token reaches', () => {
+    it('does not let a token or key without an inboxes scope read the inboxes the person owns', async () => {
+      const self = await ownerWithPassword(t, 'Inboxes self rule');
+      const selfApp = await createApp(t, self.apiKey, { scopes: ['workspace:read', 'inboxes:read'] });
+      const inbox = await t.request('POST', `/w/${self.workspaceId}/inboxes`, {
+        token: self.apiKey,
+        body: { email: `owned-${Date.now()}@inbox.example.com`, name: 'Private inbox' },
+      });
+      expect(inbox.status).toBe(201);
+      const base = `/w/${self.workspaceId}/inboxes`;
+      const token = (await tokensFor(t, self, selfApp, 'workspace:read')).access_token as string;
+      const key = await keyWithScopes(t, self.apiKey, ['workspace:read']);
+      for (const cred of [token, key]) {
+        const list = await t.request('GET', base, { token: cred });
+        expect(list.status).toBe(200);
+        expect(list.body.total).toBe(0);
+        const one = await t.request('GET', `${base}/${inbox.body.id}`, { token: cred });
+        expect(one.status).toBe(404);
+        expect(JSON.stringify(one.body)).not.toContain('Private inbox');
+      }
+      const read = (await tokensFor(t, self, selfApp, 'inboxes:read')).access_token as string;
+      expect((await t.request('GET', `${base}/${inbox.body.id}`, { token: read })).status).toBe(200);
+    });
+  });
+
   describe('loopback redirect URIs', () => {
     let native: App;
 
