@@ -31,6 +31,22 @@ describe('member access policy', () => {
     );
   });
 
+  it('bounds the self rule by a scoped credential’s own scopes (API keys, OAuth tokens)', () => {
+    const app = { scopes: [] as string[], memberId: 7, credentialScopes: ['workspace:read'] };
+    expect(() => assertScopeOrSelf(app, 'members:read', 7)).toThrow(
+      new ForbiddenError('This credential lacks the scope members:read'),
+    );
+    expect(() => authoriseMemberChange(app, 7, { anonymous: false })).toThrow(
+      new ForbiddenError('This credential lacks the scope members:write'),
+    );
+    const reading = { ...app, credentialScopes: ['members:read'] };
+    expect(() => assertScopeOrSelf(reading, 'members:read', 7)).not.toThrow();
+    expect(() => authoriseMemberChange(reading, 7, { anonymous: false })).toThrow(ForbiddenError);
+    const writing = { ...app, credentialScopes: ['members:write'] };
+    expect(authoriseMemberChange(writing, 7, { anonymous: true })).toEqual({ canWrite: false });
+    expect(() => authoriseMemberChange(writing, 9, { anonymous: false })).toThrow(ForbiddenError);
+  });
+
   it('authoriseMemberChange: an anonymous member is a 404 to all but members:admin and itself', () => {
     expect(() => authoriseMemberChange(writer, 9, { anonymous: true })).toThrow(
       new NotFoundError('Member not found'),

@@ -5,6 +5,18 @@ import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors'
 export interface Caller {
   scopes: readonly string[];
   memberId: number | undefined;
+  /**
+   * The scopes of an API key or OAuth token itself; undefined for a member token (the member
+   * itself) and for the service's own calls. A scoped credential bounds the self rule: it
+   * reaches its member's own profile only when it names the scope the route needs.
+   */
+  credentialScopes?: readonly string[];
+}
+
+/** The caller is this member, and its credential may act on it for `scope` (see Caller.credentialScopes). */
+function actsAsSelf(caller: Caller, memberId: number, scope: string): boolean {
+  if (caller.memberId !== memberId) return false;
+  return caller.credentialScopes === undefined || grants(caller.credentialScopes, scope);
 }
 
 /**
@@ -19,10 +31,11 @@ export function memberVisibility(caller: Caller): { anonymous: boolean; selfId?:
  * Self-access (SPEC "Scopes", Members: own profile). The guard lets a route marked
  * @SelfAccess through on any credential with a membership; whether the caller may act on
  * this member is decided here, by the handler, once the member is known to exist: the
- * scope, or the caller's own member.
+ * scope, or the caller's own member (an API key or OAuth token only when its own scopes
+ * name the scope: an app granted workspace:read never reads the person's profile).
  */
 export function assertScopeOrSelf(caller: Caller, scope: string, memberId: number): void {
-  if (caller.memberId === memberId) return;
+  if (actsAsSelf(caller, memberId, scope)) return;
   if (!grants(caller.scopes, scope)) throw new ForbiddenError(`This credential lacks the scope ${scope}`);
 }
 
@@ -38,10 +51,10 @@ export function authoriseMemberChange(
   target: { anonymous: boolean },
 ): { canWrite: boolean } {
   const canWrite = grants(caller.scopes, 'members:write');
-  const self = caller.memberId === memberId;
-  if (!self && target.anonymous && !grants(caller.scopes, 'members:admin'))
+  if (caller.memberId !== memberId && target.anonymous && !grants(caller.scopes, 'members:admin'))
     throw new NotFoundError('Member not found');
-  if (!canWrite && !self) throw new ForbiddenError('This credential lacks the scope members:write');
+  if (!canWrite && !actsAsSelf(caller, memberId, 'members:write'))
+    throw new ForbiddenError('This credential lacks the scope members:write');
   return { canWrite };
 }
 

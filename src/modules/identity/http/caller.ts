@@ -5,7 +5,11 @@ import { memberVisibility } from '../domain/member-access.policy';
 import type { MemberVisibility } from '../queries/member.queries';
 
 export function callerOf(p: Principal): Caller {
-  return { scopes: p.effectiveScopes, memberId: p.membership?.memberId };
+  return {
+    scopes: p.effectiveScopes,
+    memberId: p.membership?.memberId,
+    credentialScopes: p.credential.kind === 'member_token' ? undefined : p.credential.scopes,
+  };
 }
 
 /** What the caller sees of members: the domain's rule (member-access.policy.ts). */

@@ -15,7 +15,7 @@ const SERVER_VERSION = '1.0.0';
 
 /**
  * The service's own MCP endpoint (`/mcp`), MCP Streamable HTTP through the SDK's
- * transport in its stateless form: every POST carries one JSON-RPC message (or batch)
+ * transport in its stateless form: every POST carries one JSON-RPC message (a batch is refused)
  * and is answered as JSON, so no session is kept; GET (a server-to-client stream) and
  * DELETE (ending a session) are not offered, which the router answers 405 with `Allow`.
  *
@@ -47,7 +47,9 @@ export class McpController {
     description:
       'JSON-RPC 2.0 over POST (`Accept: application/json, text/event-stream`), answered as JSON. Authorization: Bearer with an OAuth access token or an API key; without a valid one, 401 with `WWW-Authenticate: Bearer resource_metadata="<RFC 9728 document>"`. A browser `Origin` must be one of CORS_ORIGINS (else 403).',
   })
-  @ApiBody({ schema: { type: 'object', description: 'a JSON-RPC request, notification or batch' } })
+  @ApiBody({
+    schema: { type: 'object', description: 'a JSON-RPC request or notification (a batch is refused)' },
+  })
   @ApiOkResponse({ description: 'the JSON-RPC response' })
   async post(
     @Body() body: unknown,
@@ -67,6 +69,14 @@ export class McpController {
         detail:
           'The MCP endpoint takes an OAuth access token or an API key (a member token, or a token whose member left the workspace, acts nowhere here)',
       };
+    }
+
+    // One message per request: the rate limiter admits each request once (calls, concurrency),
+    // so a JSON-RPC batch (up to 100 calls in the SDK's transport, run concurrently) would run
+    // many calls on one admission. MCP Streamable HTTP dropped batching in 2025-06-18.
+    if (Array.isArray(body)) {
+      void reply.code(400);
+      return { detail: 'JSON-RPC batches are not accepted: send one message per request' };
     }
 
     const credential = (req as AuthenticatedRequest).principal!.credential;

@@ -5,6 +5,7 @@ import {
   assertMaySendAsAssistant,
   assertMayWriteChat,
   chatVisibility,
+  inboxSelf,
   mayUseInbox,
 } from './messaging-access.policy';
 
@@ -43,6 +44,15 @@ describe('messaging access policy', () => {
     expect(mayUseInbox({ scopes: [], memberId: 2 }, inbox)).toBe(true);
     expect(mayUseInbox({ scopes: [], memberId: 4 }, inbox)).toBe(true);
     expect(mayUseInbox({ scopes: [], memberId: 3 }, inbox)).toBe(false);
+  });
+
+  it('opens owned and granted inboxes to an API key or OAuth token only when it names inboxes:read', () => {
+    const inbox = { ownerMemberId: 2, grantedMemberIds: [4] };
+    expect(mayUseInbox({ scopes: [], memberId: 2, credentialScopes: ['workspace:read'] }, inbox)).toBe(false);
+    expect(mayUseInbox({ scopes: [], memberId: 4, credentialScopes: ['chats:admin'] }, inbox)).toBe(false);
+    expect(inboxSelf({ scopes: [], memberId: 2, credentialScopes: ['workspace:read'] })).toBeUndefined();
+    expect(mayUseInbox({ scopes: [], memberId: 2, credentialScopes: ['inboxes:read'] }, inbox)).toBe(true);
+    expect(inboxSelf({ scopes: [], memberId: 2 })).toBe(2);
   });
 });
 

@@ -88,9 +88,20 @@ interface InboxPeople {
   grantedMemberIds: readonly number[];
 }
 
+/**
+ * The member whose own and granted inboxes the caller reaches without inboxes:read: its own,
+ * unless an API key's or OAuth token's own scopes lack inboxes:read (an app granted
+ * `workspace:read` does not read the person's inboxes).
+ */
+export function inboxSelf(caller: Caller): number | undefined {
+  if (caller.credentialScopes !== undefined && !grants(caller.credentialScopes, 'inboxes:read'))
+    return undefined;
+  return caller.memberId;
+}
+
 /** Inboxes (SPEC, Scopes): inboxes:read, or ownership or an explicit grant of that one inbox. */
 export function mayUseInbox(caller: Caller, inbox: InboxPeople): boolean {
   if (grants(caller.scopes, 'inboxes:read')) return true;
-  const me = caller.memberId;
+  const me = inboxSelf(caller);
   return me !== undefined && (inbox.ownerMemberId === me || inbox.grantedMemberIds.includes(me));
 }

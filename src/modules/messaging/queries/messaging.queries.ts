@@ -6,7 +6,13 @@ import { applyListFilters, PageRequest, Paginated, paginated } from '../../../co
 import { withVersion } from '../../../core/http/preconditions';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
 import type { Channel } from '../domain/chat.events';
-import { assertMaySeeChat, Caller, chatVisibility, mayUseInbox } from '../domain/messaging-access.policy';
+import {
+  assertMaySeeChat,
+  Caller,
+  chatVisibility,
+  inboxSelf,
+  mayUseInbox,
+} from '../domain/messaging-access.policy';
 import type {
   ChatListResponse,
   ChatResponse,
@@ -418,7 +424,7 @@ export class ListInboxesHandler implements IQueryHandler<ListInboxesQuery> {
       .createQueryBuilder('i')
       .where('i.workspace_id = :ws', { ws: q.workspaceId });
     if (!mayUseInbox(q.caller, { ownerMemberId: null, grantedMemberIds: [] })) {
-      const me = q.caller.memberId ?? -1;
+      const me = inboxSelf(q.caller) ?? -1;
       qb.andWhere('(i.owner_member_id = :me OR :me = ANY(i.granted_member_ids))', { me });
     }
     const [rows, total] = await applyListFilters(qb, q.page, {

@@ -14,6 +14,8 @@ export interface CallerRef {
   scopes: readonly string[];
   memberId: number | undefined;
   roleId: number | null | undefined;
+  /** An API key's or OAuth token's own scopes (WorkCaller.credentialScopes). */
+  credentialScopes?: readonly string[];
 }
 
 interface GateRole {
@@ -78,6 +80,7 @@ export class WorkFacts {
       scopes: ref.scopes,
       memberId: ref.memberId,
       isExternal: ref.roleId != null && ref.roleId === externalRoleId,
+      ...(ref.credentialScopes !== undefined ? { credentialScopes: ref.credentialScopes } : {}),
     };
   }
 

@@ -44,4 +44,16 @@ describe('access to work', () => {
     expect(() => assertMayStartFor(caller(['assignments:read']), 6)).toThrow(ForbiddenError);
     expect(() => assertMayStartFor(caller(['assignments:write']), 6)).not.toThrow();
   });
+
+  it('bounds the self rule by a scoped credential’s own scopes (API keys, OAuth tokens)', () => {
+    const app = caller([], { credentialScopes: ['workspace:read'] });
+    expect(assignmentVisibility(app)).toEqual({ all: false, memberId: 0 });
+    expect(() => assertMayStartFor(app, 5)).toThrow(
+      new ForbiddenError('This credential lacks the scope assignments:write'),
+    );
+    const reading = caller([], { credentialScopes: ['assignments:read'] });
+    expect(assignmentVisibility(reading)).toEqual({ all: false, memberId: 5 });
+    expect(() => assertMayStartFor(reading, 5)).toThrow(ForbiddenError);
+    expect(() => assertMayStartFor(caller([], { credentialScopes: ['assignments:write'] }), 5)).not.toThrow();
+  });
 });

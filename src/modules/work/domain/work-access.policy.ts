@@ -8,6 +8,17 @@ export interface WorkCaller {
   memberId: number | undefined;
   /** The caller holds the built-in External role (untrusted external member). */
   isExternal: boolean;
+  /**
+   * The scopes of an API key or OAuth token itself; undefined for a member token (the member
+   * itself) and the service's own calls. A scoped credential bounds the self rule: its own
+   * assignments only with assignments:read, starting one for itself only with assignments:write.
+   */
+  credentialScopes?: readonly string[];
+}
+
+/** The self rule for `scope`, unless the caller's own credential lacks it (see WorkCaller.credentialScopes). */
+function selfBoundBy(caller: WorkCaller, scope: string): boolean {
+  return caller.credentialScopes === undefined || grants(caller.credentialScopes, scope);
 }
 
 /**
@@ -36,6 +47,8 @@ export function assertMayCreateTask(caller: WorkCaller, input: { isAdmin?: boole
  */
 export function assignmentVisibility(caller: WorkCaller): { all: true } | { all: false; memberId: number } {
   if (!caller.isExternal && grants(caller.scopes, 'assignments:read')) return { all: true };
+  // Member ids start at 1: 0 is no one's.
+  if (!selfBoundBy(caller, 'assignments:read')) return { all: false, memberId: 0 };
   return { all: false, memberId: caller.memberId ?? 0 };
 }
 
@@ -45,7 +58,10 @@ export function assignmentVisibility(caller: WorkCaller): { all: true } | { all:
  * gate is checked afterwards for the member the assignment is for.
  */
 export function assertMayStartFor(caller: WorkCaller, memberId: number): void {
-  if (caller.memberId === memberId) return;
+  if (caller.memberId === memberId) {
+    if (selfBoundBy(caller, 'assignments:write')) return;
+    throw new ForbiddenError('This credential lacks the scope assignments:write');
+  }
   if (caller.isExternal || !grants(caller.scopes, 'assignments:write'))
     throw new ForbiddenError(
       'memberId: starting a workflow for another member requires the scope assignments:write',
