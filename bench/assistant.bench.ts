@@ -16,10 +16,9 @@ import { Pool } from 'pg';
 import { OpenAiLanguageModel } from '../src/modules/assistant/model/openai.model';
 import { createTestDatabase } from '../test/support/database';
 import { startOpenAiPeer } from '../test/support/openai-peer';
-import { runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { startTwilioPeer } from '../test/support/twilio-peer';
-import { Service, startService } from './http.bench';
+import { bootstrapBenchWorkspace, Service, startService } from './http.bench';
 import { describeEnvironment, printTable, writeResults } from './report';
 
 const CHATS = Number(process.env.BENCH_ASSISTANT_CHATS ?? 200);
@@ -84,16 +83,7 @@ export async function run(): Promise<void> {
     const svc = await startService(env);
     service = svc.proc;
     const base = `http://127.0.0.1:${svc.port}/api/v2`;
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      120_000,
-    );
-    const { apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    };
+    const { apiKey, workspaceId } = await bootstrapBenchWorkspace(env);
     const api = async (method: string, path: string, body: unknown) => {
       const res = await fetch(`${base}/w/${workspaceId}${path}`, {
         method,

@@ -187,6 +187,25 @@ function spawnMain(env: Record<string, string>): Service {
   };
 }
 
+/** The bench's workspace, made by the CLI's `bootstrap` against the service's database. */
+export async function bootstrapBenchWorkspace(
+  env: Record<string, string>,
+  email = 'owner@example.com',
+): Promise<{ apiKey: string; workspaceId: string; accountUuid: string; memberId: number }> {
+  const out = await runToCompletion(
+    'src/cli.ts',
+    ['bootstrap', '--workspace', 'Bench', '--email', email, '--json'],
+    { ...env, LOG_LEVEL: 'warn' },
+    120_000,
+  );
+  return JSON.parse(out.trim().split('\n').pop()!) as {
+    apiKey: string;
+    workspaceId: string;
+    accountUuid: string;
+    memberId: number;
+  };
+}
+
 export async function startService(env: Record<string, string>): Promise<{ proc: Service; port: number }> {
   const port = await freePort();
   const proc = spawnMain({ ...env, ROLE: 'all', PORT: String(port), HOST });
@@ -233,16 +252,7 @@ export async function run(): Promise<void> {
     bare = bareServer.server;
     const svc = await startService(env);
     service = svc.proc;
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      120_000,
-    );
-    const { apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    };
+    const { apiKey, workspaceId } = await bootstrapBenchWorkspace(env);
     const auth = { authorization: `Bearer ${apiKey}` };
     const api = new LoadClient(HOST, svc.port, CONNECTIONS);
     const bareClient = new LoadClient(HOST, bareServer.port, CONNECTIONS);

@@ -24,10 +24,9 @@
 import { createServer, Server } from 'node:http';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
-import { runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { startTwilioPeer, TwilioPeer } from '../test/support/twilio-peer';
-import { Service, startService } from './http.bench';
+import { bootstrapBenchWorkspace, Service, startService } from './http.bench';
 import { LoadClient, LoadRequest, Response } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -161,16 +160,7 @@ export async function run(): Promise<void> {
       appBaseUrl: `http://${HOST}:${svc.port}/api/v2`,
       publicBaseUrl: PUBLIC_BASE_URL,
     };
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      120_000,
-    );
-    const { apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    };
+    const { apiKey, workspaceId } = await bootstrapBenchWorkspace(env);
     const headers = { authorization: `Bearer ${apiKey}` };
     const api = new LoadClient(HOST, svc.port, CONCURRENCY);
     const w = `/api/v2/w/${workspaceId}`;

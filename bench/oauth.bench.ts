@@ -14,11 +14,10 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
-import { runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import type { TestApp } from '../test/support/app';
 import { authorizeThroughPages, OAuthBrowser, PASSWORD, pkcePair } from '../test/support/oauth-browser';
-import { startService, Service } from './http.bench';
+import { bootstrapBenchWorkspace, startService, Service } from './http.bench';
 import { EMPTY, LoadClient, LoadRequest, Measured, merge, percentile } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -59,18 +58,7 @@ export async function run(): Promise<void> {
     const svc = await startService(env);
     service = svc.proc;
     const email = 'owner@example.com';
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Bench', '--email', email, '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      120_000,
-    );
-    const boot = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-      accountUuid: string;
-      memberId: number;
-    };
+    const boot = await bootstrapBenchWorkspace(env, email);
     const base = `http://${HOST}:${svc.port}/api/v2`;
     const api = new LoadClient(HOST, svc.port, CONNECTIONS);
     const json = async (method: string, path: string, body: unknown, token = boot.apiKey) => {

@@ -23,9 +23,8 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
-import { runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
-import { startBareServer, startService, Service } from './http.bench';
+import { bootstrapBenchWorkspace, startBareServer, startService, Service } from './http.bench';
 import { EMPTY, LoadClient, merge, percentile } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -97,16 +96,7 @@ export async function run(): Promise<void> {
     bare = bareServer.server;
     const svc = await startService(env);
     service = svc.proc;
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      120_000,
-    );
-    const { apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    };
+    const { apiKey, workspaceId } = await bootstrapBenchWorkspace(env);
     const auth = { authorization: `Bearer ${apiKey}` };
     const api = new LoadClient(HOST, svc.port, CONNECTIONS);
     const send = async (method: string, path: string, body?: unknown) => {

@@ -25,9 +25,8 @@ import { v7 as uuidv7 } from 'uuid';
 import type { NewEvent } from '../src/core/event-store/event-store.port';
 import { PostgresEventStore } from '../src/core/event-store/postgres/postgres-event-store';
 import { createTestDatabase } from '../test/support/database';
-import { runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
-import { Service, startService } from './http.bench';
+import { bootstrapBenchWorkspace, Service, startService } from './http.bench';
 import { percentile } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -109,17 +108,7 @@ export async function run(): Promise<void> {
   try {
     const svc = await startService(env);
     service = svc.proc;
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Bench', '--email', 'owner@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      120_000,
-    );
-    const { apiKey, workspaceId, memberId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-      memberId: number;
-    };
+    const { apiKey, workspaceId, memberId } = await bootstrapBenchWorkspace(env);
     const rule = await fetch(`http://${HOST}:${svc.port}/api/v2/w/${workspaceId}/event-rules`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
