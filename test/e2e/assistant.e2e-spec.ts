@@ -12,7 +12,7 @@ import {
 } from '../support/openai-peer';
 import { eventually } from '../support/processes';
 import { agentMember, createWorkflow } from '../support/work-fixtures';
-import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 const PUBLIC_BASE_URL = 'https://assistant.example.test/api/v2';
 const WORKSPACE_NUMBER = '+14155550700';
@@ -78,10 +78,7 @@ describe('Assistant: replies in ai chats (e2e)', () => {
         ASSISTANT_ATTEMPTS: '3',
         ASSISTANT_BACKOFF_MS: '100',
         ASSISTANT_MAX_TOOL_ROUNDS: '3',
-        SMS_PROVIDER: 'twilio',
-        TWILIO_ACCOUNT_SID: twilio.accountSid,
-        TWILIO_AUTH_TOKEN: twilio.authToken,
-        TWILIO_API_BASE_URL: twilio.url,
+        ...twilioServiceEnv(twilio),
         PUBLIC_BASE_URL,
         WEBHOOK_ALLOW_HTTP: 'true',
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',

@@ -13,7 +13,7 @@ import {
   toolResults,
 } from '../support/openai-peer';
 import { eventually } from '../support/processes';
-import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 import { startReceiver, WebhookReceiver } from '../support/webhook-receiver';
 
 const PUBLIC_BASE_URL = 'https://attack-quiet.example.test/api/v2';
@@ -52,10 +52,7 @@ describe('attack: quiet hours, summaries and rule authors (e2e)', () => {
     rx = await startReceiver();
     t = await startTestApp({
       env: {
-        SMS_PROVIDER: 'twilio',
-        TWILIO_ACCOUNT_SID: peer.accountSid,
-        TWILIO_AUTH_TOKEN: peer.authToken,
-        TWILIO_API_BASE_URL: peer.url,
+        ...twilioServiceEnv(peer),
         PUBLIC_BASE_URL,
         WEBHOOK_ALLOW_HTTP: 'true',
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',

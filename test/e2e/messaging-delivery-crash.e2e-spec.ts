@@ -5,7 +5,7 @@ import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually, killAll, ServiceProcess, spawnService, TEST_WORKER } from '../support/processes';
 import { TEST_REDIS_URL } from '../support/redis';
-import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 const PUBLIC_BASE_URL = 'https://messaging.example.test/api/v2';
 
@@ -23,10 +23,7 @@ describe('Messaging: a delivery worker killed mid-delivery (e2e)', () => {
   beforeAll(async () => {
     peer = await startTwilioPeer();
     const twilio = {
-      SMS_PROVIDER: 'twilio',
-      TWILIO_ACCOUNT_SID: peer.accountSid,
-      TWILIO_AUTH_TOKEN: peer.authToken,
-      TWILIO_API_BASE_URL: peer.url,
+      ...twilioServiceEnv(peer),
       PUBLIC_BASE_URL,
       QUEUE_LOCK_DURATION_MS: '1000',
       QUEUE_STALLED_INTERVAL_MS: '500',

@@ -3,7 +3,7 @@ import type { Job, Queue } from 'bullmq';
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
-import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 const PUBLIC_BASE_URL = 'https://quiet.example.test/api/v2';
 const WORKSPACE_NUMBER = '+14155550400';
@@ -38,10 +38,7 @@ describe('Messaging: SMS quiet hours (e2e)', () => {
     peer = await startTwilioPeer();
     t = await startTestApp({
       env: {
-        SMS_PROVIDER: 'twilio',
-        TWILIO_ACCOUNT_SID: peer.accountSid,
-        TWILIO_AUTH_TOKEN: peer.authToken,
-        TWILIO_API_BASE_URL: peer.url,
+        ...twilioServiceEnv(peer),
         PUBLIC_BASE_URL,
       },
     });

@@ -1,7 +1,7 @@
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
-import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 const PUBLIC_BASE_URL = 'https://messaging.example.test/api/v2';
 const WORKSPACE_NUMBER = '+14155550300';
@@ -22,10 +22,7 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
     peer = await startTwilioPeer();
     t = await startTestApp({
       env: {
-        SMS_PROVIDER: 'twilio',
-        TWILIO_ACCOUNT_SID: peer.accountSid,
-        TWILIO_AUTH_TOKEN: peer.authToken,
-        TWILIO_API_BASE_URL: peer.url,
+        ...twilioServiceEnv(peer),
         PUBLIC_BASE_URL,
       },
     });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startTestApp, TestApp } from '../support/app';
 import { keyWithScopes, signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
-import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 import { agentMember, createWorkflow, person } from '../support/work-fixtures';
 
 const PUBLIC_BASE_URL = 'https://voice.example.test/api/v2';
@@ -49,10 +49,7 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
     dir = await mkdtemp(join(tmpdir(), 'voice-'));
     t = await startTestApp({
       env: {
-        SMS_PROVIDER: 'twilio',
-        TWILIO_ACCOUNT_SID: peer.accountSid,
-        TWILIO_AUTH_TOKEN: peer.authToken,
-        TWILIO_API_BASE_URL: peer.url,
+        ...twilioServiceEnv(peer),
         PUBLIC_BASE_URL,
         FILE_STORAGE_DIR: dir,
       },

@@ -4,7 +4,7 @@ import type { StoredEvent } from '../../src/core/event-store/event-store.port';
 import { startTestApp, TestApp } from '../support/app';
 import { keyWithScopes, signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
-import { startTwilioPeer, TwilioPeer } from '../support/twilio-peer';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 import { startReceiver, WebhookReceiver } from '../support/webhook-receiver';
 import { agentMember, createWorkflow, person } from '../support/work-fixtures';
 
@@ -36,10 +36,7 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
     t = await startTestApp({
       env: {
         CHAT_SUMMARY_IDLE_MINUTES: IDLE_MINUTES,
-        SMS_PROVIDER: 'twilio',
-        TWILIO_ACCOUNT_SID: peer.accountSid,
-        TWILIO_AUTH_TOKEN: peer.authToken,
-        TWILIO_API_BASE_URL: peer.url,
+        ...twilioServiceEnv(peer),
         PUBLIC_BASE_URL,
         WEBHOOK_ALLOW_HTTP: 'true',
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',

@@ -213,3 +213,13 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
   };
   return peer;
 }
+
+/** The service's configuration that sends SMS and calls to this peer (SMS_PROVIDER=twilio). */
+export function twilioServiceEnv(peer: TwilioPeer): Record<string, string> {
+  return {
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: peer.accountSid,
+    TWILIO_AUTH_TOKEN: peer.authToken,
+    TWILIO_API_BASE_URL: peer.url,
+  };
+}
