@@ -139,4 +139,78 @@ describe('attack: records (e2e)', () => {
       expect(await membersNamed('fay@example.com')).toBe(0);
     });
   });
+
+  describe('records racing their data type being deleted', () => {
+    /** Whether a record's own stream ends with its deletion (or it never was written). */
+    async function gone(recordId: number): Promise<boolean> {
+      const events = await t.store.readStream(`record-${recordId}`);
+      return !events.length || events[events.length - 1].type === 'DataRecordDeleted';
+    }
+
+    it.each([true, false])(
+      'leaves no live record in a type deleted (force: %s) while records are created into it',
+      async (force) => {
+        let survivors: number[] = [];
+        let created = 0;
+        for (let round = 0; round < 6; round++) {
+          const type = await createDataType(t, wid, admin, {
+            slug: `racing_${force ? 'f' : 'n'}_${round}`,
+            isCollection: true,
+            fields: [{ slug: 'note', fieldType: 'text' }],
+          });
+          const base = recordsPath(wid, type.id);
+          const post = (i: number) =>
+            t.request('POST', base, {
+              token: admin,
+              body: { externalId: `r-${round}-${i}`, fieldValues: { note: `n${i}` } },
+            });
+          const bulk = t.request('POST', `${base}/bulk`, {
+            token: admin,
+            body: {
+              records: Array.from({ length: 50 }, (_, i) => ({
+                externalId: `b-${i}`,
+                fieldValues: { note: 'b' },
+              })),
+            },
+          });
+          // With force, some records exist before the DELETE; without it, the DELETE meets only racing ones.
+          const early = force ? await Promise.all([post(0), post(1)]) : [];
+          const creates = Array.from({ length: 24 }, (_, i) => post(i + 2));
+          const del = t.request('DELETE', `/w/${wid}/data-types/${type.id}${force ? '?force=true' : ''}`, {
+            token: admin,
+          });
+          const results = [...early, ...(await Promise.all(creates)), await bulk];
+          const deleted = await del;
+          if (deleted.status !== 204) {
+            // A delete without force refused because records exist: nothing to check this round.
+            expect(force).toBe(false);
+            expect(deleted.status).toBe(409);
+            continue;
+          }
+          const ids: number[] = [];
+          for (const r of results) {
+            if (r.status === 201 && typeof r.body.id === 'number') {
+              ids.push(r.body.id as number);
+            } else if (Array.isArray(r.body?.results)) {
+              for (const x of r.body.results as { recordId: number | null }[])
+                if (x.recordId) ids.push(x.recordId);
+            } else {
+              // Refused because the type is gone (or going): never a 5xx.
+              expect({ status: r.status, detail: r.body.detail }).toEqual({
+                status: 404,
+                detail: 'Data type not found',
+              });
+            }
+          }
+          created += ids.length;
+          for (const id of ids) if (!(await gone(id))) survivors = [...survivors, id];
+          // The type answers 404 for good, and so do its records.
+          expect((await t.request('GET', base, { token: admin })).status).toBe(404);
+        }
+        expect({ survivors }).toEqual({ survivors: [] });
+        expect(created).toBeGreaterThan(0);
+      },
+      120_000,
+    );
+  });
 });
