@@ -485,4 +485,28 @@ describe('attack: messaging and automation (e2e)', () => {
       });
     }
   });
+
+  it('does not let a key without chats:read reach a recording through the own-chats rule, as no chat route does', async () => {
+    // Alpha's owner is the human assistant of Alpha's chat: it takes part in it.
+    const path = `/recordings/chat/${a.chatId}/audio.wav`;
+    const narrow = await keyWithScopes(t, a.key, ['members:read']);
+    for (const key of [narrow, await keyWithScopes(t, a.key, ['webhooks:read'])]) {
+      const res = await t.request('GET', path, { token: key });
+      expect({ status: res.status, detail: res.body.detail }).toEqual({
+        status: 404,
+        detail: 'Chat not found',
+      });
+      // The chat routes say the same for that key.
+      const chat = await t.request('GET', `/w/${a.wid}/chats/${a.chatId}`, { token: key });
+      expect(chat.status).toBe(404);
+    }
+    // Past the access check, the chat simply has no audio.
+    for (const key of [a.key, await keyWithScopes(t, a.key, ['chats:read'])]) {
+      const res = await t.request('GET', path, { token: key });
+      expect({ status: res.status, detail: res.body.detail }).toEqual({
+        status: 404,
+        detail: 'No audio recording for this chat',
+      });
+    }
+  });
 });
