@@ -509,4 +509,18 @@ describe('attack: messaging and automation (e2e)', () => {
       });
     }
   });
+
+  it('shows a webhooks:read key the delivery log without the bodies it could not read through the API', async () => {
+    const logsOnly = await keyWithScopes(t, a.key, ['webhooks:read']);
+    const withMembers = await keyWithScopes(t, a.key, ['webhooks:read', 'members:read']);
+    for (const path of [`/w/${a.wid}/webhook-logs`, `/w/${a.wid}/webhook-logs/${a.deliveryId}`]) {
+      const hidden = await t.request('GET', path, { token: logsOnly });
+      expect(hidden.status).toBe(200);
+      expect(JSON.stringify(hidden.body)).not.toContain('Alpha renamed');
+      expect(JSON.stringify(hidden.body)).not.toContain('alpha-member@example.com');
+    }
+    // The list carries no bodies; the delivery itself shows it to a key that reads members.
+    const shown = await t.request('GET', `/w/${a.wid}/webhook-logs/${a.deliveryId}`, { token: withMembers });
+    expect(JSON.stringify(shown.body)).toContain('Alpha renamed');
+  });
 });
