@@ -190,10 +190,54 @@ describe('Assistant: replies in ai chats (e2e)', () => {
     scripts.set('My wound itches', () => ({ content: 'That is normal in the first week.' }));
     await say(chatId, 'My wound itches');
     expect(await outcome(chatId)).toMatchObject({ type: 'AssistantReplied' });
-    const system = requestsFor('My wound itches')[0].messages[0].content!;
+    const request = requestsFor('My wound itches')[0];
+    const system = request.messages[0].content!;
     expect(system).toContain(`You are ${agentName}`);
     expect(system).toContain('"Post-op follow-up"');
     expect(system).toContain('Ada Lovelace');
+    // An agent naming no model of its own, nor instructions: ASSISTANT_MODEL and the plain prompt.
+    expect(request.model).toBe('test-model');
+    expect(system).not.toContain('Your instructions');
+  });
+
+  it("uses the workflow agent's own model and instructions, and ASSISTANT_MODEL once its model is cleared", async () => {
+    const imported = await post('/members/import', {
+      members: [
+        {
+          name: 'Nurse Joy',
+          kind: 'agent',
+          agentModel: 'agent-model-7b',
+          agentInstructions: 'Sign every answer as Nurse Joy.\nNever give dosage advice.',
+        },
+      ],
+    });
+    expect(imported.body.errors).toBeNull();
+    const agentId = imported.body.results[0].memberId as number;
+    const wf = await createWorkflow(t, wid, key, { name: 'Joy follow-up', agentId });
+    const { chatId } = await chat({ workflowId: wf.id });
+    scripts.set('Can I take more pills?', () => ({ content: 'Please ask your doctor. - Nurse Joy' }));
+    await say(chatId, 'Can I take more pills?');
+    expect(await outcome(chatId)).toMatchObject({
+      type: 'AssistantReplied',
+      data: { model: 'agent-model-7b' },
+    });
+    const request = requestsFor('Can I take more pills?')[0];
+    expect(request.model).toBe('agent-model-7b');
+    const system = request.messages[0].content!;
+    expect(system).toContain('You are Nurse Joy');
+    expect(system).toContain('Sign every answer as Nurse Joy.\nNever give dosage advice.');
+
+    // Cleared on the member: the next reply falls back to ASSISTANT_MODEL, instructions kept.
+    expect((await put(`/members/${agentId}`, { agentModel: null })).status).toBe(200);
+    scripts.set('And tomorrow?', () => ({ content: 'Same answer. - Nurse Joy' }));
+    await say(chatId, 'And tomorrow?');
+    await eventually(
+      async () => (await assistantEvents(chatId)).filter((e) => e.type === 'AssistantReplied').length === 2,
+      'the second reply',
+    );
+    const second = requestsFor('And tomorrow?')[0];
+    expect(second.model).toBe('test-model');
+    expect(second.messages[0].content).toContain('Never give dosage advice.');
   });
 
   it('gives a burst of messages one reply, built from all of them', async () => {

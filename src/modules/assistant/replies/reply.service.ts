@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
-import { GetMemberContactsQuery, MemberContact } from '../../identity';
+import { AgentPersona, GetAgentPersonaQuery, GetMemberContactsQuery, MemberContact } from '../../identity';
 import { chatStream, SendAssistantMessageCommand } from '../../messaging';
 import { WorkflowEvent, workflowStream } from '../../work';
 import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../domain/assistant.events';
@@ -74,11 +74,10 @@ export class ReplyService {
       return { status: 'skipped', reason: skip ?? 'no_chat' };
 
     const workflow = view.workflowId ? await this.workflow(view.workflowId, view.workspaceId) : null;
-    const messages = await this.conversation(view, workflow);
+    const { messages, model } = await this.conversation(view, workflow);
     // The service's own tools act as the workflow's agent member: a chat without one gets none.
     const tools = await this.tools.offer(view.workspaceId, workflow?.agentId ?? null);
     const definitions = tools.definitions;
-    const model = (await this.agentModel(view)) ?? undefined;
     let rounds = 0;
     let calls = 0;
     let answer: string | null = null;
@@ -180,28 +179,41 @@ export class ReplyService {
     }
   }
 
+  /**
+   * The system message and history, and the model: the workflow agent's (identity's
+   * GetAgentPersonaQuery), else undefined (the port's default, ASSISTANT_MODEL). The
+   * agent's instructions go into the system message.
+   */
   private async conversation(
     view: ChatView,
     workflow: { name: string; agentId: number } | null,
-  ): Promise<ModelMessage[]> {
-    const ids = [view.memberId, ...(workflow ? [workflow.agentId] : [])];
-    const contacts = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
-      new GetMemberContactsQuery(view.workspaceId, ids),
-    );
-    const nameOf = (id: number) => contacts.find((c) => c.id === id)?.name ?? null;
-    const agentName = workflow ? nameOf(workflow.agentId) : null;
-    const memberName = nameOf(view.memberId);
+  ): Promise<{ messages: ModelMessage[]; model: string | undefined }> {
+    const [contacts, persona] = await Promise.all([
+      this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
+        new GetMemberContactsQuery(view.workspaceId, [view.memberId]),
+      ),
+      workflow
+        ? this.queries.execute<GetAgentPersonaQuery, AgentPersona | null>(
+            new GetAgentPersonaQuery(view.workspaceId, workflow.agentId),
+          )
+        : null,
+    ]);
+    const memberName = contacts.find((c) => c.id === view.memberId)?.name ?? null;
     const lines = [
-      `You are ${agentName ?? 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
+      `You are ${persona?.name ?? 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
       workflow ? `This conversation is part of the workflow "${workflow.name}".` : null,
+      persona?.instructions ? `Your instructions:\n${persona.instructions}` : null,
       memberName ? `The member's name is ${memberName}.` : "The member's name is not known.",
       view.channel === 'phone-sms' ? 'Answer briefly, in plain text suited to SMS.' : 'Answer in plain text.',
       'Use the tools offered when they help; never invent facts a tool could give.',
     ].filter((l): l is string => l !== null);
-    return [
-      { role: 'system', content: lines.join('\n') },
-      ...historyWithin(view, this.config.assistantHistoryTokens),
-    ];
+    return {
+      messages: [
+        { role: 'system', content: lines.join('\n') },
+        ...historyWithin(view, this.config.assistantHistoryTokens),
+      ],
+      model: persona?.model ?? undefined,
+    };
   }
 
   /** The chat's workflow as work's stream shows it (name and agent member). */
@@ -219,11 +231,6 @@ export class ReplyService {
       else if (e.type === 'WorkflowDeleted') wf = null;
     }
     return wf;
-  }
-
-  /** The agent names no model of its own today: ASSISTANT_MODEL answers. */
-  private agentModel(_view: ChatView): Promise<string | null> {
-    return Promise.resolve(null);
   }
 
   private async recordTool(
