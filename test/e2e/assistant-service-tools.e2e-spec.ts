@@ -225,6 +225,31 @@ describe('Assistant: the service tools as the workflow agent member (e2e)', () =
     expect(created.metadata.correlationId).toBe(received.metadata.correlationId);
   });
 
+  it('creates the task once when the reply is retried after the call: the retry reuses the recorded result', async () => {
+    const before = (await get('/tasks?search=Call%20Grace%20back')).body.total as number;
+    const chatId = await chatOf(workflows.tasker);
+    const args = JSON.stringify({ name: 'Call Grace back', priority: 'high' });
+    let followUps = 0;
+    scripts.set('Remind them about Grace', (request) => {
+      if (!toolResults(request).length)
+        return { toolCalls: [{ name: 'svc__tasks_create', arguments: args }] };
+      return ++followUps === 1 ? { status: 500 } : { content: `created: ${toolResults(request)[0]}` };
+    });
+    expect((await post(`/chats/${chatId}/messages`, { content: 'Remind them about Grace' })).status).toBe(
+      201,
+    );
+    expect(await outcome(chatId)).toMatchObject({ type: 'AssistantReplied' });
+    const made = await calls(chatId);
+    expect(made).toHaveLength(2);
+    expect(made[1]).toMatchObject({ outcome: 'ok', result: made[0].result, reused: true });
+    const tasks = await get('/tasks?search=Call%20Grace%20back');
+    expect(tasks.body.total).toBe(before + 1);
+    const sent = (await t.store.readStream(`chat-${chatId}`)).filter(
+      (e) => e.type === 'MessageSent' && (e.data as { role: string }).role === 'assistant',
+    );
+    expect(sent).toHaveLength(1);
+  });
+
   it('keeps the agent in its own workspace', async () => {
     const chatId = await chatOf(workflows.reader);
     await converse(chatId, 'Look elsewhere', [

@@ -364,6 +364,61 @@ describe('Assistant: replies in ai chats (e2e)', () => {
     expect((await get(`/chats/${chatId}`)).body.needsResponse).toBe(true);
   });
 
+  it('runs a tool once across attempts: a retry reuses the recorded result of the same call, and records the reuse', async () => {
+    const { chatId } = await chat();
+    const first = { city: 'Oslo', unit: 'C' };
+    let attempts = 0;
+    let followUps = 0;
+    scripts.set('Book Oslo', (request) => {
+      if (!toolResults(request).length) {
+        attempts++;
+        // The same call both times (its keys in another order), and a new one on the retry.
+        return attempts === 1
+          ? { toolCalls: [{ name: 'mcp_weather__forecast', arguments: JSON.stringify(first) }] }
+          : {
+              toolCalls: [
+                { name: 'mcp_weather__forecast', arguments: '{ "unit": "C", "city": "Oslo" }' },
+                { name: 'mcp_weather__forecast', arguments: '{"city":"Bergen"}' },
+              ],
+            };
+      }
+      // The model fails after the first attempt's tool call: the job is retried.
+      return ++followUps === 1 ? { status: 500 } : { content: `Done: ${toolResults(request).join(', ')}` };
+    });
+    await say(chatId, 'Book Oslo');
+    expect(await outcome(chatId)).toMatchObject({
+      type: 'AssistantReplied',
+      data: { rounds: 1, toolCalls: 2 },
+    });
+    expect(attempts).toBe(2);
+    // The MCP server saw the Oslo call once, and the retry's new call once.
+    expect(mcpCalls.filter((c) => c.args.city === 'Oslo')).toEqual([{ name: 'forecast', args: first }]);
+    expect(mcpCalls.filter((c) => c.args.city === 'Bergen')).toHaveLength(1);
+    const calls = (await assistantEvents(chatId))
+      .filter((e) => e.type === 'AssistantToolCalled')
+      .map((e) => e.data as Record<string, unknown>);
+    expect(calls).toEqual([
+      expect.objectContaining({ attempt: 1, arguments: first, outcome: 'ok', result: 'sunny in Oslo' }),
+      expect.objectContaining({
+        attempt: 2,
+        arguments: first,
+        outcome: 'ok',
+        result: 'sunny in Oslo',
+        reused: true,
+        reusedFrom: { attempt: 1, callId: calls[0].callId },
+      }),
+      expect.objectContaining({ attempt: 2, arguments: { city: 'Bergen' }, outcome: 'ok' }),
+    ]);
+    expect(calls[0]).not.toHaveProperty('reused');
+    expect(calls[2]).not.toHaveProperty('reused');
+    // The model got the recorded result back, and the reply went out once.
+    const last = requestsFor('Book Oslo').at(-1)!;
+    expect(toolResults(last)).toEqual(['sunny in Oslo', 'sunny in Bergen']);
+    expect((await sentByAssistant(chatId)).map((e) => (e.data as { content: string }).content)).toEqual([
+      'Done: sunny in Oslo, sunny in Bergen',
+    ]);
+  });
+
   it('retries a 429 from the model with backoff, then answers', async () => {
     const { chatId } = await chat();
     let calls = 0;

@@ -41,6 +41,13 @@ export interface AssistantToolCalled {
     result: string;
     durationMs: number;
     calledAt: string;
+    /**
+     * A retry of the reply found this call (same tool, same arguments) already run by an
+     * earlier attempt, and gave the model that call's recorded result instead of running
+     * the tool again; `reusedFrom` names it. Absent on calls that ran.
+     */
+    reused?: true;
+    reusedFrom?: { attempt: number; callId: string };
   };
 }
 

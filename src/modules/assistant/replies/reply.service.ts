@@ -10,6 +10,7 @@ import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../dom
 import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelMessage } from '../model/language-model.port';
 import { ChatView, foldChat, historyWithin, reasonNotToAnswer } from './conversation';
 import { ToolBox, ToolFailure } from './tool-box';
+import { EarlierToolCalls } from './tool-reuse';
 
 /** One reply's job: answer the chat's member message `replyTo` (the last of its burst). */
 export interface ReplyJob {
@@ -82,6 +83,7 @@ export class ReplyService {
     let calls = 0;
     let answer: string | null = null;
     let usedModel = model ?? this.model.defaultModel;
+    let earlier: EarlierToolCalls | undefined;
     for (;;) {
       const completion = await this.complete({
         model,
@@ -101,9 +103,20 @@ export class ReplyService {
         );
       rounds++;
       messages.push({ role: 'assistant', content: completion.content, toolCalls: completion.toolCalls });
+      // Calls an earlier attempt of this job already ran answer from their record (tool-reuse.ts).
+      earlier ??= new EarlierToolCalls(
+        await this.store.readStream(assistantChatStream(job.chatId)),
+        job.replyTo,
+      );
       for (const call of completion.toolCalls) {
         calls++;
         const started = Date.now();
+        const recorded = earlier.take(call.name, call.arguments);
+        if (recorded) {
+          await this.recordTool(job, attempt, rounds, call, recorded, started, recorded);
+          messages.push({ role: 'tool', toolCallId: call.id, content: recorded.result });
+          continue;
+        }
         try {
           const run = await this.tools.run(tools, call.name, call.arguments);
           await this.recordTool(job, attempt, rounds, call, run, started);
@@ -246,6 +259,7 @@ export class ReplyService {
       result: string;
     },
     started: number,
+    reusedFrom?: { attempt: number; callId: string },
   ): Promise<void> {
     await this.append(job, [
       {
@@ -265,6 +279,12 @@ export class ReplyService {
           result: run.result,
           durationMs: Date.now() - started,
           calledAt: new Date(started).toISOString(),
+          ...(reusedFrom
+            ? {
+                reused: true as const,
+                reusedFrom: { attempt: reusedFrom.attempt, callId: reusedFrom.callId },
+              }
+            : {}),
         },
       },
     ]);
