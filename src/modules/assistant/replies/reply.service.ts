@@ -9,7 +9,7 @@ import { WorkflowEvent, workflowStream } from '../../work';
 import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../domain/assistant.events';
 import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelMessage } from '../model/language-model.port';
 import { ChatView, foldChat, historyWithin, reasonNotToAnswer } from './conversation';
-import { ToolBox, ToolFailure } from './tool-box';
+import { storable, ToolBox, ToolFailure } from './tool-box';
 import { EarlierToolCalls } from './tool-reuse';
 
 /** One reply's job: answer the chat's member message `replyTo` (the last of its burst). */
@@ -101,6 +101,9 @@ export class ReplyService {
           `the model still called tools after ${rounds} rounds`,
           false,
         );
+      // Paused, switched to a human or written to while the model thought: no tool runs.
+      const stop = reasonNotToAnswer(await this.chat(job.chatId), job.replyTo);
+      if (stop) return { status: 'skipped', reason: stop };
       rounds++;
       messages.push({ role: 'assistant', content: completion.content, toolCalls: completion.toolCalls });
       // Calls an earlier attempt of this job already ran answer from their record (tool-reuse.ts).
@@ -128,7 +131,7 @@ export class ReplyService {
         }
       }
     }
-    const text = answer?.trim();
+    const text = answer === null ? undefined : storable(answer).trim();
     if (!text) throw new ReplyError('empty_answer', 'the model answered no text', true);
 
     // The chat may have been paused, switched to human, answered or written to meanwhile.
@@ -270,8 +273,8 @@ export class ReplyService {
           replyTo: job.replyTo,
           attempt,
           round,
-          callId: call.id,
-          name: call.name,
+          callId: storable(call.id, 200),
+          name: storable(call.name, 200),
           source: run.source,
           target: run.target,
           arguments: run.arguments,
