@@ -8,7 +8,7 @@ import { chatStream, SendAssistantMessageCommand } from '../../messaging';
 import { WorkflowEvent, workflowStream } from '../../work';
 import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../domain/assistant.events';
 import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelMessage } from '../model/language-model.port';
-import { ChatView, foldChat, historyWithin, reasonNotToAnswer } from './conversation';
+import { ChatView, foldChat, historyWithin, promptName, reasonNotToAnswer } from './conversation';
 import { storable, ToolBox, ToolFailure } from './tool-box';
 import { EarlierToolCalls } from './tool-reuse';
 
@@ -114,6 +114,20 @@ export class ReplyService {
       for (const call of completion.toolCalls) {
         calls++;
         const started = Date.now();
+        if (calls > this.config.assistantMaxToolCalls) {
+          // A model (or a member steering it) asking for call after call: the rest run nothing.
+          const result = `error: this reply has made the most tool calls one reply may make (${this.config.assistantMaxToolCalls}); answer with what you have`;
+          const run = {
+            source: null,
+            target: null,
+            arguments: storable(call.arguments, 1_000),
+            outcome: 'refused' as const,
+            result,
+          };
+          await this.recordTool(job, attempt, rounds, call, run, started);
+          messages.push({ role: 'tool', toolCallId: call.id, content: result });
+          continue;
+        }
         const recorded = earlier.take(call.name, call.arguments);
         if (recorded) {
           await this.recordTool(job, attempt, rounds, call, recorded, started, recorded);
@@ -216,10 +230,14 @@ export class ReplyService {
     ]);
     const memberName = contacts.find((c) => c.id === view.memberId)?.name ?? null;
     const lines = [
-      `You are ${persona?.name ?? 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
-      workflow ? `This conversation is part of the workflow "${workflow.name}".` : null,
+      `You are ${persona?.name ? promptName(persona.name) : 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
+      workflow
+        ? `This conversation is part of the workflow ${JSON.stringify(promptName(workflow.name))}.`
+        : null,
       persona?.instructions ? `Your instructions:\n${persona.instructions}` : null,
-      memberName ? `The member's name is ${memberName}.` : "The member's name is not known.",
+      memberName
+        ? `The member's name is ${JSON.stringify(promptName(memberName))}.`
+        : "The member's name is not known.",
       view.channel === 'phone-sms' ? 'Answer briefly, in plain text suited to SMS.' : 'Answer in plain text.',
       'Use the tools offered when they help; never invent facts a tool could give.',
     ].filter((l): l is string => l !== null);
