@@ -128,7 +128,8 @@ export class ReplyService {
           messages.push({ role: 'tool', toolCallId: call.id, content: result });
           continue;
         }
-        const recorded = earlier.take(call.name, call.arguments);
+        // Only while the tool is still on offer: an agent that lost its scope gets no old answer.
+        const recorded = tools.offers(call.name) ? earlier.take(call.name, call.arguments) : undefined;
         if (recorded) {
           await this.recordTool(job, attempt, rounds, call, recorded, started, recorded);
           messages.push({ role: 'tool', toolCallId: call.id, content: recorded.result });

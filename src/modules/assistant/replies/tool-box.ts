@@ -101,6 +101,11 @@ export class OfferedTools {
     }));
   }
 
+  /** Whether `name` is on offer to this reply (a withheld service tool is not). */
+  offers(name: string): boolean {
+    return this.byName.has(name);
+  }
+
   get(name: string): Offered | undefined {
     const offered = this.byName.get(name);
     if (offered) return offered;
