@@ -457,6 +457,25 @@ describe('Assistant: replies in ai chats (e2e)', () => {
     }
   });
 
+  it('records an answer over the message limit as answer_too_long at once: nothing sent, not cut, needsResponse kept', async () => {
+    const { chatId } = await chat();
+    scripts.set('Tell me everything', () => ({ content: 'All of it. '.repeat(1_000) }));
+    await say(chatId, 'Tell me everything');
+    expect(await outcome(chatId)).toMatchObject({
+      type: 'AssistantReplyFailed',
+      data: {
+        chatId,
+        reason: 'answer_too_long',
+        attempts: 1,
+        detail:
+          'the model answered 10999 characters; message: must be shorter than or equal to 10000 characters',
+      },
+    });
+    expect(requestsFor('Tell me everything')).toHaveLength(1);
+    expect(await sentByAssistant(chatId)).toHaveLength(0);
+    expect((await get(`/chats/${chatId}`)).body.needsResponse).toBe(true);
+  });
+
   it('leaves paused and human chats untouched', async () => {
     const paused = await chat();
     expect((await put(`/chats/${paused.chatId}`, { paused: true })).status).toBe(200);

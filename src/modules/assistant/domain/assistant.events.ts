@@ -58,7 +58,7 @@ export interface AssistantReplyFailed {
     chatId: number;
     workspaceId: string;
     replyTo: number;
-    /** `model_error`, `tool_failed`, `tool_rounds_exhausted`, `empty_answer`, `send_refused`. */
+    /** `model_error`, `tool_failed`, `tool_rounds_exhausted`, `empty_answer`, `answer_too_long`, `send_refused`. */
     reason: string;
     detail: string;
     attempts: number;

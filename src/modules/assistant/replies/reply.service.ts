@@ -4,7 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
 import { AgentPersona, GetAgentPersonaQuery, GetMemberContactsQuery, MemberContact } from '../../identity';
-import { chatStream, SendAssistantMessageCommand } from '../../messaging';
+import { chatStream, MessageTooLongError, SendAssistantMessageCommand } from '../../messaging';
 import { WorkflowEvent, workflowStream } from '../../work';
 import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../domain/assistant.events';
 import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelMessage } from '../model/language-model.port';
@@ -158,6 +158,13 @@ export class ReplyService {
         new SendAssistantMessageCommand(job.workspaceId, job.chatId, text, ASSISTANT_CALLER),
       );
     } catch (error) {
+      // Never a half answer (issue 15, item 4): an answer over the message limit is not cut, nothing is sent.
+      if (error instanceof MessageTooLongError)
+        throw new ReplyError(
+          'answer_too_long',
+          `the model answered ${error.characters} characters; ${error.message}`,
+          false,
+        );
       const status = (error as { status?: number }).status;
       if (status && status >= 400 && status < 500)
         throw new ReplyError('send_refused', (error as Error).message.slice(0, 500), false);
