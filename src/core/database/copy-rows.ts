@@ -1,5 +1,6 @@
-import type { ClientBase, Connection } from 'pg';
+import type { ClientBase } from 'pg';
 import { DatabaseError } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { EntityManager } from 'typeorm';
 
 /**
@@ -20,52 +21,16 @@ const UNIQUE_VIOLATION = '23505';
 const NO_TRANSACTION = '25P01';
 
 /**
- * `SAVEPOINT; COPY <table> (<columns>) FROM STDIN` as one simple query, the rows sent in
- * one chunk: what pg-copy-streams does, for a payload already in memory (a projection's
- * batch). pg's client hands a submittable the backend's messages.
+ * `SAVEPOINT; COPY ... FROM STDIN` as one simple query through pg-copy-streams, the rows
+ * written in one chunk; settles once the backend is ready for the next query.
  */
-class CopyIn {
-  readonly text: string;
-  readonly done: Promise<void>;
-  private resolve!: () => void;
-  private reject!: (error: unknown) => void;
-
-  constructor(
-    head: string,
-    private readonly payload: string,
-  ) {
-    this.text = head;
-    this.done = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-  }
-
-  submit(connection: Connection): void {
-    (connection as unknown as { query(text: string): void }).query(this.text);
-  }
-
-  handleCopyInResponse(connection: Connection): void {
-    const c = connection as unknown as { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void };
-    c.sendCopyFromChunk(Buffer.from(this.payload, 'utf8'));
-    c.endCopyFrom();
-  }
-
-  /** The client forgets the query on an error (no ReadyForQuery reaches it): settle here. */
-  handleError(error: unknown): void {
-    this.reject(error);
-  }
-
-  handleReadyForQuery(): void {
-    this.resolve();
-  }
-
-  handleCommandComplete(): void {}
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyData(): void {}
+function copyIn(client: ClientBase, text: string, payload: string): Promise<void> {
+  const stream = client.query(copyFrom(text));
+  return new Promise<void>((resolve, reject) => {
+    stream.once('error', reject);
+    stream.once('finish', resolve);
+    stream.end(payload, 'utf8');
+  });
 }
 
 /**
@@ -91,13 +56,8 @@ export async function copyRows(
   if (!client) return fallback();
   let payload = '';
   for (const row of rows) payload += `${row.map(copyText).join('\t')}\n`;
-  const copy = new CopyIn(
-    `SAVEPOINT ${SAVEPOINT}; COPY ${table} (${columns.join(', ')}) FROM STDIN`,
-    payload,
-  );
-  void client.query(copy as never);
   try {
-    await copy.done;
+    await copyIn(client, `SAVEPOINT ${SAVEPOINT}; COPY ${table} (${columns.join(', ')}) FROM STDIN`, payload);
   } catch (error) {
     if (!(error instanceof DatabaseError)) throw error;
     // Outside a transaction block the savepoint is refused and nothing was written.
