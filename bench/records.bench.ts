@@ -9,7 +9,8 @@
  *    same rows put into a plain table with one multi-row INSERT (jsonb_to_recordset).
  *    Rounds alternate baseline / bulk (BENCH_RECORDS_ROUNDS, 3). The service's resident
  *    memory is sampled every 20 ms during each bulk (VmRSS from /proc): reported as the
- *    peak over the RSS before the request.
+ *    peak over the RSS before the request. CPU used by the service and by the bench
+ *    database's backends (/proc stat) is reported per record, and per request in 2.
  * 2. Single create: `POST .../records` at BENCH_HTTP_CONNECTIONS (16) for
  *    BENCH_HTTP_SECONDS (5), alternated in slices with the bare node:http + 1 INSERT server
  *    of the http bench.
@@ -67,6 +68,39 @@ function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** CPU time (user + system) a process has used, in ms (clock ticks of 10 ms); 0 once it is gone. */
+function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU used by the service and by the database's backends on the bench database between
+ * two calls: less sensitive to the machine's other load than wall time (a descheduled
+ * process uses none). Backends that exit in between are not counted.
+ */
+async function cpuMeter(pool: Pool, servicePid: number) {
+  const backends = async () => {
+    const { rows } = await pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
+    );
+    return new Map(rows.map((r) => [r.pid, cpuMs(r.pid)]));
+  };
+  const service0 = cpuMs(servicePid);
+  const db0 = await backends();
+  return async () => {
+    const db1 = await backends();
+    let db = 0;
+    for (const [pid, ms] of db1) db += ms - (db0.get(pid) ?? 0);
+    return { serviceMs: cpuMs(servicePid) - service0, dbMs: db };
+  };
 }
 
 function rssKb(pid: number): number {
@@ -137,6 +171,7 @@ export async function run(): Promise<void> {
     const bulkOnce = async (typeId: number, tag: string, count = BULK) => {
       const records = Array.from({ length: count }, (_, i) => recordOf(tag, i));
       const body = JSON.stringify({ records });
+      const cpu = await cpuMeter(pool, svc.proc.child.pid!);
       const before = rssKb(svc.proc.child.pid!);
       let peak = before;
       const sampler = setInterval(() => (peak = Math.max(peak, rssKb(svc.proc.child.pid!))), 20);
@@ -149,6 +184,7 @@ export async function run(): Promise<void> {
       });
       const ms = performance.now() - t;
       clearInterval(sampler);
+      const used = await cpu();
       const result = JSON.parse(res.body) as { importedCount: number; errors: unknown[] | null };
       if (res.status !== 200 || result.importedCount !== count)
         throw new Error(
@@ -160,7 +196,13 @@ export async function run(): Promise<void> {
       );
       if ((found.body.total as number) !== 1)
         throw new Error(`bulk ${tag}: the last record is not queryable at the response`);
-      return { ms, rssBeforeMb: before / 1024, rssPeakDeltaMb: (peak - before) / 1024 };
+      return {
+        ms,
+        rssBeforeMb: before / 1024,
+        rssPeakDeltaMb: (peak - before) / 1024,
+        serviceCpuMs: used.serviceMs,
+        dbCpuMs: used.dbMs,
+      };
     };
     const tag = Date.now().toString(36);
     await baselineInsert(`${tag}-warm`);
@@ -171,6 +213,8 @@ export async function run(): Promise<void> {
       bulkMs: number;
       rssBeforeMb: number;
       rssPeakDeltaMb: number;
+      serviceCpuMs: number;
+      dbCpuMs: number;
     }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const baselineMs = await baselineInsert(`${tag}-b${round}`);
@@ -181,9 +225,11 @@ export async function run(): Promise<void> {
         bulkMs: b.ms,
         rssBeforeMb: b.rssBeforeMb,
         rssPeakDeltaMb: b.rssPeakDeltaMb,
+        serviceCpuMs: b.serviceCpuMs,
+        dbCpuMs: b.dbCpuMs,
       });
       console.log(
-        `bulk round ${round}: baseline ${baselineMs.toFixed(0)} ms, bulk ${b.ms.toFixed(0)} ms, service RSS ${b.rssBeforeMb.toFixed(0)} MB +${b.rssPeakDeltaMb.toFixed(0)} MB peak`,
+        `bulk round ${round}: baseline ${baselineMs.toFixed(0)} ms, bulk ${b.ms.toFixed(0)} ms, service RSS ${b.rssBeforeMb.toFixed(0)} MB +${b.rssPeakDeltaMb.toFixed(0)} MB peak, CPU service ${b.serviceCpuMs} ms + database ${b.dbCpuMs} ms`,
       );
     }
     const bulk = {
@@ -192,6 +238,8 @@ export async function run(): Promise<void> {
       bulkMedianMs: median(bulkRounds.map((r) => r.bulkMs)),
       ratio: 0,
       rssPeakDeltaMb: Math.max(...bulkRounds.map((r) => r.rssPeakDeltaMb)),
+      serviceCpuMsMedian: median(bulkRounds.map((r) => r.serviceCpuMs)),
+      dbCpuMsMedian: median(bulkRounds.map((r) => r.dbCpuMs)),
       rounds: bulkRounds,
     };
     bulk.ratio = bulk.bulkMedianMs / bulk.baselineMedianMs;
@@ -216,8 +264,10 @@ export async function run(): Promise<void> {
     let base = EMPTY;
     let measured = EMPTY;
     base = merge(base, await bareClient.run(CONNECTIONS, SECONDS / 2, 201, bareNext));
+    const singleCpu = await cpuMeter(pool, svc.proc.child.pid!);
     measured = merge(measured, await api.run(CONNECTIONS, SECONDS / 2, 201, createNext));
     measured = merge(measured, await api.run(CONNECTIONS, SECONDS / 2, 201, createNext));
+    const singleUsed = await singleCpu();
     base = merge(base, await bareClient.run(CONNECTIONS, SECONDS / 2, 201, bareNext));
     const rate = (m: typeof base) => m.requests / m.seconds;
     const lat = (m: typeof base) => [...m.latenciesMs].sort((a, b) => a - b);
@@ -229,6 +279,8 @@ export async function run(): Promise<void> {
       barePerSecond: rate(base),
       ratio: rate(measured) / rate(base),
       unexpected: measured.unexpected,
+      serviceCpuMsPerRequest: singleUsed.serviceMs / measured.requests,
+      dbCpuMsPerRequest: singleUsed.dbMs / measured.requests,
     };
     bareClient.close();
 
@@ -284,11 +336,25 @@ export async function run(): Promise<void> {
         ],
         ['bulk: service RSS peak over before', `+${bulk.rssPeakDeltaMb.toFixed(0)} MB`, '', '', ''],
         [
+          'bulk: CPU per record (median round)',
+          `service ${((bulk.serviceCpuMsMedian * 1000) / BULK).toFixed(0)} µs + database ${((bulk.dbCpuMsMedian * 1000) / BULK).toFixed(0)} µs`,
+          '',
+          '',
+          '',
+        ],
+        [
           `POST record, ${CONNECTIONS} connections`,
           `${Math.round(single.createPerSecond)} req/s (p99 ${single.createP99Ms.toFixed(1)} ms)`,
           `${Math.round(single.barePerSecond)} req/s (bare write)`,
           `${single.ratio.toFixed(2)}x`,
           `>= 0.3x ${single.ratio >= 0.3 ? 'ok' : 'MISSED'}`,
+        ],
+        [
+          'POST record: CPU per request',
+          `service ${single.serviceCpuMsPerRequest.toFixed(2)} ms + database ${single.dbCpuMsPerRequest.toFixed(2)} ms`,
+          '',
+          '',
+          '',
         ],
         [
           `search over ${SEARCH_TOTAL}`,

@@ -212,3 +212,48 @@ describe('StreamClaims with a kind that keeps its earlier claim streams', () => 
     );
   });
 });
+
+describe('PostgresClaims: a new owner with its claims', () => {
+  let store: PostgresEventStore;
+  let pool: Pool;
+  let claims: PostgresClaims;
+  beforeAll(() => {
+    store = new PostgresEventStore({ connectionString: db.url, poolSize: 2 });
+    pool = new Pool({ connectionString: db.url, max: 2 });
+    claims = new PostgresClaims(store, pool);
+  });
+  afterAll(async () => {
+    await store.close();
+    await pool.end();
+  });
+
+  it('is written in the one statement that creates its stream, with no transaction of its own', async () => {
+    const ws = uniq();
+    const ref = { scope: ws, kind: NAME_CLAIM, value: 'solo' };
+    const connect = jest.spyOn(pool, 'connect');
+    const result = await claims.append({
+      stream: `${ws}-a`,
+      events: [named('solo'), named('solo')],
+      expectedRevision: 'no_stream',
+      take: [ref, ref],
+    });
+    expect(connect).not.toHaveBeenCalled();
+    expect(result.nextExpectedRevision).toBe(1n);
+    expect(result.events.map((e) => [e.streamName, e.revision])).toEqual([
+      [`${ws}-a`, 0n],
+      [`${ws}-a`, 1n],
+    ]);
+    expect(await claims.ownerOf(ws, NAME_CLAIM, 'solo')).toBe(`${ws}-a`);
+    // A conflict still names the holder (through the transaction) and writes nothing.
+    await expect(
+      claims.append({
+        stream: `${ws}-b`,
+        events: [named('solo')],
+        expectedRevision: 'no_stream',
+        take: [ref],
+      }),
+    ).rejects.toMatchObject({ owner: `${ws}-a`, value: 'solo' });
+    expect(await store.readStream(`${ws}-b`)).toEqual([]);
+    connect.mockRestore();
+  });
+});
