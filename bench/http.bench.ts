@@ -97,7 +97,7 @@ export function cpuMsOf(pid: number): number {
  * drops out, so the figure is a lower bound). Where the time of a request goes, as a
  * figure the machine's other load does not move much, unlike req/s.
  */
-async function cpuSnapshot(
+export async function cpuSnapshot(
   pool: Pool,
   servicePid: number | undefined,
   db: string,
@@ -112,7 +112,10 @@ async function cpuSnapshot(
   return out;
 }
 
-function cpuBetween(a: Map<string, number>, b: Map<string, number>): { service: number; postgres: number } {
+export function cpuBetween(
+  a: Map<string, number>,
+  b: Map<string, number>,
+): { service: number; postgres: number } {
   let postgres = 0;
   for (const [k, v] of b) if (k.startsWith('pg:') && a.has(k)) postgres += v - a.get(k)!;
   return { service: (b.get('service') ?? 0) - (a.get('service') ?? 0), postgres };

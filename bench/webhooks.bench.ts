@@ -27,7 +27,16 @@ import type { NewEvent } from '../src/core/event-store/event-store.port';
 import { PostgresEventStore } from '../src/core/event-store/postgres/postgres-event-store';
 import { createTestDatabase } from '../test/support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
-import { bootstrapBenchWorkspace, cpuMsOf, Service, startService, startWorkerProcess } from './http.bench';
+import Redis from 'ioredis';
+import {
+  bootstrapBenchWorkspace,
+  cpuBetween,
+  cpuMsOf,
+  cpuSnapshot,
+  Service,
+  startService,
+  startWorkerProcess,
+} from './http.bench';
 import { percentile } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -165,6 +174,12 @@ export async function run(): Promise<void> {
 
     // CPU of the service's processes (utime + stime): a figure the machine's other load moves less than deliveries/s.
     const serviceCpuMs = () => [service!, ...workers].reduce((sum, p) => sum + cpuMsOf(p.child.pid!), 0);
+    // Redis's and the database backends' too (Redis is shared: other work on it counts as well).
+    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 2 });
+    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
+    redis.disconnect();
+    const pgBefore = await cpuSnapshot(pool, undefined, db.name);
+    const redis0 = redisPid ? cpuMsOf(redisPid) : 0;
 
     // 1. Throughput: EVENTS events, first append to last 2xx.
     const cpu0 = serviceCpuMs();
@@ -188,6 +203,8 @@ export async function run(): Promise<void> {
     }, 50);
     await waitFor(`${EVENTS} deliveries`, () => receiver.arrivals.size >= EVENTS, 600_000);
     const serviceCpu = serviceCpuMs() - cpu0;
+    const redisCpu = redisPid ? cpuMsOf(redisPid) - redis0 : 0;
+    const pgCpu = cpuBetween(pgBefore, await cpuSnapshot(pool, undefined, db.name)).postgres;
     clearInterval(watch);
     const lastArrival = Math.max(...[...receiver.arrivals.values()].map((a) => a.at));
     const serviceSeconds = (lastArrival - t0) / 1000;
@@ -286,7 +303,7 @@ export async function run(): Promise<void> {
       ],
     );
     console.log(
-      `CPU per delivery: service ${(serviceCpu / EVENTS).toFixed(3)} ms (${WORKERS + 1} process(es)); baseline loop and receiver ${(baselineCpu / EVENTS).toFixed(3)} ms; load average ${loadavg()
+      `CPU per delivery: service ${(serviceCpu / EVENTS).toFixed(3)} ms (${WORKERS + 1} process(es)), Redis ${(redisCpu / EVENTS).toFixed(3)} ms, PostgreSQL backends ${(pgCpu / EVENTS).toFixed(3)} ms; baseline loop and receiver ${(baselineCpu / EVENTS).toFixed(3)} ms; load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );
@@ -304,6 +321,8 @@ export async function run(): Promise<void> {
         reactedSeconds: reactedAt ? (reactedAt - t0) / 1000 : null,
         processes: WORKERS + 1,
         cpuMsPerDelivery: serviceCpu / EVENTS,
+        redisCpuMsPerDelivery: redisCpu / EVENTS,
+        postgresCpuMsPerDelivery: pgCpu / EVENTS,
       },
       baseline: { seconds: baselineSeconds, perSecond: baselineRate, cpuMsPerPost: baselineCpu / EVENTS },
       loadAverage: loadavg(),
