@@ -14,6 +14,10 @@
  *   3. latency: BENCH_WEBHOOK_RATE (50) events per second, one append each, for
  *      BENCH_WEBHOOK_LATENCY_SECONDS (10) s; event-to-delivery is the append's start to
  *      the receiver's arrival (one clock: both in this process).
+ * Beside the rates: CPU ms per delivery of the service's processes, Redis and the database's
+ * backends over phase 1, and of this process (loop and receiver) over phase 2.
+ * BENCH_WEBHOOK_WORKERS=n adds n ROLE=worker processes (src/worker.ts): scale-out, shown
+ * beside the one-process figure the target is read against.
  * Targets (issue): throughput >= 0.3x the baseline; latency p50 < 50 ms.
  * Writes bench-results/webhooks-<timestamp>.json.
  */
