@@ -136,7 +136,8 @@ export async function run(): Promise<void> {
         signingSecret: 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3',
       }),
     });
-    if (rule.status !== 201) throw new Error(`rule: HTTP ${rule.status} ${await rule.text()} ${svc.proc.output().slice(-3000)}`);
+    if (rule.status !== 201)
+      throw new Error(`rule: HTTP ${rule.status} ${await rule.text()} ${svc.proc.output().slice(-3000)}`);
     const environment = await describeEnvironment(pool);
     console.log(
       `database ${db.name}; concurrency ${CONCURRENCY}, jobs ${JOBS}; ${JSON.stringify(environment)}`,
