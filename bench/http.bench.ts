@@ -81,7 +81,7 @@ function summarise(
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /** utime + stime of a process in ms (0 when it is gone or /proc is absent). */
-function cpuMsOf(pid: number): number {
+export function cpuMsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -97,7 +97,7 @@ function cpuMsOf(pid: number): number {
  * drops out, so the figure is a lower bound). Where the time of a request goes, as a
  * figure the machine's other load does not move much, unlike req/s.
  */
-async function cpuSnapshot(
+export async function cpuSnapshot(
   pool: Pool,
   servicePid: number | undefined,
   db: string,
@@ -112,7 +112,10 @@ async function cpuSnapshot(
   return out;
 }
 
-function cpuBetween(a: Map<string, number>, b: Map<string, number>): { service: number; postgres: number } {
+export function cpuBetween(
+  a: Map<string, number>,
+  b: Map<string, number>,
+): { service: number; postgres: number } {
   let postgres = 0;
   for (const [k, v] of b) if (k.startsWith('pg:') && a.has(k)) postgres += v - a.get(k)!;
   return { service: (b.get('service') ?? 0) - (a.get('service') ?? 0), postgres };
@@ -161,9 +164,9 @@ export interface Service {
 // the service and the CLI children alike (they inherit process.env; nothing outlives the run).
 process.env.SECRETS_ENCRYPTION_KEY ??= randomBytes(32).toString('base64');
 
-function spawnMain(env: Record<string, string>): Service {
+function spawnMain(env: Record<string, string>, script = 'src/main.ts'): Service {
   const nodeArgs = process.env.BENCH_HTTP_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -220,6 +223,21 @@ export async function startService(env: Record<string, string>): Promise<{ proc:
     if (Date.now() > deadline) throw new Error(`service did not start:\n${proc.output().slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/**
+ * src/worker.ts (ROLE=worker: projections, reactors, queue workers, no HTTP) in a child
+ * process beside a service started by startService; resolves once it has started.
+ */
+export async function startWorkerProcess(env: Record<string, string>): Promise<Service> {
+  const proc = spawnMain({ ...env, ROLE: 'worker', LOG_LEVEL: 'info' }, 'src/worker.ts');
+  const deadline = Date.now() + 120_000;
+  while (!proc.output().includes('"worker started"')) {
+    if (proc.child.exitCode !== null) throw new Error(`worker exited:\n${proc.output().slice(-3000)}`);
+    if (Date.now() > deadline) throw new Error(`worker did not start:\n${proc.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return proc;
 }
 
 type Case = {

@@ -14,10 +14,15 @@
  *   3. latency: BENCH_WEBHOOK_RATE (50) events per second, one append each, for
  *      BENCH_WEBHOOK_LATENCY_SECONDS (10) s; event-to-delivery is the append's start to
  *      the receiver's arrival (one clock: both in this process).
+ * Beside the rates: CPU ms per delivery of the service's processes, Redis and the database's
+ * backends over phase 1, and of this process (loop and receiver) over phase 2.
+ * BENCH_WEBHOOK_WORKERS=n adds n ROLE=worker processes (src/worker.ts): scale-out, shown
+ * beside the one-process figure the target is read against.
  * Targets (issue): throughput >= 0.3x the baseline; latency p50 < 50 ms.
  * Writes bench-results/webhooks-<timestamp>.json.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
 import { Agent, request } from 'undici';
@@ -26,7 +31,16 @@ import type { NewEvent } from '../src/core/event-store/event-store.port';
 import { PostgresEventStore } from '../src/core/event-store/postgres/postgres-event-store';
 import { createTestDatabase } from '../test/support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
-import { bootstrapBenchWorkspace, Service, startService } from './http.bench';
+import Redis from 'ioredis';
+import {
+  bootstrapBenchWorkspace,
+  cpuBetween,
+  cpuMsOf,
+  cpuSnapshot,
+  Service,
+  startService,
+  startWorkerProcess,
+} from './http.bench';
 import { percentile } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -36,6 +50,8 @@ const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 32);
 const JOBS = Number(process.env.BENCH_WEBHOOK_JOBS ?? 2 * CONCURRENCY);
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 50);
 const LATENCY_SECONDS = Number(process.env.BENCH_WEBHOOK_LATENCY_SECONDS ?? 10);
+/** Extra ROLE=worker processes beside the service (0: the one ROLE=all process does everything). */
+const WORKERS = Number(process.env.BENCH_WEBHOOK_WORKERS ?? 0);
 const BATCH = 100;
 const HOST = '127.0.0.1';
 
@@ -104,11 +120,13 @@ export async function run(): Promise<void> {
     WEBHOOK_RULE_CONCURRENCY: String(CONCURRENCY),
   };
   let service: Service | undefined;
+  const workers: Service[] = [];
   const started = Date.now();
   try {
     const svc = await startService(env);
     service = svc.proc;
     const { apiKey, workspaceId, memberId } = await bootstrapBenchWorkspace(env);
+    for (let i = 0; i < WORKERS; i++) workers.push(await startWorkerProcess(env));
     const rule = await fetch(`http://${HOST}:${svc.port}/api/v2/w/${workspaceId}/event-rules`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
@@ -118,7 +136,8 @@ export async function run(): Promise<void> {
         signingSecret: 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3',
       }),
     });
-    if (rule.status !== 201) throw new Error(`rule: HTTP ${rule.status} ${await rule.text()}`);
+    if (rule.status !== 201)
+      throw new Error(`rule: HTTP ${rule.status} ${await rule.text()} ${svc.proc.output().slice(-3000)}`);
     const environment = await describeEnvironment(pool);
     console.log(
       `database ${db.name}; concurrency ${CONCURRENCY}, jobs ${JOBS}; ${JSON.stringify(environment)}`,
@@ -158,7 +177,17 @@ export async function run(): Promise<void> {
     };
     const stream = `member-${memberId}`;
 
+    // CPU of the service's processes (utime + stime): a figure the machine's other load moves less than deliveries/s.
+    const serviceCpuMs = () => [service!, ...workers].reduce((sum, p) => sum + cpuMsOf(p.child.pid!), 0);
+    // Redis's and the database backends' too (Redis is shared: other work on it counts as well).
+    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 2 });
+    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? 0);
+    redis.disconnect();
+    const pgBefore = await cpuSnapshot(pool, undefined, db.name);
+    const redis0 = redisPid ? cpuMsOf(redisPid) : 0;
+
     // 1. Throughput: EVENTS events, first append to last 2xx.
+    const cpu0 = serviceCpuMs();
     const t0 = performance.now();
     for (let i = 0; i < EVENTS; i += BATCH)
       await store.append(
@@ -178,6 +207,9 @@ export async function run(): Promise<void> {
         });
     }, 50);
     await waitFor(`${EVENTS} deliveries`, () => receiver.arrivals.size >= EVENTS, 600_000);
+    const serviceCpu = serviceCpuMs() - cpu0;
+    const redisCpu = redisPid ? cpuMsOf(redisPid) - redis0 : 0;
+    const pgCpu = cpuBetween(pgBefore, await cpuSnapshot(pool, undefined, db.name)).postgres;
     clearInterval(watch);
     const lastArrival = Math.max(...[...receiver.arrivals.values()].map((a) => a.at));
     const serviceSeconds = (lastArrival - t0) / 1000;
@@ -187,6 +219,7 @@ export async function run(): Promise<void> {
     const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000 });
     let next = 0;
     let failures = 0;
+    const benchCpu0 = process.cpuUsage();
     const b0 = performance.now();
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
@@ -211,6 +244,9 @@ export async function run(): Promise<void> {
       }),
     );
     const baselineSeconds = (performance.now() - b0) / 1000;
+    const benchCpu = process.cpuUsage(benchCpu0);
+    // The loop and the receiver share this process: an upper bound of the loop's own cost.
+    const baselineCpu = (benchCpu.user + benchCpu.system) / 1000;
     await agent.close();
     if (failures) throw new Error(`baseline: ${failures} non-2xx`);
 
@@ -272,6 +308,11 @@ export async function run(): Promise<void> {
       ],
     );
     console.log(
+      `CPU per delivery: service ${(serviceCpu / EVENTS).toFixed(3)} ms (${WORKERS + 1} process(es)), Redis ${(redisCpu / EVENTS).toFixed(3)} ms, PostgreSQL backends ${(pgCpu / EVENTS).toFixed(3)} ms; baseline loop and receiver ${(baselineCpu / EVENTS).toFixed(3)} ms; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    console.log(
       `appending ${EVENTS} took ${fmt((appendedAt - t0) / 1000)} s, the reactor had queued them all after ${reactedAt ? fmt((reactedAt - t0) / 1000) : '?'} s; the receiver got ${receiver.posts()} POSTs in all; ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
     writeResults('webhooks', {
@@ -283,12 +324,18 @@ export async function run(): Promise<void> {
         perSecond: serviceRate,
         appendSeconds: (appendedAt - t0) / 1000,
         reactedSeconds: reactedAt ? (reactedAt - t0) / 1000 : null,
+        processes: WORKERS + 1,
+        cpuMsPerDelivery: serviceCpu / EVENTS,
+        redisCpuMsPerDelivery: redisCpu / EVENTS,
+        postgresCpuMsPerDelivery: pgCpu / EVENTS,
       },
-      baseline: { seconds: baselineSeconds, perSecond: baselineRate },
+      baseline: { seconds: baselineSeconds, perSecond: baselineRate, cpuMsPerPost: baselineCpu / EVENTS },
+      loadAverage: loadavg(),
       ratio,
       latency: { rate: RATE, events: total, p50Ms: p50, p99Ms: p99 },
     });
   } finally {
+    await Promise.all(workers.map((w) => w.stop()));
     await service?.stop();
     await new Promise<void>((resolve) => receiver.server.close(() => resolve()));
     receiver.server.closeAllConnections();

@@ -218,6 +218,23 @@ describe('webhook delivery (e2e)', () => {
     expect(d.attempts[3].nextRetryAt).toBeNull();
   });
 
+  it('logs an answer whose excerpt would end between the halves of a character, after one POST', async () => {
+    const rx = await receiver();
+    // 1,023 ASCII characters, then one outside the BMP (two UTF-16 units): a 1,024-unit
+    // excerpt ends inside it, and half a character is no text PostgreSQL's json accepts.
+    rx.reply = () => ({ status: 200, body: `${'a'.repeat(1023)}\u{1F600} and more` });
+    const w = await workspace('Excerpt');
+    await w.rule({ trigger: 'member:updated', webhookUrl: rx.url });
+    await w.updateMember('excerpt');
+    const d = await eventually(async () => {
+      const l = await w.logs();
+      return l.items[0]?.status === 'succeeded' ? l.items[0] : undefined;
+    }, 'the delivery logged as succeeded');
+    expect(d.attempts).toHaveLength(1);
+    expect(d.attempts[0].responseBodyExcerpt).toBe('a'.repeat(1023));
+    expect(rx.received).toHaveLength(1);
+  });
+
   it('records a delivery failed after the last retry; redeliver sends it again with the same webhook-id', async () => {
     const rx = await receiver();
     let healthy = false;

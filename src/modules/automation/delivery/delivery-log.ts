@@ -45,6 +45,17 @@ interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
+/** The columns the worker's insert reads from its JSON parameter (`pending` may carry more). */
+const pendingRow = (p: PendingDelivery) => ({
+  id: p.id,
+  workspaceId: p.workspaceId,
+  ruleId: p.ruleId,
+  eventId: p.eventId,
+  eventType: p.eventType,
+  body: p.body,
+  createdAt: p.createdAt,
+});
+
 function toDelivery(r: Record<string, unknown>): DeliveryToSend {
   return {
     id: r.id as string,
@@ -161,9 +172,9 @@ export class DeliveryLog {
             `WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
              ins AS (
                INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
-               SELECT v.id, v.workspace_id, v.rule_id, v.event_id, v.event_type, 'pending', v.body, false, v.created_at
-                 FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::text[], $6::text[], $7::timestamptz[])
-                      AS v(id, workspace_id, rule_id, event_id, event_type, body, created_at)
+               SELECT v.id, v."workspaceId", v."ruleId", v."eventId", v."eventType", 'pending', v.body, false, v."createdAt"
+                 FROM json_to_recordset($1::json)
+                      AS v(id uuid, "workspaceId" uuid, "ruleId" int, "eventId" uuid, "eventType" text, body text, "createdAt" timestamptz)
                ON CONFLICT DO NOTHING
                -- the job carries the body just inserted: not sent back
                RETURNING id, workspace_id, rule_id, event_type, status, NULL::text AS body, attempt_count, is_test),
@@ -171,18 +182,10 @@ export class DeliveryLog {
                SELECT * FROM ins
                UNION ALL
                SELECT id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test
-                 FROM webhook_deliveries WHERE id = ANY($8::uuid[]) AND id NOT IN (SELECT id FROM ins))
+                 FROM webhook_deliveries WHERE id = ANY($2::uuid[]) AND id NOT IN (SELECT id FROM ins))
              SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id, async_commit`,
-            [
-              pending.map((p) => p.id),
-              pending.map((p) => p.workspaceId),
-              pending.map((p) => p.ruleId),
-              pending.map((p) => p.eventId),
-              pending.map((p) => p.eventType),
-              pending.map((p) => p.body),
-              pending.map((p) => p.createdAt),
-              ids,
-            ],
+            // One JSON text, not one array per column: pg escapes every quote of every body in an array literal.
+            [JSON.stringify(pending.map(pendingRow)), ids],
           )
         : await this.db.query(
             `SELECT ${columns}, ${rule} FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id
@@ -203,18 +206,23 @@ export class DeliveryLog {
   private async recordBatch(items: readonly AttemptRecord[]): Promise<void> {
     await this.db.query(
       `UPDATE webhook_deliveries d
-          SET attempts = d.attempts || v.attempt, attempt_count = d.attempt_count + 1, last_status = v.last_status,
-              status = v.status, next_attempt_at = v.next_attempt_at,
+          SET attempts = d.attempts || jsonb_build_array(v.attempt), attempt_count = d.attempt_count + 1,
+              last_status = v.last_status, status = v.status, next_attempt_at = v.next_attempt_at,
               completed_at = CASE WHEN v.status = 'pending' THEN NULL ELSE now() END
-         FROM unnest($1::uuid[], $2::jsonb[], $3::int[], $4::text[], $5::timestamptz[])
-              AS v(id, attempt, last_status, status, next_attempt_at)
+         FROM json_to_recordset($1::json)
+              AS v(id uuid, attempt jsonb, last_status int, status text, next_attempt_at timestamptz)
         WHERE d.id = v.id`,
+      // One JSON text (see loadBatch): the attempts' headers are full of quotes.
       [
-        items.map((i) => i.id),
-        items.map((i) => JSON.stringify([i.attempt])),
-        items.map((i) => i.attempt.responseStatus),
-        items.map((i) => i.status),
-        items.map((i) => i.nextAttemptAt),
+        JSON.stringify(
+          items.map((i) => ({
+            id: i.id,
+            attempt: i.attempt,
+            last_status: i.attempt.responseStatus,
+            status: i.status,
+            next_attempt_at: i.nextAttemptAt,
+          })),
+        ),
       ],
     );
   }

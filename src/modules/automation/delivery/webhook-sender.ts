@@ -18,6 +18,17 @@ export interface SendResult {
 }
 
 /**
+ * The first `max` UTF-16 units of a text, never ending on half a character: the attempt is
+ * logged as JSON, and PostgreSQL refuses a lone surrogate there (the whole batch of attempt
+ * records with it, so every delivery of the batch would be retried and sent again).
+ */
+export function excerpt(text: string, max: number): string {
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+}
+
+/**
  * One POST to a receiver through undici: one Agent for the process, so connections are
  * kept alive and reused per receiver; its sockets resolve names through
  * the core outbound guard's pinned lookup (core/net/outbound-address.ts). Redirects are not followed (undici's request
@@ -63,7 +74,7 @@ export class WebhookSender implements OnModuleDestroy {
       const retryAfter = res.headers['retry-after'];
       return {
         status: res.statusCode,
-        bodyExcerpt: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_EXCERPT_MAX),
+        bodyExcerpt: excerpt(Buffer.concat(chunks).toString('utf8'), RESPONSE_EXCERPT_MAX),
         retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
         error: null,
         durationMs: duration(),
@@ -78,7 +89,7 @@ export class WebhookSender implements OnModuleDestroy {
         status: null,
         bodyExcerpt: null,
         retryAfter: null,
-        error: reason.slice(0, 500),
+        error: excerpt(reason, 500),
         durationMs: duration(),
       };
     }
