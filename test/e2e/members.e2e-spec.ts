@@ -443,6 +443,44 @@ describe('members (e2e)', () => {
     expect(ok.body.memberRoleId).toBe(analyst);
   });
 
+  it("reads a member's role stream once across updates, and follows a merge of that role on the next update", async () => {
+    const a = await t.bootstrap();
+    const roles = await builtInRoles(t, a.workspaceId, a.apiKey);
+    const dup = await customRole(t, a.workspaceId, a.apiKey, 'Helpers', ['members:read']);
+    const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'helper-ann@example.com' });
+    const put = (body: Record<string, unknown>) =>
+      t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, { token: a.apiKey, body });
+    expect((await put({ memberRoleId: dup })).status).toBe(200);
+    // Count reads of the role's stream from here on (the real store, observed).
+    const readStream = t.store.readStream.bind(t.store);
+    let roleReads = 0;
+    t.store.readStream = ((stream: string, ...rest: unknown[]) => {
+      if (stream === `memberrole-${dup}`) roleReads++;
+      return (readStream as (...args: unknown[]) => unknown)(stream, ...rest);
+    }) as typeof t.store.readStream;
+    try {
+      for (const name of ['One', 'Two', 'Three']) {
+        const res = await put({ name });
+        expect(res.status).toBe(200);
+        expect(res.body.memberRoleId).toBe(dup);
+      }
+      // Each update loads the member and follows its role through merges: once is enough.
+      expect(roleReads).toBeLessThanOrEqual(1);
+      const merge = await t.request('POST', `/w/${a.workspaceId}/member-roles/${dup}/merge`, {
+        token: a.apiKey,
+        body: { targetRoleId: roles.User },
+      });
+      expect(merge.status).toBe(200);
+      const after = await put({ name: 'Four' });
+      expect(after.body.memberRoleId).toBe(roles.User);
+      await t.expectEvents(after, [
+        { type: 'MemberUpdated', data: { changes: { name: 'Four' }, member: { memberRoleId: roles.User } } },
+      ]);
+    } finally {
+      t.store.readStream = readStream;
+    }
+  });
+
   it('follows a role merge: the member record and its next update carry the target role', async () => {
     const a = await t.bootstrap();
     const roles = await builtInRoles(t, a.workspaceId, a.apiKey);
