@@ -172,6 +172,14 @@ function describeCache(
       expect(await names(b, stream)).toEqual(['one', 'other', 'two']);
     });
 
+    it('keeps nothing of aggregates no cachedFirst command uses', async () => {
+      const plain = { ...decider };
+      const stream = newStream();
+      await repoB.handle({ streamName: stream, workspaceId: ws, decider: plain, command: { name: 'one' } });
+      await repoB.load(stream, plain);
+      expect(repoB.cachedAggregates).toBe(0);
+    });
+
     it('serves a cached state only to the decider that folded it', async () => {
       const stream = newStream();
       await rename(repoA, stream, 'one');

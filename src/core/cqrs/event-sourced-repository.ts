@@ -80,7 +80,8 @@ export interface CachedLoader {
  * we read. A lost race is re-decided on fresh state a few times (DESIGN.md, "Shape").
  *
  * It also keeps, per process, the state of the aggregates it last loaded or appended to,
- * with their revision (AGGREGATE_CACHE_SIZE of them). Only a command run through
+ * with their revision (AGGREGATE_CACHE_SIZE of them), for the deciders a `cachedFirst`
+ * command uses (or `remember` was given). Only a command run through
  * `cachedFirst` decides on such a state, and only as far as its append: the append
  * expects the cached revision, so a stream another process (or another path) has moved
  * on fails its revision check and nothing is written; so does anything else that goes
@@ -90,6 +91,8 @@ export interface CachedLoader {
 @Injectable()
 export class EventSourcedRepository {
   private readonly cache = new Map<string, CacheEntry>();
+  /** Deciders whose aggregates are kept: those a `cachedFirst` command loaded or `remember` was given. */
+  private readonly cachedDeciders = new WeakSet<object>();
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -106,7 +109,8 @@ export class EventSourcedRepository {
     for (const e of events)
       if (e.type !== CLAIM_FENCED) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
     const revision = events.length ? events[events.length - 1].revision : undefined;
-    if (revision !== undefined) this.remember(streamName, decider, state, revision);
+    if (revision !== undefined && this.cachedDeciders.has(decider))
+      this.remember(streamName, decider, state, revision);
     return { state, revision, exists: events.length > 0 };
   }
 
@@ -136,6 +140,7 @@ export class EventSourcedRepository {
               cached: true,
             };
           }
+          this.cachedDeciders.add(decider);
           return { ...(await this.load(streamName, decider)), cached: false };
         },
       });
@@ -148,13 +153,18 @@ export class EventSourcedRepository {
     }
   }
 
-  /** Keeps a state this process just read or wrote, for `cachedFirst`. */
+  /**
+   * Keeps a state this process just read or wrote, for `cachedFirst`; from then on the
+   * aggregates of `decider` are kept whenever they are loaded or appended to (the
+   * aggregates no `cachedFirst` command uses are never held in memory).
+   */
   remember<State>(
     streamName: string,
     decider: Pick<Decider<State, never, DomainEvent>, 'initialState' | 'evolve'>,
     state: State,
     revision: bigint,
   ): void {
+    this.cachedDeciders.add(decider);
     this.cache.delete(streamName);
     if (this.cache.size >= AGGREGATE_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(streamName, { decider, state, revision });
@@ -202,7 +212,8 @@ export class EventSourcedRepository {
             )
           : await this.append(options.streamName, options.workspaceId, events, revision ?? 'no_stream');
         const next = events.reduce((s, e) => options.decider.evolve(s, e), state);
-        this.remember(options.streamName, options.decider, next, append.nextExpectedRevision);
+        if (this.cachedDeciders.has(options.decider))
+          this.remember(options.streamName, options.decider, next, append.nextExpectedRevision);
         return { state: next, events, append };
       } catch (err) {
         if (cached) throw new CachedStateUnconfirmed(err);
