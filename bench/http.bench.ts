@@ -18,11 +18,15 @@
  * name, GET it): every GET must show its PUT; inconsistencies are counted (must be 0).
  * BENCH_HTTP_CASES=get-workspace,put-member picks cases; BENCH_HTTP_SERVICE_NODE_ARGS are
  * node's arguments for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: the
- * profile is written when the service exits on SIGTERM at the end of the run).
+ * profile is written when the service exits on SIGTERM at the end of the run);
+ * BENCH_HTTP_COUNT_STATEMENTS=1 preloads bench/statement-counter.ts into the service and
+ * prints each case's round trips to PostgreSQL per request, by kind.
  * Writes bench-results/http-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
@@ -49,6 +53,8 @@ interface CaseResult {
   ratio: number | null;
   target: number | null;
   unexpected: Record<string, number>;
+  /** Round trips to PostgreSQL per request, by kind (BENCH_HTTP_COUNT_STATEMENTS=1 only). */
+  statements: { perRequest: number; byKind: Record<string, number> } | null;
   /** CPU milliseconds per request of the service process and of the database's backends (Linux /proc). */
   serviceCpuMs: number | null;
   postgresCpuMs: number | null;
@@ -60,6 +66,7 @@ function summarise(
   baseline?: CaseResult,
   target?: number,
   cpu?: { service: number; postgres: number },
+  statements?: Record<string, number>,
 ): CaseResult {
   const sorted = [...m.latenciesMs].sort((x, y) => x - y);
   const requestsPerSecond = m.requests / m.seconds;
@@ -73,6 +80,17 @@ function summarise(
     ratio: baseline ? requestsPerSecond / baseline.requestsPerSecond : null,
     target: target ?? null,
     unexpected: m.unexpected,
+    statements:
+      statements && m.requests
+        ? {
+            perRequest: Object.values(statements).reduce((a, b) => a + b, 0) / m.requests,
+            byKind: Object.fromEntries(
+              Object.entries(statements)
+                .sort((a, b) => b[1] - a[1])
+                .map(([k, n]) => [k, Math.round((n / m.requests) * 100) / 100]),
+            ),
+          }
+        : null,
     serviceCpuMs: cpu && m.requests ? cpu.service / m.requests : null,
     postgresCpuMs: cpu && m.requests ? cpu.postgres / m.requests : null,
   };
@@ -166,7 +184,8 @@ process.env.SECRETS_ENCRYPTION_KEY ??= randomBytes(32).toString('base64');
 
 function spawnMain(env: Record<string, string>, script = 'src/main.ts'): Service {
   const nodeArgs = process.env.BENCH_HTTP_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', script], {
+  const counter = env.BENCH_STATEMENT_COUNTS_FILE ? ['-r', './bench/statement-counter.ts'] : [];
+  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', ...counter, script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -240,6 +259,23 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<S
   return proc;
 }
 
+/**
+ * The statement counts the service's preloaded counter (bench/statement-counter.ts) kept
+ * since the previous call, or undefined when counting is off.
+ */
+async function statementCounts(
+  service: Service,
+  file: string | undefined,
+): Promise<Record<string, number> | undefined> {
+  if (!file) return undefined;
+  rmSync(file, { force: true });
+  service.child.kill('SIGUSR2');
+  for (const deadline = Date.now() + 5000; !existsSync(file); await new Promise((r) => setTimeout(r, 10)))
+    if (Date.now() > deadline) throw new Error('the statement counter did not answer');
+  await new Promise((r) => setTimeout(r, 10));
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>;
+}
+
 type Case = {
   key: string;
   name: string;
@@ -262,13 +298,20 @@ export async function run(): Promise<void> {
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_CONCURRENCY: '10000',
   };
+  const countsFile =
+    process.env.BENCH_HTTP_COUNT_STATEMENTS === '1'
+      ? join(tmpdir(), `bench-statements-${prefix}.json`)
+      : undefined;
+  const serviceEnv: Record<string, string> = countsFile
+    ? { ...env, BENCH_STATEMENT_COUNTS_FILE: countsFile }
+    : env;
   let service: Service | undefined;
   let bare: Server | undefined;
   const started = Date.now();
   try {
     const bareServer = await startBareServer(pool);
     bare = bareServer.server;
-    const svc = await startService(env);
+    const svc = await startService(serviceEnv);
     service = svc.proc;
     const { apiKey, workspaceId } = await bootstrapBenchWorkspace(env);
     const auth = { authorization: `Bearer ${apiKey}` };
@@ -383,13 +426,25 @@ export async function run(): Promise<void> {
       const slice = SECONDS / 2;
       base = merge(base, await b.client.run(CONNECTIONS, slice, b.expect, b.next));
       const before = await cpuSnapshot(pool, svc.proc.child.pid, db.name);
+      await statementCounts(svc.proc, countsFile);
       measured = merge(measured, await api.run(CONNECTIONS, slice, c.expect, c.next));
       measured = merge(measured, await api.run(CONNECTIONS, slice, c.expect, c.next));
+      const statements = await statementCounts(svc.proc, countsFile);
       const cpu = cpuBetween(before, await cpuSnapshot(pool, svc.proc.child.pid, db.name));
       base = merge(base, await b.client.run(CONNECTIONS, slice, b.expect, b.next));
       const baseResult = summarise(`  ${b.name}`, base);
-      results.push(summarise(c.name, measured, baseResult, c.target, cpu), baseResult);
-      console.log(`${c.name}: ${Math.round(results[results.length - 2].requestsPerSecond)} req/s`);
+      const result = summarise(c.name, measured, baseResult, c.target, cpu, statements);
+      results.push(result, baseResult);
+      console.log(`${c.name}: ${Math.round(result.requestsPerSecond)} req/s`);
+      if (result.statements)
+        console.log(
+          `  ${result.statements.perRequest.toFixed(2)} statements per request: ${Object.entries(
+            result.statements.byKind,
+          )
+            .filter(([, n]) => n >= 0.01)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')}`,
+        );
     }
 
     // Read your writes: PUT then GET of the same member, one pair at a time.
@@ -463,6 +518,7 @@ export async function run(): Promise<void> {
     await service?.stop();
     await new Promise<void>((resolve) => (bare ? bare.close(() => resolve()) : resolve()));
     await pool.end();
+    if (countsFile) rmSync(countsFile, { force: true });
     await clearRedisPrefix(prefix);
     await db.drop();
   }

@@ -1,4 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
+import { appendAndSettle } from '../support/member-fixtures';
 import { builtInRoles, customRole, importMembers, keyWithScopes, signup } from '../support/identity-fixtures';
 
 describe('members (e2e)', () => {
@@ -443,6 +444,100 @@ describe('members (e2e)', () => {
     });
     expect(ok.status).toBe(200);
     expect(ok.body.memberRoleId).toBe(analyst);
+  });
+
+  it('updates a member this process wrote without reading its stream, and never on a state another writer has moved', async () => {
+    const a = await t.bootstrap();
+    const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'cached-ann@example.com', name: 'Ann' });
+    const id = ann.member.id;
+    const stream = `member-${id}`;
+    const put = (body: Record<string, unknown>) =>
+      t.request('PUT', `/w/${a.workspaceId}/members/${id}`, { token: a.apiKey, body });
+    const readStream = t.store.readStream.bind(t.store);
+    let memberReads = 0;
+    t.store.readStream = ((name: string, ...rest: unknown[]) => {
+      if (name === stream) memberReads++;
+      return (readStream as (...args: unknown[]) => unknown)(name, ...rest);
+    }) as typeof t.store.readStream;
+    try {
+      expect((await put({ name: 'One' })).body.name).toBe('One');
+      expect((await put({ name: 'Two' })).body.name).toBe('Two');
+      // Created and then updated by this process: its state was never read back.
+      expect(memberReads).toBe(0);
+      // Another writer (another process, as the store sees it) renames the member.
+      const last = (await readStream(stream)).at(-1)!.data as { member: Record<string, unknown> };
+      await appendAndSettle(t, a.workspaceId, [
+        [
+          stream,
+          [
+            {
+              type: 'MemberUpdated',
+              data: {
+                memberId: id,
+                workspaceId: a.workspaceId,
+                changes: { name: 'Elsewhere' },
+                member: { ...last.member, name: 'Elsewhere' },
+                updatedAt: new Date().toISOString(),
+              },
+            },
+          ],
+        ],
+      ]);
+      // "Two" is what this process last wrote: a no-op there, a change in truth.
+      const back = await put({ name: 'Two' });
+      expect(back.status).toBe(200);
+      expect(back.body.name).toBe('Two');
+      await t.expectEvents(back, [{ type: 'MemberUpdated', data: { changes: { name: 'Two' } } }]);
+      const events = await readStream(stream);
+      expect(events.map((e) => (e.data as { changes?: { name?: string } }).changes?.name)).toEqual([
+        undefined,
+        'One',
+        'Two',
+        'Elsewhere',
+        'Two',
+      ]);
+      expect(memberReads).toBe(1);
+    } finally {
+      t.store.readStream = readStream;
+    }
+  });
+
+  it("reads a member's role stream once across updates, and follows a merge of that role on the next update", async () => {
+    const a = await t.bootstrap();
+    const roles = await builtInRoles(t, a.workspaceId, a.apiKey);
+    const dup = await customRole(t, a.workspaceId, a.apiKey, 'Helpers', ['members:read']);
+    const ann = await signup(t, a.workspaceId, a.apiKey, { email: 'helper-ann@example.com' });
+    const put = (body: Record<string, unknown>) =>
+      t.request('PUT', `/w/${a.workspaceId}/members/${ann.member.id}`, { token: a.apiKey, body });
+    expect((await put({ memberRoleId: dup })).status).toBe(200);
+    // Count reads of the role's stream from here on (the real store, observed).
+    const readStream = t.store.readStream.bind(t.store);
+    let roleReads = 0;
+    t.store.readStream = ((stream: string, ...rest: unknown[]) => {
+      if (stream === `memberrole-${dup}`) roleReads++;
+      return (readStream as (...args: unknown[]) => unknown)(stream, ...rest);
+    }) as typeof t.store.readStream;
+    try {
+      for (const name of ['One', 'Two', 'Three']) {
+        const res = await put({ name });
+        expect(res.status).toBe(200);
+        expect(res.body.memberRoleId).toBe(dup);
+      }
+      // Each update loads the member and follows its role through merges: once is enough.
+      expect(roleReads).toBeLessThanOrEqual(1);
+      const merge = await t.request('POST', `/w/${a.workspaceId}/member-roles/${dup}/merge`, {
+        token: a.apiKey,
+        body: { targetRoleId: roles.User },
+      });
+      expect(merge.status).toBe(200);
+      const after = await put({ name: 'Four' });
+      expect(after.body.memberRoleId).toBe(roles.User);
+      await t.expectEvents(after, [
+        { type: 'MemberUpdated', data: { changes: { name: 'Four' }, member: { memberRoleId: roles.User } } },
+      ]);
+    } finally {
+      t.store.readStream = readStream;
+    }
   });
 
   it('follows a role merge: the member record and its next update carry the target role', async () => {

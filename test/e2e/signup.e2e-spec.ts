@@ -8,6 +8,43 @@ describe('create-signup (e2e)', () => {
   });
   afterAll(() => t.close());
 
+  it("reads the workspace's default role from its stream once across signups, and a new default applies to the next signup", async () => {
+    const a = await t.bootstrap();
+    const roles = await t.request('GET', `/w/${a.workspaceId}/member-roles?pageSize=100`, {
+      token: a.apiKey,
+    });
+    const role = (name: string): number => roles.body.items.find((r: { name: string }) => r.name === name).id;
+    const signup = async (email: string): Promise<number> => {
+      const res = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+        token: a.apiKey,
+        body: { member: { email } },
+      });
+      expect(res.status).toBe(201);
+      return res.body.member.memberRoleId as number;
+    };
+    const stream = `workspace-${a.workspaceId}`;
+    const readStream = t.store.readStream.bind(t.store);
+    let workspaceReads = 0;
+    t.store.readStream = ((name: string, ...rest: unknown[]) => {
+      if (name === stream) workspaceReads++;
+      return (readStream as (...args: unknown[]) => unknown)(name, ...rest);
+    }) as typeof t.store.readStream;
+    try {
+      expect(await signup('default-1@example.com')).toBe(role('User'));
+      expect(await signup('default-2@example.com')).toBe(role('User'));
+      expect(await signup('default-3@example.com')).toBe(role('User'));
+      expect(workspaceReads).toBeLessThanOrEqual(1);
+      const changed = await t.request('PUT', `/w/${a.workspaceId}`, {
+        token: a.apiKey,
+        body: { settings: { defaultMemberRoleId: role('External') } },
+      });
+      expect(changed.status).toBe(200);
+      expect(await signup('default-4@example.com')).toBe(role('External'));
+    } finally {
+      t.store.readStream = readStream;
+    }
+  });
+
   it('creates an account and a member with the built-in User role, normalised, and a member token', async () => {
     const a = await t.bootstrap();
     const roles = await t.request('GET', `/w/${a.workspaceId}/member-roles?pageSize=100`, {

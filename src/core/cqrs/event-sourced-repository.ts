@@ -24,8 +24,12 @@ export interface HandleOptions<State, Command, Event extends DomainEvent> {
    * command needing facts found from that state (a member's role as merges moved it).
    */
   command: Command | { from: (state: State) => Command | Promise<Command> };
-  /** The state as the caller just loaded it: the first attempt decides on it, without a second read. */
-  loaded?: { state: State; revision: bigint | undefined };
+  /**
+   * The state as the caller just loaded it: the first attempt decides on it, without a
+   * second read. One served from the cache (`cached`, see `cachedFirst`) is not retried
+   * here when it proves stale: the whole command is run again on fresh state.
+   */
+  loaded?: { state: State; revision: bigint | undefined; cached?: boolean };
   /** Pinned by the client (If-Match): a newer stream is then a 412 instead of a retry. */
   expectedRevision?: bigint;
   maxRetries?: number;
@@ -43,12 +47,53 @@ export interface HandleResult<State, Event extends DomainEvent> {
   append?: AppendResult;
 }
 
+/** How many aggregates' states a process keeps (least recently used dropped first). */
+export const AGGREGATE_CACHE_SIZE = 10_000;
+
+/**
+ * A state served from the cache could not be confirmed (the stream had moved on, or the
+ * command decided nothing or failed on it): `cachedFirst` runs the command again on fresh
+ * state. Never leaves `cachedFirst`.
+ */
+class CachedStateUnconfirmed extends Error {
+  constructor(readonly reason: unknown) {
+    super('a cached aggregate state could not be confirmed');
+  }
+}
+
+interface CacheEntry {
+  decider: unknown;
+  state: unknown;
+  revision: bigint;
+}
+
+/** How `cachedFirst`'s command loads its aggregates. */
+export interface CachedLoader {
+  load<State, Event extends DomainEvent>(
+    streamName: string,
+    decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
+  ): Promise<{ state: State; revision: bigint | undefined; exists: boolean; cached: boolean }>;
+}
+
 /**
  * The generic command path: load the stream, fold it, decide, append with the revision
  * we read. A lost race is re-decided on fresh state a few times (DESIGN.md, "Shape").
+ *
+ * It also keeps, per process, the state of the aggregates it last loaded or appended to,
+ * with their revision (AGGREGATE_CACHE_SIZE of them), for the deciders a `cachedFirst`
+ * command uses (or `remember` was given). Only a command run through
+ * `cachedFirst` decides on such a state, and only as far as its append: the append
+ * expects the cached revision, so a stream another process (or another path) has moved
+ * on fails its revision check and nothing is written; so does anything else that goes
+ * wrong on a cached state, and the whole command (its checks included) is run again on
+ * states read from the store.
  */
 @Injectable()
 export class EventSourcedRepository {
+  private readonly cache = new Map<string, CacheEntry>();
+  /** Deciders whose aggregates are kept: those a `cachedFirst` command loaded or `remember` was given. */
+  private readonly cachedDeciders = new WeakSet<object>();
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Optional() @Inject(CLAIMS) private readonly claimStore?: Claims,
@@ -64,7 +109,70 @@ export class EventSourcedRepository {
     for (const e of events)
       if (e.type !== CLAIM_FENCED) state = decider.evolve(state, { type: e.type, data: e.data } as Event);
     const revision = events.length ? events[events.length - 1].revision : undefined;
+    if (revision !== undefined && this.cachedDeciders.has(decider))
+      this.remember(streamName, decider, state, revision);
     return { state, revision, exists: events.length > 0 };
+  }
+
+  /**
+   * Runs `command` with aggregates loaded from this process's cache where it holds them;
+   * when it throws after any cached state was served (a revision check failed on it, an
+   * If-Match or a no-op could not be confirmed on it, a check refused it), those streams
+   * are dropped from the cache and `command` runs again, loading everything from the
+   * store. `command` must append at most once, through `handle` with `loaded` from the
+   * loader, as its last step: a second run must never follow a write of the first.
+   */
+  async cachedFirst<T>(command: (loader: CachedLoader) => Promise<T>): Promise<T> {
+    const served: string[] = [];
+    try {
+      return await command({
+        load: async (streamName, decider) => {
+          const hit = this.cache.get(streamName);
+          if (hit && hit.decider === decider) {
+            // Most recently used last: the oldest entries are dropped first.
+            this.cache.delete(streamName);
+            this.cache.set(streamName, hit);
+            served.push(streamName);
+            return {
+              state: hit.state as never,
+              revision: hit.revision,
+              exists: true,
+              cached: true,
+            };
+          }
+          this.cachedDeciders.add(decider);
+          return { ...(await this.load(streamName, decider)), cached: false };
+        },
+      });
+    } catch (err) {
+      if (!served.length) throw err instanceof CachedStateUnconfirmed ? err.reason : err;
+      for (const s of served) this.cache.delete(s);
+      return command({
+        load: async (streamName, decider) => ({ ...(await this.load(streamName, decider)), cached: false }),
+      });
+    }
+  }
+
+  /**
+   * Keeps a state this process just read or wrote, for `cachedFirst`; from then on the
+   * aggregates of `decider` are kept whenever they are loaded or appended to (the
+   * aggregates no `cachedFirst` command uses are never held in memory).
+   */
+  remember<State>(
+    streamName: string,
+    decider: Pick<Decider<State, never, DomainEvent>, 'initialState' | 'evolve'>,
+    state: State,
+    revision: bigint,
+  ): void {
+    this.cachedDeciders.add(decider);
+    this.cache.delete(streamName);
+    if (this.cache.size >= AGGREGATE_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(streamName, { decider, state, revision });
+  }
+
+  /** How many aggregate states the cache holds (specs). */
+  get cachedAggregates(): number {
+    return this.cache.size;
   }
 
   async handle<State, Command, Event extends DomainEvent>(
@@ -72,15 +180,26 @@ export class EventSourcedRepository {
   ): Promise<HandleResult<State, Event>> {
     const retries = options.expectedRevision !== undefined ? 0 : (options.maxRetries ?? 3);
     for (let attempt = 0; ; attempt++) {
+      const cached = attempt === 0 && options.loaded?.cached === true;
       const { state, revision } =
         attempt === 0 && options.loaded
           ? options.loaded
           : await this.load(options.streamName, options.decider);
-      if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
-        throw staleVersion();
-      const command = isCommandFrom(options.command) ? await options.command.from(state) : options.command;
-      const events = options.decider.decide(command, state);
-      if (events.length === 0) return { state, events };
+      let command: Command;
+      let events: Event[];
+      try {
+        if (options.expectedRevision !== undefined && revision !== options.expectedRevision)
+          throw staleVersion();
+        command = isCommandFrom(options.command) ? await options.command.from(state) : options.command;
+        events = options.decider.decide(command, state);
+      } catch (err) {
+        throw cached ? new CachedStateUnconfirmed(err) : err;
+      }
+      // Nothing to write is only true of the stream as it stands: confirm it on a fresh read.
+      if (events.length === 0) {
+        if (cached) throw new CachedStateUnconfirmed(undefined);
+        return { state, events };
+      }
       try {
         const plan = options.claims?.(events, state);
         const append = plan
@@ -93,8 +212,11 @@ export class EventSourcedRepository {
             )
           : await this.append(options.streamName, options.workspaceId, events, revision ?? 'no_stream');
         const next = events.reduce((s, e) => options.decider.evolve(s, e), state);
+        if (this.cachedDeciders.has(options.decider))
+          this.remember(options.streamName, options.decider, next, append.nextExpectedRevision);
         return { state: next, events, append };
       } catch (err) {
+        if (cached) throw new CachedStateUnconfirmed(err);
         if (!(err instanceof WrongExpectedRevisionError)) throw err;
         if (options.expectedRevision !== undefined) throw staleVersion();
         if (attempt < retries) continue;

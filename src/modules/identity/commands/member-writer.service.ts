@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
 import type { DomainEvent } from '../../../core/cqrs/decider';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { CachedLoader, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
-import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
+import { AppendResult, WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import { memberStream } from '../domain/identity.events';
 import { MemberCommand, memberDecider, MemberState, NewMember } from '../domain/member';
@@ -36,10 +36,11 @@ export interface UpdateOutcome {
   appended: boolean;
 }
 
-/** A member's state with the stream revision it was read at. */
+/** A member's state with the stream revision it was read at (`cached`: from the process's cache). */
 export interface LoadedMember {
   state: MemberState;
   revision: bigint | undefined;
+  cached?: boolean;
 }
 
 /** Member snapshots whose role MemberWriter.effective has already followed through merges. */
@@ -84,9 +85,22 @@ export class MemberWriter {
     return state.member!;
   }
 
-  /** The member and its stream revision, for a caller that checks it and then updates it. */
-  loaded(workspaceId: string, memberId: number): Promise<LoadedMember> {
-    return this.load(workspaceId, memberId);
+  /**
+   * The member and its stream revision, for a caller that checks it and then updates it;
+   * through `loader` (in `cachedFirst`), from the process's cache where it is held.
+   */
+  loaded(workspaceId: string, memberId: number, loader?: CachedLoader): Promise<LoadedMember> {
+    return this.load(workspaceId, memberId, loader);
+  }
+
+  /**
+   * Runs a load-check-update command first on the member as this process last read or
+   * wrote it, and again from the store should that state prove stale (the append's
+   * revision check) or anything fail on it (EventSourcedRepository.cachedFirst): a
+   * member `PUT` then reads no stream at all.
+   */
+  cachedFirst<T>(command: (loader: CachedLoader) => Promise<T>): Promise<T> {
+    return this.repo.cachedFirst(command);
   }
 
   /** The live member holding a value of `field`, if any (waiting out a claim still in flight). */
@@ -108,13 +122,14 @@ export class MemberWriter {
     const { events, created } = this.decideCreate({ ...input, memberId }, role, assigner);
     try {
       // A fresh id's stream is empty unless a takeover fenced it: 'no_stream' tells, no read needed.
-      await this.repo.appendClaimed(
+      const result = await this.repo.appendClaimed(
         memberStream(memberId),
         input.workspaceId,
         events,
         'no_stream',
         memberClaimPlan(null, created),
       );
+      this.remember(events, result);
       return { kind: 'created', member: created };
     } catch (err) {
       if (err instanceof ClaimTakenError)
@@ -152,7 +167,9 @@ export class MemberWriter {
         plan: memberClaimPlan(null, created),
       })),
     );
-    return written ? decided.map((d) => d.created) : undefined;
+    if (!written) return undefined;
+    decided.forEach((d, i) => this.remember(d.events, written[i]));
+    return decided.map((d) => d.created);
   }
 
   /**
@@ -175,7 +192,9 @@ export class MemberWriter {
       { streamName: memberStream(member.memberId), events, plan: memberClaimPlan(null, created) },
       ...also(created),
     ]);
-    return written ? created : undefined;
+    if (!written) return undefined;
+    this.remember(events, written[0]);
+    return created;
   }
 
   async update(
@@ -329,7 +348,17 @@ export class MemberWriter {
     return { events, created: events.reduce(memberDecider.evolve, state).member! };
   }
 
-  /** New streams (with their claims) in one atomic write; false, with nothing written, when any is taken. */
+  /** A new member's stream as just written, kept for `cachedFirst` (its next update reads nothing). */
+  private remember(events: MemberEvent[], result: AppendResult): void {
+    const state = events.reduce(memberDecider.evolve, memberDecider.initialState());
+    if (state.member)
+      this.repo.remember(memberStream(state.member.id), memberDecider, state, result.nextExpectedRevision);
+  }
+
+  /**
+   * New streams (with their claims) in one atomic write, with each one's result;
+   * undefined, with nothing written, when any is taken.
+   */
   private async appendMany(
     workspaceId: string,
     streams: {
@@ -337,23 +366,24 @@ export class MemberWriter {
       events: readonly DomainEvent[];
       plan?: ReturnType<typeof memberClaimPlan>;
     }[],
-  ): Promise<boolean> {
+  ): Promise<AppendResult[] | undefined> {
     try {
-      await this.repo.appendClaimedMany(
+      return await this.repo.appendClaimedMany(
         workspaceId,
         streams.map((s) => ({ ...s, expectedRevision: 'no_stream' as const })),
       );
-      return true;
     } catch (err) {
-      if (err instanceof ClaimTakenError || err instanceof WrongExpectedRevisionError) return false;
+      if (err instanceof ClaimTakenError || err instanceof WrongExpectedRevisionError) return undefined;
       throw err;
     }
   }
 
   /** Loads the member; its role is replaced by where merges moved it, since merges live in role streams. */
-  private async load(workspaceId: string, memberId: number): Promise<LoadedMember> {
-    const { state, revision } = await this.repo.load(memberStream(memberId), memberDecider);
-    return { state: { ...state, member: await this.effective(workspaceId, state) }, revision };
+  private async load(workspaceId: string, memberId: number, loader?: CachedLoader): Promise<LoadedMember> {
+    const { state, revision, cached } = loader
+      ? await loader.load(memberStream(memberId), memberDecider)
+      : { ...(await this.repo.load(memberStream(memberId), memberDecider)), cached: false };
+    return { state: { ...state, member: await this.effective(workspaceId, state) }, revision, cached };
   }
 
   /**

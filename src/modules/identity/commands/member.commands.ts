@@ -3,6 +3,7 @@ import { assertNoEscalation } from '../../roles';
 import { assertSelfChangeAllowed, authoriseMemberChange } from '../domain/member-access.policy';
 import type { MemberSnapshot } from '../domain/member.events';
 import { Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
+import type { CachedLoader } from '../../../core/cqrs/event-sourced-repository';
 import { LoadedMember, MemberWriter } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
 
@@ -41,8 +42,9 @@ export class RevokeMemberTokensCommand {
 async function authorise(
   members: MemberWriter,
   cmd: { workspaceId: string; memberId: number; caller: Caller },
+  loader?: CachedLoader,
 ): Promise<{ current: MemberSnapshot; canWrite: boolean; loaded: LoadedMember }> {
-  const loaded = await members.loaded(cmd.workspaceId, cmd.memberId);
+  const loaded = await members.loaded(cmd.workspaceId, cmd.memberId, loader);
   const current = loaded.state.member!;
   const { canWrite } = authoriseMemberChange(cmd.caller, cmd.memberId, { anonymous: isAnonymous(current) });
   return { current, canWrite, loaded };
@@ -55,8 +57,16 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
     private readonly roles: RoleLookup,
   ) {}
 
-  async execute(cmd: UpdateMemberCommand): Promise<MemberSnapshot> {
-    const { current, canWrite, loaded } = await authorise(this.members, cmd);
+  /**
+   * First on the member as this process last knew it (no stream read); the whole command,
+   * checks included, again on the member read from the store should that prove stale.
+   */
+  execute(cmd: UpdateMemberCommand): Promise<MemberSnapshot> {
+    return this.members.cachedFirst((loader) => this.run(cmd, loader));
+  }
+
+  private async run(cmd: UpdateMemberCommand, loader: CachedLoader): Promise<MemberSnapshot> {
+    const { current, canWrite, loaded } = await authorise(this.members, cmd, loader);
     const changes = normaliseChanges(cmd.input);
     assertSelfChangeAllowed(canWrite, changes, current);
     if (changes.memberRoleId !== undefined && changes.memberRoleId !== current.memberRoleId) {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
+import { AuthCache } from '../../../core/auth/auth-cache';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import type { DomainEvent } from '../../../core/cqrs/decider';
 import {
@@ -56,6 +57,7 @@ export class RoleLookup {
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly queries: QueryBus,
+    private readonly cache: AuthCache,
   ) {}
 
   /**
@@ -89,8 +91,28 @@ export class RoleLookup {
     return state;
   }
 
-  /** The role a holder of `roleId` holds now: merges move members without touching member streams. */
+  /**
+   * The role a holder of `roleId` holds now: merges move members without touching member
+   * streams. Every member load asks it (a member `PUT` would read its role's stream each
+   * time), so an existing role's answer is kept in core's AuthCache: emptied, in every
+   * process, once a batch holding a role's merge, deletion or change of scopes is
+   * projected (identity-resolvers.ts names them), and after AUTH_CACHE_TTL_MS at most.
+   * Until then a member decided on may carry the role it held before a merge: the members
+   * projection writes only changed columns, so a merge's move is not undone, and the next
+   * load follows the merge (the same window as a merge racing a write between its reads).
+   * `facts` of a role to assign or to take away (the escalation checks) is never cached.
+   */
   async effective(roleId: number): Promise<RoleFacts> {
+    let found: RoleFacts | undefined;
+    const cached = await this.cache.get(`role-effective:${roleId}`, async () => {
+      found = await this.follow(roleId);
+      // Only a role that exists: one created after a miss must be seen at once.
+      return found.exists ? found : undefined;
+    });
+    return cached ?? found ?? this.follow(roleId);
+  }
+
+  private async follow(roleId: number): Promise<RoleFacts> {
     let facts = await this.facts(roleId);
     for (let hop = 0; hop < MAX_MERGE_HOPS && facts.mergedInto !== null; hop++)
       facts = await this.facts(facts.mergedInto);
