@@ -39,7 +39,7 @@ describe('Assistant: the service tools as the workflow agent member (e2e)', () =
   /** Agents: records:read; the built-in Agent role (no scopes); assignments:write. */
   const agents = { reader: 0, plain: 0, tasker: 0 };
   const workflows = { reader: 0, plain: 0, tasker: 0 };
-  const scripts = new Map<string, (request: PeerChatRequest) => PeerAnswer>();
+  const scripts = new Map<string, (request: PeerChatRequest) => PeerAnswer | Promise<PeerAnswer>>();
 
   beforeAll(async () => {
     model = await startOpenAiPeer();
@@ -223,6 +223,62 @@ describe('Assistant: the service tools as the workflow agent member (e2e)', () =
     // The task is caused by the member's message the reply answers, in the reply's correlation.
     const received = (await t.store.readStream(`chat-${chatId}`)).find((e) => e.type === 'MessageReceived')!;
     expect(created.metadata.correlationId).toBe(received.metadata.correlationId);
+  });
+
+  it('creates the task once when the reply is retried after the call: the retry reuses the recorded result', async () => {
+    const before = (await get('/tasks?search=Call%20Grace%20back')).body.total as number;
+    const chatId = await chatOf(workflows.tasker);
+    const args = JSON.stringify({ name: 'Call Grace back', priority: 'high' });
+    let followUps = 0;
+    scripts.set('Remind them about Grace', (request) => {
+      if (!toolResults(request).length)
+        return { toolCalls: [{ name: 'svc__tasks_create', arguments: args }] };
+      return ++followUps === 1 ? { status: 500 } : { content: `created: ${toolResults(request)[0]}` };
+    });
+    expect((await post(`/chats/${chatId}/messages`, { content: 'Remind them about Grace' })).status).toBe(
+      201,
+    );
+    expect(await outcome(chatId)).toMatchObject({ type: 'AssistantReplied' });
+    const made = await calls(chatId);
+    expect(made).toHaveLength(2);
+    expect(made[1]).toMatchObject({ outcome: 'ok', result: made[0].result, reused: true });
+    const tasks = await get('/tasks?search=Call%20Grace%20back');
+    expect(tasks.body.total).toBe(before + 1);
+    const sent = (await t.store.readStream(`chat-${chatId}`)).filter(
+      (e) => e.type === 'MessageSent' && (e.data as { role: string }).role === 'assistant',
+    );
+    expect(sent).toHaveLength(1);
+  });
+
+  it('reuses no recorded result for a tool the agent lost between attempts: the call is refused instead', async () => {
+    const role = await post('/member-roles', { name: 'Reader for a while', permissions: ['records:read'] });
+    expect(role.status).toBe(201);
+    const agent = await agentMember(t, wid, key);
+    expect((await put(`/members/${agent}`, { memberRoleId: role.body.id })).status).toBe(200);
+    const wf = await createWorkflow(t, wid, key, { name: 'Short-lived reader', agentId: agent });
+    const chatId = await chatOf(wf.id);
+    const plainRole = (await get('/member-roles')).body.items.find(
+      (r: { name: string; isBuiltIn: boolean }) => r.isBuiltIn && r.name === 'Agent',
+    ).id as number;
+    const args = JSON.stringify({ dataTypeId, search: 'Ada' });
+    let followUps = 0;
+    scripts.set('Find Ada, then lose the scope', async (request) => {
+      if (!toolResults(request).length)
+        return { toolCalls: [{ name: 'svc__records_search', arguments: args }] };
+      if (++followUps > 1) return { content: `results: ${toolResults(request).join(' | ')}` };
+      // After the first attempt's search the agent is moved to the Agent role (no scopes); then the model fails.
+      expect((await put(`/members/${agent}`, { memberRoleId: plainRole })).status).toBe(200);
+      return { status: 500 };
+    });
+    expect(
+      (await post(`/chats/${chatId}/messages`, { content: 'Find Ada, then lose the scope' })).status,
+    ).toBe(201);
+    expect(await outcome(chatId)).toMatchObject({ type: 'AssistantReplied' });
+    const made = await calls(chatId);
+    expect(made.map((c) => c.outcome)).toEqual(['ok', 'refused']);
+    expect(made[0].result).toContain('Ada Lovelace');
+    expect(made[1]).not.toHaveProperty('reused');
+    expect(made[1].result).toBe('error: 403: This credential lacks the scope records:read');
   });
 
   it('keeps the agent in its own workspace', async () => {

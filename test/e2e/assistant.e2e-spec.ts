@@ -190,10 +190,54 @@ describe('Assistant: replies in ai chats (e2e)', () => {
     scripts.set('My wound itches', () => ({ content: 'That is normal in the first week.' }));
     await say(chatId, 'My wound itches');
     expect(await outcome(chatId)).toMatchObject({ type: 'AssistantReplied' });
-    const system = requestsFor('My wound itches')[0].messages[0].content!;
+    const request = requestsFor('My wound itches')[0];
+    const system = request.messages[0].content!;
     expect(system).toContain(`You are ${agentName}`);
     expect(system).toContain('"Post-op follow-up"');
     expect(system).toContain('Ada Lovelace');
+    // An agent naming no model of its own, nor instructions: ASSISTANT_MODEL and the plain prompt.
+    expect(request.model).toBe('test-model');
+    expect(system).not.toContain('Your instructions');
+  });
+
+  it("uses the workflow agent's own model and instructions, and ASSISTANT_MODEL once its model is cleared", async () => {
+    const imported = await post('/members/import', {
+      members: [
+        {
+          name: 'Nurse Joy',
+          kind: 'agent',
+          agentModel: 'agent-model-7b',
+          agentInstructions: 'Sign every answer as Nurse Joy.\nNever give dosage advice.',
+        },
+      ],
+    });
+    expect(imported.body.errors).toBeNull();
+    const agentId = imported.body.results[0].memberId as number;
+    const wf = await createWorkflow(t, wid, key, { name: 'Joy follow-up', agentId });
+    const { chatId } = await chat({ workflowId: wf.id });
+    scripts.set('Can I take more pills?', () => ({ content: 'Please ask your doctor. - Nurse Joy' }));
+    await say(chatId, 'Can I take more pills?');
+    expect(await outcome(chatId)).toMatchObject({
+      type: 'AssistantReplied',
+      data: { model: 'agent-model-7b' },
+    });
+    const request = requestsFor('Can I take more pills?')[0];
+    expect(request.model).toBe('agent-model-7b');
+    const system = request.messages[0].content!;
+    expect(system).toContain('You are Nurse Joy');
+    expect(system).toContain('Sign every answer as Nurse Joy.\nNever give dosage advice.');
+
+    // Cleared on the member: the next reply falls back to ASSISTANT_MODEL, instructions kept.
+    expect((await put(`/members/${agentId}`, { agentModel: null })).status).toBe(200);
+    scripts.set('And tomorrow?', () => ({ content: 'Same answer. - Nurse Joy' }));
+    await say(chatId, 'And tomorrow?');
+    await eventually(
+      async () => (await assistantEvents(chatId)).filter((e) => e.type === 'AssistantReplied').length === 2,
+      'the second reply',
+    );
+    const second = requestsFor('And tomorrow?')[0];
+    expect(second.model).toBe('test-model');
+    expect(second.messages[0].content).toContain('Never give dosage advice.');
   });
 
   it('gives a burst of messages one reply, built from all of them', async () => {
@@ -320,6 +364,61 @@ describe('Assistant: replies in ai chats (e2e)', () => {
     expect((await get(`/chats/${chatId}`)).body.needsResponse).toBe(true);
   });
 
+  it('runs a tool once across attempts: a retry reuses the recorded result of the same call, and records the reuse', async () => {
+    const { chatId } = await chat();
+    const first = { city: 'Oslo', unit: 'C' };
+    let attempts = 0;
+    let followUps = 0;
+    scripts.set('Book Oslo', (request) => {
+      if (!toolResults(request).length) {
+        attempts++;
+        // The same call both times (its keys in another order), and a new one on the retry.
+        return attempts === 1
+          ? { toolCalls: [{ name: 'mcp_weather__forecast', arguments: JSON.stringify(first) }] }
+          : {
+              toolCalls: [
+                { name: 'mcp_weather__forecast', arguments: '{ "unit": "C", "city": "Oslo" }' },
+                { name: 'mcp_weather__forecast', arguments: '{"city":"Bergen"}' },
+              ],
+            };
+      }
+      // The model fails after the first attempt's tool call: the job is retried.
+      return ++followUps === 1 ? { status: 500 } : { content: `Done: ${toolResults(request).join(', ')}` };
+    });
+    await say(chatId, 'Book Oslo');
+    expect(await outcome(chatId)).toMatchObject({
+      type: 'AssistantReplied',
+      data: { rounds: 1, toolCalls: 2 },
+    });
+    expect(attempts).toBe(2);
+    // The MCP server saw the Oslo call once, and the retry's new call once.
+    expect(mcpCalls.filter((c) => c.args.city === 'Oslo')).toEqual([{ name: 'forecast', args: first }]);
+    expect(mcpCalls.filter((c) => c.args.city === 'Bergen')).toHaveLength(1);
+    const calls = (await assistantEvents(chatId))
+      .filter((e) => e.type === 'AssistantToolCalled')
+      .map((e) => e.data as Record<string, unknown>);
+    expect(calls).toEqual([
+      expect.objectContaining({ attempt: 1, arguments: first, outcome: 'ok', result: 'sunny in Oslo' }),
+      expect.objectContaining({
+        attempt: 2,
+        arguments: first,
+        outcome: 'ok',
+        result: 'sunny in Oslo',
+        reused: true,
+        reusedFrom: { attempt: 1, callId: calls[0].callId },
+      }),
+      expect.objectContaining({ attempt: 2, arguments: { city: 'Bergen' }, outcome: 'ok' }),
+    ]);
+    expect(calls[0]).not.toHaveProperty('reused');
+    expect(calls[2]).not.toHaveProperty('reused');
+    // The model got the recorded result back, and the reply went out once.
+    const last = requestsFor('Book Oslo').at(-1)!;
+    expect(toolResults(last)).toEqual(['sunny in Oslo', 'sunny in Bergen']);
+    expect((await sentByAssistant(chatId)).map((e) => (e.data as { content: string }).content)).toEqual([
+      'Done: sunny in Oslo, sunny in Bergen',
+    ]);
+  });
+
   it('retries a 429 from the model with backoff, then answers', async () => {
     const { chatId } = await chat();
     let calls = 0;
@@ -356,6 +455,25 @@ describe('Assistant: replies in ai chats (e2e)', () => {
       expect(await sentByAssistant(chatId)).toHaveLength(0);
       expect((await get(`/chats/${chatId}`)).body.needsResponse).toBe(true);
     }
+  });
+
+  it('records an answer over the message limit as answer_too_long at once: nothing sent, not cut, needsResponse kept', async () => {
+    const { chatId } = await chat();
+    scripts.set('Tell me everything', () => ({ content: 'All of it. '.repeat(1_000) }));
+    await say(chatId, 'Tell me everything');
+    expect(await outcome(chatId)).toMatchObject({
+      type: 'AssistantReplyFailed',
+      data: {
+        chatId,
+        reason: 'answer_too_long',
+        attempts: 1,
+        detail:
+          'the model answered 10999 characters; message: must be shorter than or equal to 10000 characters',
+      },
+    });
+    expect(requestsFor('Tell me everything')).toHaveLength(1);
+    expect(await sentByAssistant(chatId)).toHaveLength(0);
+    expect((await get(`/chats/${chatId}`)).body.needsResponse).toBe(true);
   });
 
   it('leaves paused and human chats untouched', async () => {

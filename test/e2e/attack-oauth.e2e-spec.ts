@@ -8,6 +8,7 @@ import {
   OAuthBrowser,
   Owner,
   ownerWithPassword,
+  pkcePair,
   postForm,
   REDIRECT,
   tokensFor,
@@ -194,6 +195,102 @@ describe('attack: OAuth (e2e)', () => {
       token: chats as string,
     });
     expect(seen.status).toBe(200);
+  });
+
+  it('narrows the tokens an app already issued when its scopes are narrowed, and their refresh and introspection', async () => {
+    const narrowed = await createApp(t, owner.apiKey, { name: 'To be narrowed' });
+    const wid = owner.workspaceId;
+    const tokens = await tokensFor(t, owner, narrowed, 'workspace:read members:read data:write');
+    // A code approved before the narrowing, exchanged after it.
+    const { verifier, challenge } = pkcePair();
+    const pending = await authorizeThroughPages(t, owner, {
+      client_id: narrowed.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'members:read data:write',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const access = tokens.access_token as string;
+    expect((await t.request('GET', `/w/${wid}/members`, { token: access })).status).toBe(200);
+
+    const put = await t.request('PUT', `/me/apps/${narrowed.id}`, {
+      token: owner.apiKey,
+      body: { scopes: ['workspace:read', 'records:read'] },
+    });
+    expect(put.status).toBe(200);
+    await t.expectEvents(put, [
+      { type: 'OAuthAppUpdated', data: { scopes: ['workspace:read', 'records:read'] } },
+    ]);
+
+    // The access token issued before keeps only what the app allows now, at once.
+    for (const [method, path, body, status] of [
+      ['GET', `/w/${wid}`, undefined, 200],
+      ['GET', `/w/${wid}/members`, undefined, 403],
+      ['POST', `/w/${wid}/data-types`, { name: 'Planted', slug: 'planted', fields: [] }, 403],
+    ] as const) {
+      const res = await t.request(method, path, { token: access, body });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    const client = { id: narrowed.clientId, secret: narrowed.clientSecret! };
+    const seen = await postForm(t, '/oauth/introspect', { token: access }, client);
+    expect(seen.body).toMatchObject({ active: true, scope: 'workspace:read records:read' });
+
+    // Refreshing cannot win the removed scopes back, asked for or not.
+    const wider = await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+      client_id: narrowed.clientId,
+      client_secret: narrowed.clientSecret!,
+      scope: 'data:write',
+    });
+    expect(wider.status).toBe(400);
+    expect(wider.body.error).toBe('invalid_scope');
+    const refreshed = await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token as string,
+      client_id: narrowed.clientId,
+      client_secret: narrowed.clientSecret!,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.scope).toBe('workspace:read records:read');
+    const fresh = refreshed.body.access_token as string;
+    expect((await t.request('GET', `/w/${wid}/members`, { token: fresh })).status).toBe(403);
+    expect((await t.request('GET', `/w/${wid}`, { token: fresh })).status).toBe(200);
+
+    // The pending code yields only the allowed part of what was approved.
+    const exchanged = await postForm(t, '/oauth/token', {
+      grant_type: 'authorization_code',
+      code: pending.searchParams.get('code') ?? undefined,
+      redirect_uri: REDIRECT,
+      client_id: narrowed.clientId,
+      client_secret: narrowed.clientSecret!,
+      code_verifier: verifier,
+    });
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body.scope).toBe('records:read');
+    expect(
+      (await t.request('GET', `/w/${wid}/members`, { token: exchanged.body.access_token as string })).status,
+    ).toBe(403);
+
+    // Narrowed to nothing the grant held: refresh is refused, the access token reaches nothing.
+    const none = await t.request('PUT', `/me/apps/${narrowed.id}`, {
+      token: owner.apiKey,
+      body: { scopes: ['chats:read'] },
+    });
+    expect(none.status).toBe(200);
+    expect((await t.request('GET', `/w/${wid}`, { token: fresh })).status).toBe(403);
+    const empty = await postForm(t, '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: refreshed.body.refresh_token as string,
+      client_id: narrowed.clientId,
+      client_secret: narrowed.clientSecret!,
+    });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toBe('invalid_grant');
+    expect((await postForm(t, '/oauth/introspect', { token: fresh }, client)).body).toEqual({
+      active: false,
+    });
   });
 
   it("answers another account's app as absent", async () => {

@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { startTestApp, TestApp } from '../support/app';
 import { customRole, keyWithScopes } from '../support/identity-fixtures';
 import { addMember } from '../support/member-fixtures';
@@ -167,5 +168,58 @@ describe('event rules: bounded by their author (e2e)', () => {
     }, 'the refused delivery');
     expect(refused.attempts[0].error).toMatch(/^not sent: .*no longer an active member/);
     expect(rx.received.filter((r) => r.body?.eventRule?.id === ruleId)).toEqual([]);
+  });
+
+  it('sends nothing for a rule without an author (saved before authors were kept) until it is saved again', async () => {
+    const owner = await t.bootstrap('Legacy rule');
+    const wid = owner.workspaceId;
+    const rule = await t.request('POST', `/w/${wid}/event-rules`, {
+      token: owner.apiKey,
+      body: { name: 'legacy', eventType: 'member:updated', actionParams: { webhookUrl: rx.url } },
+    });
+    expect(rule.status).toBe(201);
+    const ruleId = rule.body.id as number;
+    const mine = (r: { body: { eventRule?: { id: number } } }) => r.body?.eventRule?.id === ruleId;
+    // The rule as one saved before the author column existed has it: no author.
+    await t.app.get(DataSource).query(`UPDATE event_rules SET author = NULL WHERE id = $1`, [ruleId]);
+    const rename = async (name: string) => {
+      const res = await t.request('PUT', `/w/${wid}/members/${owner.memberId}`, {
+        token: owner.apiKey,
+        body: { name },
+      });
+      expect(res.status).toBe(200);
+    };
+    await rename('Unbounded');
+    const refused = await eventually(async () => {
+      const logs = await t.request('GET', `/w/${wid}/webhook-logs?ruleId=${ruleId}&status=failed`, {
+        token: owner.apiKey,
+      });
+      return (
+        logs.body.items as { attempts: { error: string | null; responseStatus: number | null }[] }[]
+      )[0];
+    }, 'the refused delivery');
+    expect(refused.attempts).toHaveLength(1);
+    expect(refused.attempts[0]).toMatchObject({
+      responseStatus: null,
+      error: expect.stringMatching(/^not sent: the rule has no recorded author/),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.received.filter(mine)).toEqual([]);
+
+    // A caller who may read the events saves it again and becomes its author: it delivers.
+    const adopt = await t.request('PUT', `/w/${wid}/event-rules/${ruleId}`, {
+      token: owner.apiKey,
+      body: { name: 'legacy, adopted' },
+    });
+    expect(adopt.status).toBe(200);
+    await t.expectEvents(adopt, [
+      {
+        type: 'EventRuleUpdated',
+        data: { author: { memberId: owner.memberId, accountUuid: owner.accountUuid } },
+      },
+    ]);
+    await rename('Bounded');
+    const [delivered] = await rx.waitFor(1, 10_000, mine);
+    expect(delivered.body.member.name).toBe('Bounded');
   });
 });

@@ -95,6 +95,8 @@ describe('members (e2e)', () => {
       notifyEmail: false,
       notifyVoice: false,
       timezone: null,
+      agentModel: null,
+      agentInstructions: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -335,6 +335,18 @@ describe('Messaging: phone numbers, inboxes, chats (e2e)', () => {
       expect(done.status).toBe('delivered');
     });
 
+    it('refuses a message over 10,000 characters (400 naming the field), appending nothing', async () => {
+      const chat = await post('/chats', { channel: 'web-chat', memberId: patient.id });
+      const res = await post(`/chats/${chat.body.id}/send-assistant-message`, {
+        message: 'x'.repeat(10_001),
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toBe('message: must be shorter than or equal to 10000 characters');
+      expect(await t.eventsOf(res)).toEqual([]);
+      const ok = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'x'.repeat(10_000) });
+      expect(ok.status).toBe(201);
+    });
+
     it('refuses an SMS over the segment limit (400 naming the field)', async () => {
       const chat = await post('/chats', {
         channel: 'phone-sms',

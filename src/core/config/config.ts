@@ -122,6 +122,8 @@ export interface AppConfig {
   assistantHistoryTokens: number;
   /** Most model turns with tool calls before the assistant must answer. */
   assistantMaxToolRounds: number;
+  /** Most tool calls one reply runs; the model's calls beyond them are refused unrun. */
+  assistantMaxToolCalls: number;
   /** Replies worked on at once per worker process. */
   assistantConcurrency: number;
   /** Attempts of one reply (a retryable model error retries with backoff). */
@@ -680,6 +682,12 @@ export const CONFIG_VARIABLES = {
     default: '5',
     describe: 'most model turns with tool calls in one reply',
     parse: integer(0, 50),
+  },
+  assistantMaxToolCalls: {
+    name: 'ASSISTANT_MAX_TOOL_CALLS',
+    default: '20',
+    describe: 'most tool calls one reply runs, across its rounds; further calls are refused unrun',
+    parse: integer(0, 500),
   },
   assistantConcurrency: {
     name: 'ASSISTANT_CONCURRENCY',

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/co
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WrongExpectedRevisionError } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
+import { loggableError } from '../logging/loggable-error';
 import { DomainError, TooManyRequestsError } from './domain-errors';
 
 export const INTERNAL_ERROR_DETAIL = 'An internal server error occurred';
@@ -86,10 +87,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
         requestId: request?.id,
         method: request?.method,
         route: request?.routeOptions?.url,
-        err:
-          exception instanceof Error
-            ? { name: exception.name, message: exception.message, stack: exception.stack }
-            : String(exception),
+        err: loggableError(exception),
       });
     }
     if (reply.sent) return;

@@ -1,6 +1,7 @@
 import { comparePositions } from '../event-store/event-store.port';
 import type { EventFilter, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
+import { loggableError } from '../logging/loggable-error';
 import { LeaderLocks } from './leader-locks';
 import type { SharedScans } from './shared-scans';
 
@@ -128,8 +129,7 @@ export class SubscriberLoop {
           subscriber: this.spec.name,
           failures,
           retryInMs: delay,
-          err:
-            err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+          err: loggableError(err),
         });
         await this.sleep(delay);
       }

@@ -44,9 +44,11 @@ import {
 } from './queries/membership.queries';
 import { GetMemberHandler, ListMembersHandler } from './queries/member.queries';
 import { GetMemberFactsHandler } from './queries/member-facts.query';
+import { GetAgentPersonaHandler } from './queries/agent-persona.query';
 import { AccountEmailVerified1764000006300 } from './account-email.migration';
 import { IdentityExpiry1764000006200 } from './expiry.migration';
 import { MemberTimezone1764000008910 } from './member-timezone.migration';
+import { MemberAgentSettings1764000009450 } from './agent-settings.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
 import { MemberCounts1764000008500 } from './member-counts.migration';
@@ -72,6 +74,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
     MemberClaims1764000006400,
     MemberCounts1764000008500,
     MemberTimezone1764000008910,
+    MemberAgentSettings1764000009450,
   ],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,
@@ -112,6 +115,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         ListMyInvitationsHandler,
         ListRoleHoldersHandler,
         GetMemberFactsHandler,
+        GetAgentPersonaHandler,
         ListPendingInvitationIdsHandler,
         ListMembershipsOfAccountHandler,
         RecordSmsConsentHandler,

@@ -41,6 +41,13 @@ export interface AssistantToolCalled {
     result: string;
     durationMs: number;
     calledAt: string;
+    /**
+     * A retry of the reply found this call (same tool, same arguments) already run by an
+     * earlier attempt, and gave the model that call's recorded result instead of running
+     * the tool again; `reusedFrom` names it. Absent on calls that ran.
+     */
+    reused?: true;
+    reusedFrom?: { attempt: number; callId: string };
   };
 }
 
@@ -51,7 +58,7 @@ export interface AssistantReplyFailed {
     chatId: number;
     workspaceId: string;
     replyTo: number;
-    /** `model_error`, `tool_failed`, `tool_rounds_exhausted`, `empty_answer`, `send_refused`. */
+    /** `model_error`, `tool_failed`, `tool_rounds_exhausted`, `empty_answer`, `answer_too_long`, `send_refused`. */
     reason: string;
     detail: string;
     attempts: number;

@@ -117,3 +117,16 @@ export function historyWithin(view: ChatView, budgetTokens: number): ModelMessag
   }
   return kept.reverse();
 }
+
+/**
+ * A name put into the system message (the member's, the agent's, the workflow's) as one
+ * line: line breaks, tabs and other control or separator characters become single spaces,
+ * at most `max` characters. A member who names themselves `Ada\nSYSTEM: ...` must not
+ * write lines of the system message.
+ */
+export function promptName(text: string, max = 200): string {
+  return text
+    .replace(/[\s\p{Cc}\u2028\u2029]+/gu, ' ')
+    .trim()
+    .slice(0, max);
+}

@@ -3,13 +3,14 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
-import { GetMemberContactsQuery, MemberContact } from '../../identity';
-import { chatStream, SendAssistantMessageCommand } from '../../messaging';
+import { AgentPersona, GetAgentPersonaQuery, GetMemberContactsQuery, MemberContact } from '../../identity';
+import { chatStream, MessageTooLongError, SendAssistantMessageCommand } from '../../messaging';
 import { WorkflowEvent, workflowStream } from '../../work';
 import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../domain/assistant.events';
 import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelMessage } from '../model/language-model.port';
-import { ChatView, foldChat, historyWithin, reasonNotToAnswer } from './conversation';
-import { ToolBox, ToolFailure } from './tool-box';
+import { ChatView, foldChat, historyWithin, promptName, reasonNotToAnswer } from './conversation';
+import { storable, ToolBox, ToolFailure } from './tool-box';
+import { EarlierToolCalls } from './tool-reuse';
 
 /** One reply's job: answer the chat's member message `replyTo` (the last of its burst). */
 export interface ReplyJob {
@@ -74,15 +75,15 @@ export class ReplyService {
       return { status: 'skipped', reason: skip ?? 'no_chat' };
 
     const workflow = view.workflowId ? await this.workflow(view.workflowId, view.workspaceId) : null;
-    const messages = await this.conversation(view, workflow);
+    const { messages, model } = await this.conversation(view, workflow);
     // The service's own tools act as the workflow's agent member: a chat without one gets none.
     const tools = await this.tools.offer(view.workspaceId, workflow?.agentId ?? null);
     const definitions = tools.definitions;
-    const model = (await this.agentModel(view)) ?? undefined;
     let rounds = 0;
     let calls = 0;
     let answer: string | null = null;
     let usedModel = model ?? this.model.defaultModel;
+    let earlier: EarlierToolCalls | undefined;
     for (;;) {
       const completion = await this.complete({
         model,
@@ -100,11 +101,40 @@ export class ReplyService {
           `the model still called tools after ${rounds} rounds`,
           false,
         );
+      // Paused, switched to a human or written to while the model thought: no tool runs.
+      const stop = reasonNotToAnswer(await this.chat(job.chatId), job.replyTo);
+      if (stop) return { status: 'skipped', reason: stop };
       rounds++;
       messages.push({ role: 'assistant', content: completion.content, toolCalls: completion.toolCalls });
+      // Calls an earlier attempt of this job already ran answer from their record (tool-reuse.ts).
+      earlier ??= new EarlierToolCalls(
+        await this.store.readStream(assistantChatStream(job.chatId)),
+        job.replyTo,
+      );
       for (const call of completion.toolCalls) {
         calls++;
         const started = Date.now();
+        if (calls > this.config.assistantMaxToolCalls) {
+          // A model (or a member steering it) asking for call after call: the rest run nothing.
+          const result = `error: this reply has made the most tool calls one reply may make (${this.config.assistantMaxToolCalls}); answer with what you have`;
+          const run = {
+            source: null,
+            target: null,
+            arguments: storable(call.arguments, 1_000),
+            outcome: 'refused' as const,
+            result,
+          };
+          await this.recordTool(job, attempt, rounds, call, run, started);
+          messages.push({ role: 'tool', toolCallId: call.id, content: result });
+          continue;
+        }
+        // Only while the tool is still on offer: an agent that lost its scope gets no old answer.
+        const recorded = tools.offers(call.name) ? earlier.take(call.name, call.arguments) : undefined;
+        if (recorded) {
+          await this.recordTool(job, attempt, rounds, call, recorded, started, recorded);
+          messages.push({ role: 'tool', toolCallId: call.id, content: recorded.result });
+          continue;
+        }
         try {
           const run = await this.tools.run(tools, call.name, call.arguments);
           await this.recordTool(job, attempt, rounds, call, run, started);
@@ -116,7 +146,7 @@ export class ReplyService {
         }
       }
     }
-    const text = answer?.trim();
+    const text = answer === null ? undefined : storable(answer).trim();
     if (!text) throw new ReplyError('empty_answer', 'the model answered no text', true);
 
     // The chat may have been paused, switched to human, answered or written to meanwhile.
@@ -128,6 +158,13 @@ export class ReplyService {
         new SendAssistantMessageCommand(job.workspaceId, job.chatId, text, ASSISTANT_CALLER),
       );
     } catch (error) {
+      // Never a half answer (issue 15, item 4): an answer over the message limit is not cut, nothing is sent.
+      if (error instanceof MessageTooLongError)
+        throw new ReplyError(
+          'answer_too_long',
+          `the model answered ${error.characters} characters; ${error.message}`,
+          false,
+        );
       const status = (error as { status?: number }).status;
       if (status && status >= 400 && status < 500)
         throw new ReplyError('send_refused', (error as Error).message.slice(0, 500), false);
@@ -180,28 +217,45 @@ export class ReplyService {
     }
   }
 
+  /**
+   * The system message and history, and the model: the workflow agent's (identity's
+   * GetAgentPersonaQuery), else undefined (the port's default, ASSISTANT_MODEL). The
+   * agent's instructions go into the system message.
+   */
   private async conversation(
     view: ChatView,
     workflow: { name: string; agentId: number } | null,
-  ): Promise<ModelMessage[]> {
-    const ids = [view.memberId, ...(workflow ? [workflow.agentId] : [])];
-    const contacts = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
-      new GetMemberContactsQuery(view.workspaceId, ids),
-    );
-    const nameOf = (id: number) => contacts.find((c) => c.id === id)?.name ?? null;
-    const agentName = workflow ? nameOf(workflow.agentId) : null;
-    const memberName = nameOf(view.memberId);
+  ): Promise<{ messages: ModelMessage[]; model: string | undefined }> {
+    const [contacts, persona] = await Promise.all([
+      this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
+        new GetMemberContactsQuery(view.workspaceId, [view.memberId]),
+      ),
+      workflow
+        ? this.queries.execute<GetAgentPersonaQuery, AgentPersona | null>(
+            new GetAgentPersonaQuery(view.workspaceId, workflow.agentId),
+          )
+        : null,
+    ]);
+    const memberName = contacts.find((c) => c.id === view.memberId)?.name ?? null;
     const lines = [
-      `You are ${agentName ?? 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
-      workflow ? `This conversation is part of the workflow "${workflow.name}".` : null,
-      memberName ? `The member's name is ${memberName}.` : "The member's name is not known.",
+      `You are ${persona?.name ? promptName(persona.name) : 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
+      workflow
+        ? `This conversation is part of the workflow ${JSON.stringify(promptName(workflow.name))}.`
+        : null,
+      persona?.instructions ? `Your instructions:\n${persona.instructions}` : null,
+      memberName
+        ? `The member's name is ${JSON.stringify(promptName(memberName))}.`
+        : "The member's name is not known.",
       view.channel === 'phone-sms' ? 'Answer briefly, in plain text suited to SMS.' : 'Answer in plain text.',
       'Use the tools offered when they help; never invent facts a tool could give.',
     ].filter((l): l is string => l !== null);
-    return [
-      { role: 'system', content: lines.join('\n') },
-      ...historyWithin(view, this.config.assistantHistoryTokens),
-    ];
+    return {
+      messages: [
+        { role: 'system', content: lines.join('\n') },
+        ...historyWithin(view, this.config.assistantHistoryTokens),
+      ],
+      model: persona?.model ?? undefined,
+    };
   }
 
   /** The chat's workflow as work's stream shows it (name and agent member). */
@@ -221,11 +275,6 @@ export class ReplyService {
     return wf;
   }
 
-  /** The agent names no model of its own today: ASSISTANT_MODEL answers. */
-  private agentModel(_view: ChatView): Promise<string | null> {
-    return Promise.resolve(null);
-  }
-
   private async recordTool(
     job: ReplyJob,
     attempt: number,
@@ -239,6 +288,7 @@ export class ReplyService {
       result: string;
     },
     started: number,
+    reusedFrom?: { attempt: number; callId: string },
   ): Promise<void> {
     await this.append(job, [
       {
@@ -249,8 +299,8 @@ export class ReplyService {
           replyTo: job.replyTo,
           attempt,
           round,
-          callId: call.id,
-          name: call.name,
+          callId: storable(call.id, 200),
+          name: storable(call.name, 200),
           source: run.source,
           target: run.target,
           arguments: run.arguments,
@@ -258,6 +308,12 @@ export class ReplyService {
           result: run.result,
           durationMs: Date.now() - started,
           calledAt: new Date(started).toISOString(),
+          ...(reusedFrom
+            ? {
+                reused: true as const,
+                reusedFrom: { attempt: reusedFrom.attempt, callId: reusedFrom.callId },
+              }
+            : {}),
         },
       },
     ]);

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { findInputProblem } from '../../../core/http/input-guard';
 import {
   CallMcpServerToolCommand,
   EnabledMcpServerTool,
@@ -21,6 +22,24 @@ import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelTool } from '../model/l
 
 /** What the model gets back from a tool, bounded so one answer cannot fill the context. */
 const RESULT_MAX_CHARS = 16_000;
+/** The arguments text of one call the tools take; a longer one goes back to the model, unrun. */
+export const ARGUMENTS_MAX_CHARS = 32_000;
+/** How much of arguments text that is refused (too long, not JSON) the call's event keeps. */
+const REFUSED_ARGUMENTS_KEPT = 1_000;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * Text that PostgreSQL can store (no NUL, no half of a surrogate pair: each becomes U+FFFD),
+ * cut to `max` characters without splitting a pair. What a model or a tool server answers is
+ * not checked like a request body is, and one such character would make the call's
+ * AssistantToolCalled (or the reply's message) impossible to append.
+ */
+export function storable(text: string, max = Infinity): string {
+  let out = text.length > max ? `${text.slice(0, max)}…` : text;
+  if (text.length > max && /[\ud800-\udbff]/.test(text[max - 1] ?? '')) out = `${text.slice(0, max - 1)}…`;
+  return out.replaceAll('\u0000', '\ufffd').replace(LONE_SURROGATE, '\ufffd');
+}
 
 /** OpenAI's tool names: [a-zA-Z0-9_-]{1,64}. Longer or clashing names end in a short hash. */
 export function modelToolName(prefix: string, name: string, taken: { has(name: string): boolean }): string {
@@ -82,6 +101,11 @@ export class OfferedTools {
     }));
   }
 
+  /** Whether `name` is on offer to this reply (a withheld service tool is not). */
+  offers(name: string): boolean {
+    return this.byName.has(name);
+  }
+
   get(name: string): Offered | undefined {
     const offered = this.byName.get(name);
     if (offered) return offered;
@@ -99,8 +123,7 @@ function descriptionOf(offered: Offered): string {
   return (m.description ?? m.title ?? m.name).slice(0, 1024);
 }
 
-const bounded = (text: string): string =>
-  text.length > RESULT_MAX_CHARS ? `${text.slice(0, RESULT_MAX_CHARS)}…` : text;
+const bounded = (text: string): string => storable(text, RESULT_MAX_CHARS);
 
 /**
  * Gathers the tools a chat's assistant is offered (the workspace's enabled custom toolkit
@@ -149,17 +172,31 @@ export class ToolBox {
     return new OfferedTools(workspaceId, byName, agentMemberId, withheld);
   }
 
-  /** Runs one call; answers what to give the model back, or throws ToolFailure. */
+  /**
+   * Runs one call; answers what to give the model back, or throws ToolFailure. Either way
+   * its result is storable text (see `storable`).
+   */
   async run(tools: OfferedTools, name: string, rawArguments: string): Promise<ToolRun> {
+    try {
+      const run = await this.runCall(tools, name, rawArguments);
+      return { ...run, result: storable(run.result) };
+    } catch (error) {
+      if (error instanceof ToolFailure) error.run.result = storable(error.run.result);
+      throw error;
+    }
+  }
+
+  private async runCall(tools: OfferedTools, name: string, rawArguments: string): Promise<ToolRun> {
     const offered = tools.get(name);
     const parsed = parseArguments(rawArguments);
+    const shownName = storable(name, 64);
     if (!offered)
       return {
         source: null,
         target: null,
-        arguments: parsed.ok ? parsed.value : rawArguments,
+        arguments: parsed.ok ? parsed.value : parsed.kept,
         outcome: 'refused',
-        result: `error: no tool named ${name} is available to this assistant`,
+        result: `error: no tool named ${shownName} is available to this assistant`,
       };
     const target =
       offered.source === 'toolkit'
@@ -171,9 +208,9 @@ export class ToolBox {
     if (!parsed.ok)
       return {
         ...base,
-        arguments: rawArguments,
+        arguments: parsed.kept,
         outcome: 'invalid_arguments',
-        result: `error: the arguments are not a JSON object (${parsed.error}); call the tool again with valid JSON`,
+        result: `error: ${parsed.error}`,
       };
     if (offered.source === 'toolkit')
       return this.runCustom(tools.workspaceId, offered.tool, parsed.value, base, name);
@@ -305,16 +342,37 @@ export class ToolBox {
   }
 }
 
-function parseArguments(
+/**
+ * The model's arguments text as a JSON object the tools may take: at most
+ * ARGUMENTS_MAX_CHARS, nested at most as deep as a request body, with no string a request
+ * body could not hold (NUL, half a surrogate pair). Otherwise the error for the model, and
+ * what of the text the call's event keeps (storable, at most REFUSED_ARGUMENTS_KEPT).
+ */
+export function parseArguments(
   raw: string,
-): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string; kept: string } {
   if (raw.trim() === '') return { ok: true, value: {} };
+  const refused = (error: string) => ({
+    ok: false as const,
+    error,
+    kept: storable(raw, REFUSED_ARGUMENTS_KEPT),
+  });
+  if (raw.length > ARGUMENTS_MAX_CHARS)
+    return refused(
+      `the arguments are ${raw.length} characters long, more than the ${ARGUMENTS_MAX_CHARS} a tool takes; call it again with shorter arguments`,
+    );
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(raw);
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      return { ok: false, error: 'not an object' };
-    return { ok: true, value: value as Record<string, unknown> };
+    value = JSON.parse(raw);
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message.slice(0, 200) : 'malformed JSON' };
+    const reason = error instanceof Error ? storable(error.message, 200) : 'malformed JSON';
+    return refused(`the arguments are not a JSON object (${reason}); call the tool again with valid JSON`);
   }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return refused(
+      'the arguments are not a JSON object (not an object); call the tool again with valid JSON',
+    );
+  const problem = findInputProblem(value, (path) => (path ? `arguments.${path}` : 'arguments'));
+  if (problem) return refused(`${problem}; call the tool again with valid arguments`);
+  return { ok: true, value: value as Record<string, unknown> };
 }

@@ -11,6 +11,9 @@ import type { RuleAuthor } from '../domain/event-rule.events';
 import { deliveryRefusal } from '../domain/rule-access.policy';
 import type { DeliveryToSend } from './delivery-log';
 
+export const NO_AUTHOR =
+  "the rule has no recorded author (it was saved before authors were kept), so no member's reach bounds what it sends; save it again with PUT to make the caller its author";
+
 /**
  * The delivery-time half of the rule access policy: what the rule's author may read now,
  * the scopes of the credential that saved it ∩ the author member's current role (as the
@@ -32,8 +35,10 @@ export class AuthorReach {
   /** Why this delivery must not be sent (logged as its failed attempt); null when it may. */
   async refusal(delivery: DeliveryToSend): Promise<string | null> {
     const author = delivery.rule?.author;
-    // Rules saved before authors were kept: checked when they were saved, as then.
-    if (!author) return null;
+    // A rule without an author (saved before authors were kept) has no reach to bound what
+    // it sends, and every event type's payload needs a read scope: nothing is sent until an
+    // allowed caller saves it again (PUT checks the caller's reach and makes it the author).
+    if (!author) return NO_AUTHOR;
     const scopes = await this.scopesOf(delivery.workspaceId, author);
     if (!scopes) return "the rule's author is no longer an active member of the workspace";
     return deliveryRefusal(scopes, delivery.eventType, delivery.body);

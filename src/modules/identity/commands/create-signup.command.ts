@@ -79,7 +79,11 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
   async execute({ workspaceId, input, caller }: CreateSignupCommand): Promise<SignupResult> {
     const who = normaliseSignup(input);
     const data = input.data && Object.keys(input.data).length ? input.data : undefined;
-    if (data) await this.queries.execute(new CheckSignupDataQuery(workspaceId, data, caller));
+    // Checked against the member the signup will find (or none: a new one), as the write will meet it.
+    if (data)
+      await this.queries.execute(
+        new CheckSignupDataQuery(workspaceId, data, caller, (await this.find(workspaceId, who)) ?? null),
+      );
     const result = await this.signup(workspaceId, who);
     if (data) {
       // From the member's stream: its read model may not show a member created just now.

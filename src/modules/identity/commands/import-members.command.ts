@@ -2,6 +2,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { nextId, nextIds } from '../../../core/database/ids';
 import { DomainError, ValidationError } from '../../../core/http/domain-errors';
+import { checkAgentSettings } from '../domain/agent-settings';
 import type { MemberKind } from '../domain/identity.events';
 import type { MemberChanges, UniqueMemberField } from '../domain/member.events';
 import type { NewMember } from '../domain/member';
@@ -27,8 +28,10 @@ const ROW_FIELDS = new Set([
   'notifySms',
   'notifyEmail',
   'notifyVoice',
+  'agentModel',
+  'agentInstructions',
 ]);
-const STRING_FIELDS = ['email', 'phone', 'name', 'externalId'] as const;
+const STRING_FIELDS = ['email', 'phone', 'name', 'externalId', 'agentModel', 'agentInstructions'] as const;
 const LOOKUP_ORDER: UniqueMemberField[] = ['externalId', 'email', 'phone'];
 
 export class ImportMembersCommand {
@@ -78,11 +81,14 @@ export function parseRow(raw: unknown, index: number): ParsedRow {
   const input = Object.fromEntries(
     Object.entries(row).filter(([k, v]) => k !== 'kind' && v !== null),
   ) as MemberChangesInput;
+  const changes = normaliseChanges(input);
+  // A row naming no kind may still upsert an existing agent: checked against the member met.
+  if (row.kind === 'person') checkAgentSettings('person', changes);
   return {
     index,
     kind: (row.kind as MemberKind | undefined) ?? 'person',
     kindGiven: row.kind !== undefined,
-    changes: normaliseChanges(input),
+    changes,
   };
 }
 
@@ -193,6 +199,7 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       try {
         const role = await roleOf(row);
         checkRoleAssignment(row.kind, role, cmd.workspaceId, 'operator');
+        checkAgentSettings(row.kind, row.changes);
         if (row.changes.memberRoleId !== undefined)
           assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId');
         ready.push(row);
@@ -234,6 +241,7 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       if (existing) return this.updateRow(cmd, row, existing.memberId);
       const role = await roleOf(row);
       checkRoleAssignment(row.kind, role, workspaceId, 'operator');
+      checkAgentSettings(row.kind, row.changes);
       if (row.changes.memberRoleId !== undefined)
         assertNoEscalation(caller.scopes, role.permissions, 'memberRoleId');
       const { memberId: _, ...input } = this.newMember(cmd, row, memberId, role);
@@ -271,6 +279,9 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       notifySms: c.notifySms ?? false,
       notifyEmail: c.notifyEmail ?? false,
       notifyVoice: c.notifyVoice ?? false,
+      ...(row.kind === 'agent'
+        ? { agentModel: c.agentModel ?? null, agentInstructions: c.agentInstructions ?? null }
+        : {}),
     };
   }
 

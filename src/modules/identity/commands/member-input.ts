@@ -1,6 +1,7 @@
 import { ValidationError } from '../../../core/http/domain-errors';
 import { MAX_ID } from '../../../core/http/validation';
 import { isIanaTimeZone, TIMEZONE_RULE } from '../../../core/time/iana-time-zone';
+import { normalizeAgentInstructions, normalizeAgentModel } from '../domain/agent-settings';
 import {
   normalizeEmail,
   normalizeExternalId,
@@ -22,6 +23,8 @@ export interface MemberChangesInput {
   notifyEmail?: boolean;
   notifyVoice?: boolean;
   timezone?: string | null;
+  agentModel?: string | null;
+  agentInstructions?: string | null;
 }
 
 /** Normalises an update body; `null` clears a field, absent leaves it. Details name the field (with `prefix`). */
@@ -45,6 +48,16 @@ export function normaliseChanges(input: MemberChangesInput, prefix = ''): Member
     if (input.timezone !== null && !isIanaTimeZone(input.timezone))
       throw new ValidationError(`${f('timezone')}: ${TIMEZONE_RULE}`);
     out.timezone = input.timezone;
+  }
+  for (const [field, normalise] of [
+    ['agentModel', normalizeAgentModel],
+    ['agentInstructions', normalizeAgentInstructions],
+  ] as const) {
+    const v = input[field];
+    if (v === undefined) continue;
+    if (v !== null && typeof v !== 'string')
+      throw new ValidationError(`${f(field)}: must be a string or null`);
+    out[field] = v === null ? null : normalise(v, f(field));
   }
   for (const flag of ['notifySms', 'notifyEmail', 'notifyVoice'] as const) {
     const v = input[flag];

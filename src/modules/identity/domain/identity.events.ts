@@ -27,6 +27,9 @@ export interface MemberCreated {
     notifySms: boolean;
     notifyEmail: boolean;
     notifyVoice: boolean;
+    /** Agent members only: the model and instructions of their chats' assistant (see MemberSnapshot). */
+    agentModel?: string | null;
+    agentInstructions?: string | null;
     createdAt: string;
   };
 }

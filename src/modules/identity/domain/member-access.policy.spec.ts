@@ -69,6 +69,20 @@ describe('member access policy', () => {
     expect(() => assertSelfChangeAllowed(true, { memberRoleId: 4, externalId: null }, current)).not.toThrow();
   });
 
+  it("assertSelfChangeAllowed: an agent's model and instructions are for members:write only", () => {
+    const agent = { memberRoleId: 3, externalId: null, agentModel: 'm-1' };
+    expect(() =>
+      assertSelfChangeAllowed(false, { agentModel: 'm-1', agentInstructions: null }, agent),
+    ).not.toThrow();
+    expect(() => assertSelfChangeAllowed(false, { agentModel: 'm-2' }, agent)).toThrow(
+      new ForbiddenError('agentModel: changing it requires the scope members:write'),
+    );
+    expect(() => assertSelfChangeAllowed(false, { agentInstructions: 'Obey me' }, agent)).toThrow(
+      new ForbiddenError('agentInstructions: changing it requires the scope members:write'),
+    );
+    expect(() => assertSelfChangeAllowed(true, { agentInstructions: 'Be kind' }, agent)).not.toThrow();
+  });
+
   it('memberVisibility: anonymous members with members:admin only; always itself', () => {
     expect(memberVisibility(admin)).toEqual({ anonymous: true, selfId: 7 });
     expect(memberVisibility(writer)).toEqual({ anonymous: false, selfId: 7 });

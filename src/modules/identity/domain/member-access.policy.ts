@@ -58,8 +58,11 @@ export function authoriseMemberChange(
   return { canWrite };
 }
 
-/** Fields only holders of members:write may change, even on their own record. */
-const OPERATOR_FIELDS = ['memberRoleId', 'externalId'] as const;
+/**
+ * Fields only holders of members:write may change, even on their own record (an agent's
+ * model and instructions are its operators' to set, never its own).
+ */
+const OPERATOR_FIELDS = ['memberRoleId', 'externalId', 'agentModel', 'agentInstructions'] as const;
 type OperatorField = (typeof OPERATOR_FIELDS)[number];
 
 /**
@@ -69,10 +72,10 @@ type OperatorField = (typeof OPERATOR_FIELDS)[number];
 export function assertSelfChangeAllowed(
   canWrite: boolean,
   changes: Partial<Record<OperatorField, unknown>>,
-  current: Record<OperatorField, unknown>,
+  current: Partial<Record<OperatorField, unknown>>,
 ): void {
   if (canWrite) return;
   for (const field of OPERATOR_FIELDS)
-    if (changes[field] !== undefined && changes[field] !== current[field])
+    if (changes[field] !== undefined && changes[field] !== (current[field] ?? null))
       throw new ForbiddenError(`${field}: changing it requires the scope members:write`);
 }

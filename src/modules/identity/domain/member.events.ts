@@ -19,6 +19,13 @@ export interface MemberSnapshot {
   notifyVoice: boolean;
   /** IANA time zone (messaging's SMS quiet hours read it); absent on members from before it existed. */
   timezone?: string | null;
+  /**
+   * An agent member's assistant settings: the model its chats' replies use (null:
+   * ASSISTANT_MODEL) and the instructions put into their system prompt. Absent on persons
+   * and on members from before they existed (read as null).
+   */
+  agentModel?: string | null;
+  agentInstructions?: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +41,9 @@ export interface MemberChanges {
   notifyEmail?: boolean;
   notifyVoice?: boolean;
   timezone?: string | null;
+  /** Agent members only (a person's is a 400). */
+  agentModel?: string | null;
+  agentInstructions?: string | null;
 }
 
 export interface MemberUpdated {

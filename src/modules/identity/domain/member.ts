@@ -1,5 +1,6 @@
 import { Decider } from '../../../core/cqrs/decider';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
+import { checkAgentSettings } from './agent-settings';
 import type { MemberCreated } from './identity.events';
 import type { MemberChanges, MemberEvent, MemberSnapshot, MemberUpdated } from './member.events';
 import { Assigner, checkRoleAssignment, RoleFacts } from '../../roles';
@@ -53,7 +54,12 @@ const CHANGE_FIELDS = [
   'notifyEmail',
   'notifyVoice',
   'timezone',
+  'agentModel',
+  'agentInstructions',
 ] as const;
+
+/** A person's snapshot, and an agent's from before they existed, lack these: absent reads as null. */
+const AGENT_FIELDS = new Set<string>(['agentModel', 'agentInstructions']);
 
 function existing(state: MemberState, workspaceId: string): MemberSnapshot {
   // Another workspace's member reads as absent (tenant isolation).
@@ -80,9 +86,11 @@ function decideUpdate(
   const changes: MemberChanges = {};
   for (const field of CHANGE_FIELDS) {
     const next = command.changes[field];
-    if (next === undefined || next === current[field]) continue;
+    const now = AGENT_FIELDS.has(field) ? (current[field] ?? null) : current[field];
+    if (next === undefined || next === now) continue;
     (changes as Record<string, unknown>)[field] = next;
   }
+  checkAgentSettings(current.kind, changes);
   if (changes.memberRoleId !== undefined) {
     if (!command.role || command.role.roleId !== changes.memberRoleId)
       throw new Error('UpdateMember: facts of the new role are missing');
@@ -155,6 +163,9 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
           notifySms: d.notifySms,
           notifyEmail: d.notifyEmail,
           notifyVoice: d.notifyVoice,
+          ...(d.kind === 'agent'
+            ? { agentModel: d.agentModel ?? null, agentInstructions: d.agentInstructions ?? null }
+            : {}),
           createdAt: d.createdAt,
           updatedAt: d.createdAt,
         };
@@ -192,6 +203,7 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
         if (state.exists || state.fenced)
           throw new ConflictError(`Member ${command.member.memberId} already exists`);
         checkRoleAssignment(command.member.kind, command.role, command.member.workspaceId, command.assigner);
+        checkAgentSettings(command.member.kind, command.member);
         const created: MemberCreated = {
           type: 'MemberCreated',
           data: { ...command.member, createdAt: command.now },

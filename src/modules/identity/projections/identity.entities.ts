@@ -32,6 +32,10 @@ export class MemberEntity {
   @Column('boolean', { name: 'notify_voice' }) notifyVoice: boolean;
   /** IANA time zone, or null (the workspace's applies). */
   @Column('text', { nullable: true }) timezone: string | null;
+  /** An agent's assistant settings (null for persons); left out of plain reads: the instructions are long. */
+  @Column('text', { name: 'agent_model', nullable: true, select: false }) agentModel: string | null;
+  @Column('text', { name: 'agent_instructions', nullable: true, select: false })
+  agentInstructions: string | null;
   @Column('timestamptz', { name: 'created_at' }) createdAt: Date;
   @Column('timestamptz', { name: 'updated_at' }) updatedAt: Date;
   @Column('timestamptz', { name: 'archived_at', nullable: true }) archivedAt: Date | null;

@@ -23,6 +23,8 @@ const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
   notifyEmail: 'notify_email',
   notifyVoice: 'notify_voice',
   timezone: 'timezone',
+  agentModel: 'agent_model',
+  agentInstructions: 'agent_instructions',
 };
 
 /** Column types, for a run of MemberUpdated written in one UPDATE ... FROM jsonb_to_recordset. */
@@ -36,6 +38,8 @@ const MEMBER_TYPES: Record<keyof MemberChanges, string> = {
   notifyEmail: 'boolean',
   notifyVoice: 'boolean',
   timezone: 'text',
+  agentModel: 'text',
+  agentInstructions: 'text',
 };
 
 function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
@@ -303,13 +307,15 @@ export class MembersProjection implements ProjectionHandler {
     await em.query(
       `WITH inserted AS (
        INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
-                            notify_sms, notify_email, notify_voice, created_at, updated_at, version, stream_revision)
+                            notify_sms, notify_email, notify_voice, agent_model, agent_instructions,
+                            created_at, updated_at, version, stream_revision)
        SELECT r."memberId", r."workspaceId", r."accountUuid", r.email, r.phone, r.name, r."externalId", r."memberRoleId",
-              r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."createdAt", r."createdAt",
-              1, r."streamRevision"
+              r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."agentModel", r."agentInstructions",
+              r."createdAt", r."createdAt", 1, r."streamRevision"
        FROM jsonb_to_recordset($1::jsonb) AS r("memberId" integer, "workspaceId" uuid, "accountUuid" uuid, email text,
             phone text, name text, "externalId" text, "memberRoleId" integer, kind text, "notifySms" boolean,
-            "notifyEmail" boolean, "notifyVoice" boolean, "createdAt" timestamptz, "streamRevision" bigint)
+            "notifyEmail" boolean, "notifyVoice" boolean, "agentModel" text, "agentInstructions" text,
+            "createdAt" timestamptz, "streamRevision" bigint)
        ON CONFLICT (id) DO NOTHING
        RETURNING workspace_id, status)
        INSERT INTO member_counts (workspace_id, status, members)

@@ -59,6 +59,8 @@ export interface MemberRow {
   notify_email: boolean;
   notify_voice: boolean;
   timezone: string | null;
+  agent_model: string | null;
+  agent_instructions: string | null;
   /** ISO 8601 in UTC with milliseconds, as Date.toISOString() writes it (see ISO_MS). */
   created_at: string;
   updated_at: string;
@@ -73,7 +75,7 @@ const isoMs = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column.slice(column.indexOf('.') + 1)}`;
 
 const MEMBER_FIELDS = `m.id, m.workspace_id, m.account_uuid, m.email, m.phone, m.name, m.external_id, m.member_role_id, m.kind, m.status,
-  m.notify_sms, m.notify_email, m.notify_voice, m.timezone, ${isoMs('m.created_at')}, ${isoMs('m.updated_at')}, m.version`;
+  m.notify_sms, m.notify_email, m.notify_voice, m.timezone, m.agent_model, m.agent_instructions, ${isoMs('m.created_at')}, ${isoMs('m.updated_at')}, m.version`;
 
 export const MEMBER_SELECT = `SELECT ${MEMBER_FIELDS} FROM members m`;
 
@@ -93,6 +95,8 @@ export function toMemberResponse(r: MemberRow): MemberResponse {
     notifyEmail: r.notify_email,
     notifyVoice: r.notify_voice,
     timezone: r.timezone,
+    agentModel: r.agent_model,
+    agentInstructions: r.agent_instructions,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   });
@@ -113,7 +117,7 @@ function visibilityCondition(v: MemberVisibility, params: unknown[]): string {
 const MEMBER_JSON_FIELDS = `m.id, m.workspace_id AS "workspaceId", m.account_uuid AS "accountUuid", m.email, m.phone,
   m.name, m.external_id AS "externalId", m.member_role_id AS "memberRoleId", m.kind, m.status,
   m.notify_sms AS "notifySms", m.notify_email AS "notifyEmail", m.notify_voice AS "notifyVoice",
-  m.timezone,
+  m.timezone, m.agent_model AS "agentModel", m.agent_instructions AS "agentInstructions",
   to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
   to_char(m.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt"`;
 

@@ -15,6 +15,7 @@ import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors'
 import { toErrorResponse } from '../../../core/http/http-exception.filter';
 import { createValidationPipe } from '../../../core/http/validation';
 import { JsonLogger } from '../../../core/logging/json-logger';
+import { loggableError } from '../../../core/logging/loggable-error';
 import type { McpTool } from './tools';
 
 /** A tool's answer as its REST route would give it: the status and the body (`{detail}` for a refusal). */
@@ -51,7 +52,9 @@ export interface DispatchCaller {
  *   make a later call of the same request read them, and the request context interceptor
  *   holds the MCP response until the projections have passed them;
  * - the exception filter's part: anything thrown becomes the status and `{detail}` of
- *   core's `toErrorResponse` (a 5xx is logged with the request id, its cause never sent).
+ *   core's `toErrorResponse` (a 5xx is logged with the request id and core's
+ *   `loggableError` of its cause: class, code, stack frames, never the message, which can
+ *   quote argument values, nor the arguments; the cause is never sent).
  * What the MCP request already passed is not repeated: its credential was resolved and
  * its rate limit admitted once, and no HTTP request is built or serialized per call.
  */
@@ -114,8 +117,7 @@ export class ToolDispatcher {
             msg: 'MCP tool call failed',
             requestId: caller.requestId,
             tool: tool.name,
-            err:
-              err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+            err: loggableError(err),
           });
         return { status: res.status, body: { detail: res.detail } };
       }

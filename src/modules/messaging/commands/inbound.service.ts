@@ -36,6 +36,17 @@ export interface SmsStatusCallback {
 }
 
 /**
+ * Mail text as PostgreSQL can store it: raw MIME is a Buffer, which the input guard does
+ * not read, and a NUL character or half a surrogate pair in a decoded part made the append
+ * fail (a 500 the gateway retried forever, the mail never recorded). They carry no text.
+ */
+function storable(s: string): string {
+  return s
+    .replaceAll('\u0000', '')
+    .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '');
+}
+
+/**
  * What providers tell the service: inbound texts (with the SMS keywords), inbound mail,
  * and delivery status callbacks. Each is recorded through the chat's decider, so a
  * provider's retry of the same webhook records nothing twice.
@@ -154,10 +165,10 @@ export class InboundMessages {
     );
     await this.receive(workspaceId, 'email', null, {
       memberId,
-      content: (mail.text ?? '').trim(),
-      subject: mail.subject ?? null,
+      content: storable(mail.text ?? '').trim(),
+      subject: mail.subject === undefined ? null : storable(mail.subject),
       source: 'email',
-      providerMessageId: mail.messageId ?? `<${randomUUID()}@inbound.invalid>`,
+      providerMessageId: storable(mail.messageId ?? '') || `<${randomUUID()}@inbound.invalid>`,
     });
     return true;
   }

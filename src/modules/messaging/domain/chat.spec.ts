@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
-import { chatDecider } from './chat';
+import { chatDecider, MESSAGE_MAX, MessageTooLongError } from './chat';
 import type {
   ChatCreated,
   MessageDelivered,
@@ -104,6 +104,40 @@ describe('chat decider', () => {
       .given([created])
       .when({ type: 'SendMessage', workspaceId: '11111111-2222-4333-8444-555555555555', message: input, now })
       .thenThrows(NotFoundError);
+  });
+
+  it('refuses a message over MESSAGE_MAX characters (code points) whoever sends it, naming the field', () => {
+    const {
+      chatId: _c,
+      workspaceId: _w,
+      channel: _ch,
+      recipientMemberIds: _r,
+      sentAt: _s,
+      ...input
+    } = sent.data;
+    const send = (content: string) => ({
+      type: 'SendMessage' as const,
+      workspaceId: ws,
+      message: { ...input, content },
+      now,
+    });
+    spec
+      .given([created])
+      .when(send('x'.repeat(MESSAGE_MAX + 1)))
+      .thenThrows(MessageTooLongError, /^message: must be shorter than or equal to 10000 characters$/);
+    spec
+      .given([created])
+      .when(send('x'.repeat(MESSAGE_MAX)))
+      .then([{ ...sent, data: { ...sent.data, content: 'x'.repeat(MESSAGE_MAX) } }]);
+    // 10,000 emoji are 20,000 UTF-16 units but 10,000 characters, as OpenAPI's maxLength counts.
+    spec
+      .given([created])
+      .when(send('😀'.repeat(MESSAGE_MAX)))
+      .then([{ ...sent, data: { ...sent.data, content: '😀'.repeat(MESSAGE_MAX) } }]);
+    spec
+      .given([created])
+      .when(send('😀'.repeat(MESSAGE_MAX) + 'x'))
+      .thenThrows(MessageTooLongError);
   });
 
   it('records a provider id once: a retried job never dispatches again', () => {

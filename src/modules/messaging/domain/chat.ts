@@ -15,6 +15,26 @@ import type {
 export const CHAT_TITLE_MAX = 200;
 export const MESSAGE_MAX = 10_000;
 
+/**
+ * A message over MESSAGE_MAX characters (Unicode code points, as OpenAPI's maxLength
+ * counts them). The rule lives here, in the decider, so every sender meets it: the HTTP
+ * route, the MCP tool and the assistant's reply alike. The detail names the field as the
+ * route's body does (`message`).
+ */
+export class MessageTooLongError extends ValidationError {
+  constructor(readonly characters: number) {
+    super(`message: must be shorter than or equal to ${MESSAGE_MAX} characters`);
+  }
+}
+
+/** The message's length in code points once it is over MESSAGE_MAX, else null (cheap for short text). */
+export function overMessageMax(content: string): number | null {
+  if (content.length <= MESSAGE_MAX) return null;
+  let n = 0;
+  for (const _ of content) n++;
+  return n > MESSAGE_MAX ? n : null;
+}
+
 interface DeliveryState {
   status: DeliveryStatus;
   providerMessageId: string | null;
@@ -295,6 +315,8 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
       }
       case 'SendMessage': {
         const chat = existing(state, command.workspaceId);
+        const tooLong = overMessageMax(command.message.content);
+        if (tooLong !== null) throw new MessageTooLongError(tooLong);
         return [
           {
             type: 'MessageSent',

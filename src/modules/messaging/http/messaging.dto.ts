@@ -210,10 +210,10 @@ export class PostMessageDto {
 }
 
 export class SendAssistantMessageDto {
+  /** At most MESSAGE_MAX characters: the chat decider's rule (MessageTooLongError), met by every sender. */
   @ApiProperty({ maxLength: MESSAGE_MAX })
   @IsString()
   @MinLength(1)
-  @MaxLength(MESSAGE_MAX)
   message: string;
 }
 

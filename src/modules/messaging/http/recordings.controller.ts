@@ -49,9 +49,18 @@ export class RecordingsController {
     const memberships = this.modules.get<MembershipResolver>(MEMBERSHIP_RESOLVER, { strict: false });
     const membership = await memberships.find(chat.workspaceId, credential);
     if (!membership) throw new NotFoundError('Chat not found');
-    const scopes =
-      credential.kind === 'member_token' ? [] : intersectScopesOnce(credential.scopes, membership.roleScopes);
-    assertMaySeeChat({ scopes, memberId: membership.memberId }, chat);
+    const scopedCredential = credential.kind !== 'member_token';
+    const scopes = scopedCredential ? intersectScopesOnce(credential.scopes, membership.roleScopes) : [];
+    // As every chat route (callerOf): the own-chats rule reaches a scoped credential (API
+    // key, OAuth token) only when its own scopes name chats:read.
+    assertMaySeeChat(
+      {
+        scopes,
+        memberId: membership.memberId,
+        credentialScopes: scopedCredential ? credential.scopes : undefined,
+      },
+      chat,
+    );
     const recording = state.voice.recording;
     const blob = recording && (await this.blobs.open(recording.key));
     if (!blob) throw new NotFoundError('No audio recording for this chat');

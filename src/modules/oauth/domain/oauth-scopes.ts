@@ -1,4 +1,4 @@
-import { isValidScope } from '../../../core/auth/scopes';
+import { intersectScopes, isValidScope } from '../../../core/auth/scopes';
 
 /**
  * The spec's OAuth scopes. Two are shorthands: `data:X` stands for `datatypes:X` and
@@ -42,6 +42,23 @@ export function expandOAuthScopes(scopes: readonly string[]): string[] {
     else out.add(s);
   }
   return [...out].sort();
+}
+
+/**
+ * Granted scopes as the app allows them now: after `PUT /me/apps/{id}` narrowed the app,
+ * a grant, code or token issued before keeps at most the app's current scopes. A scope the
+ * app still lists stays as written; any other keeps only what the app's scopes imply of it
+ * (`data:write` under an app now holding `records:read` is `records:read`), so nothing is
+ * ever wider than the app.
+ */
+export function narrowToApp(granted: readonly string[], appScopes: readonly string[]): string[] {
+  const app = expandOAuthScopes(appScopes);
+  const out = new Set<string>();
+  for (const s of granted) {
+    if (appScopes.includes(s)) out.add(s);
+    else intersectScopes(expandOAuthScopes([s]), app).forEach((n) => out.add(n));
+  }
+  return [...out];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../../core/http/domain-errors';
-import { expandOAuthScopes, parseScopeParameter, scopeInWords } from './oauth-scopes';
+import { expandOAuthScopes, narrowToApp, parseScopeParameter, scopeInWords } from './oauth-scopes';
 import { checkPassword, hashPassword, verifyPassword } from './password';
 import { isValidCodeChallenge, verifierMatches } from './pkce';
 import { matchesRegisteredUri, redirectUriProblem } from './redirect-uri';
@@ -95,6 +95,18 @@ describe('OAuth scopes', () => {
     expect(parseScopeParameter('account:admin')).toBeUndefined();
     expect(parseScopeParameter('data:admin')).toBeUndefined();
     expect(parseScopeParameter('')).toBeUndefined();
+  });
+
+  it("narrows granted scopes to the app's current ones, never wider", () => {
+    const granted = ['workspace:read', 'members:read', 'data:write'];
+    expect(narrowToApp(granted, ['workspace:read', 'members:read', 'data:write'])).toEqual(granted);
+    expect(narrowToApp(granted, ['workspace:read', 'records:read'])).toEqual([
+      'workspace:read',
+      'records:read',
+    ]);
+    expect(narrowToApp(granted, ['data:read'])).toEqual(['datatypes:read', 'records:read']);
+    expect(narrowToApp(['records:read'], ['data:write'])).toEqual(['records:read']);
+    expect(narrowToApp(granted, ['chats:read'])).toEqual([]);
   });
 
   it('puts scopes in words for the consent page', () => {

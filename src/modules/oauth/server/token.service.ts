@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { RevokeOAuthGrantCommand } from '../commands/oauth-grant.commands';
 import type { GrantRevocationReason } from '../domain/oauth.events';
-import { parseScopeParameter } from '../domain/oauth-scopes';
+import { narrowToApp, parseScopeParameter } from '../domain/oauth-scopes';
 import { verifierMatches } from '../domain/pkce';
 import { ACCESS_TOKEN_PREFIX, hashSecret, newSecret, REFRESH_TOKEN_PREFIX } from '../domain/secrets';
 import type { ClientRow } from './clients';
@@ -44,6 +44,7 @@ interface TokenRow {
 }
 
 const invalidGrant = (why: string): OAuthError => new OAuthError('invalid_grant', why);
+const NOTHING_LEFT = 'The app no longer allows any of the granted scopes';
 
 /**
  * Codes and tokens: issued into tables holding their SHA-256 only, used once by one
@@ -117,8 +118,10 @@ export class TokenService {
           // RFC 9700 §2.1.1: a verifier without a challenge could be a downgrade attack.
           throw invalidGrant('code_verifier: the authorization request had no code_challenge');
         }
+        const scopes = narrowToApp(c.scopes, client.scopes);
+        if (!scopes.length) throw invalidGrant(NOTHING_LEFT);
         await em.query(`UPDATE oauth_codes SET used_at = now() WHERE code_hash = $1`, [hashSecret(code)]);
-        return this.issueTokens(em, c.grant_id, client.id, c.scopes);
+        return this.issueTokens(em, c.grant_id, client.id, scopes);
       });
     } finally {
       if (reused) await this.revokeGrant(reused, 'code_reused');
@@ -137,11 +140,14 @@ export class TokenService {
         }
         if (t.revoked_at || t.grant_revoked) throw invalidGrant('The refresh token was revoked');
         if (t.expires_at.getTime() <= Date.now()) throw invalidGrant('The refresh token has expired');
-        let scopes = t.scopes;
+        // The app may have been narrowed since this token was issued: never more than it allows now.
+        const held = narrowToApp(t.scopes, client.scopes);
+        if (!held.length) throw invalidGrant(NOTHING_LEFT);
+        let scopes = held;
         if (scope !== undefined) {
           const asked = parseScopeParameter(scope);
           if (!asked) throw new OAuthError('invalid_scope', 'scope: unknown or malformed scope');
-          const wider = asked.filter((s) => !t.scopes.includes(s));
+          const wider = asked.filter((s) => !held.includes(s));
           if (wider.length)
             throw new OAuthError(
               'invalid_scope',
@@ -171,18 +177,20 @@ export class TokenService {
   /** RFC 7662: only the asking client's own live tokens are active; anything else is `{active: false}`. */
   async introspect(client: ClientRow, token: string): Promise<Introspection> {
     const t = await this.findToken(token);
+    const scopes = t ? narrowToApp(t.scopes, client.scopes) : [];
     if (
       !t ||
       t.app_id !== client.id ||
       t.grant_revoked ||
       t.revoked_at ||
       t.used_at ||
-      t.expires_at.getTime() <= Date.now()
+      t.expires_at.getTime() <= Date.now() ||
+      !scopes.length
     )
       return { active: false };
     return {
       active: true,
-      scope: t.scopes.join(' '),
+      scope: scopes.join(' '),
       client_id: client.client_id,
       token_type: t.kind === 'access' ? 'Bearer' : 'refresh_token',
       exp: Math.floor(t.expires_at.getTime() / 1000),

@@ -1,8 +1,11 @@
+import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { ClaimTakenError } from '../../../core/claims/claims';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { DataFieldInput, dataTypeDecider, DataTypeState } from '../domain/data-type';
 import { dataTypeStream } from '../domain/data-type.events';
 import { assertMayManageSchema, assertMaySetVisibility, RecordCaller } from '../domain/record-access.policy';
@@ -157,11 +160,14 @@ export class DeleteDataTypeHandler implements ICommandHandler<DeleteDataTypeComm
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
     private readonly records: RecordWriter,
+    private readonly waiter: ConsistencyWaiter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async execute(cmd: DeleteDataTypeCommand): Promise<void> {
     let doomed: { type: DataTypeState; rows: RecordRow[] } | undefined;
-    await this.repo.handle({
+    let deleting: DataTypeState | undefined;
+    const { append } = await this.repo.handle({
       streamName: dataTypeStream(cmd.dataTypeId),
       workspaceId: cmd.workspaceId,
       decider: dataTypeDecider,
@@ -176,6 +182,7 @@ export class DeleteDataTypeHandler implements ICommandHandler<DeleteDataTypeComm
               ? await this.records.recordsOf(state)
               : undefined;
           doomed = rows?.length ? { type: state, rows } : undefined;
+          deleting = state;
           return {
             type: 'DeleteDataType' as const,
             dataTypeId: cmd.dataTypeId,
@@ -189,5 +196,13 @@ export class DeleteDataTypeHandler implements ICommandHandler<DeleteDataTypeComm
       claims: dataTypeClaims,
     });
     if (doomed) await this.records.deleteAll(doomed.type, doomed.rows);
+    if (!append || !deleting) return;
+    // Records whose append committed after the listing above and before the deletion (a
+    // create racing this DELETE, with or without force): once the read model has passed the
+    // deletion it holds every one of them (their rows outlive the type's row), and they go
+    // too. A create committing after the deletion removes its own record (RecordWriter).
+    await this.waiter.waitFor([append], Math.max(this.config.readYourWritesTimeoutMs, 15_000));
+    const late = await this.records.recordsOf(deleting);
+    if (late.length) await this.records.deleteAll(deleting, late);
   }
 }

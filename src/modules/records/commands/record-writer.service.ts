@@ -159,7 +159,35 @@ export class RecordWriter {
       if (err instanceof ClaimTakenError) return { kind: 'taken', error: err };
       throw err;
     }
-    return { kind: 'created', record: events.reduce(dataRecordDecider.evolve, empty) };
+    const record = events.reduce(dataRecordDecider.evolve, empty);
+    await this.undoIfTypeDeleted(type, [record]);
+    return { kind: 'created', record };
+  }
+
+  /**
+   * A record appended while its type was being deleted: the type's stream is read again
+   * after the append, and if the deletion committed meanwhile the new records are deleted
+   * at once and the write answers 404, as it would have a moment later. A record whose
+   * append committed before the deletion is the deletion's to remove (DeleteDataTypeHandler
+   * lists the type's records once the read model has caught up with the deletion), so
+   * between the two no record outlives its type.
+   */
+  private async undoIfTypeDeleted(
+    type: DataTypeFacts,
+    records: readonly { recordId: number; memberId: number | null; externalId: string | null }[],
+  ): Promise<void> {
+    const { state } = await this.repo.load(dataTypeStream(type.dataTypeId), dataTypeDecider);
+    if (state.status === 'active') return;
+    await this.deleteAll(
+      type,
+      records.map((r) => ({
+        recordId: r.recordId,
+        memberId: r.memberId,
+        externalId: r.externalId,
+        revision: 0n,
+      })),
+    );
+    throw new NotFoundError('Data type not found');
   }
 
   get canCreateMany(): boolean {
@@ -182,11 +210,15 @@ export class RecordWriter {
           plan: recordClaims(d.events, empty, type.isCollection),
         })),
       );
-      return true;
     } catch (err) {
       if (err instanceof ClaimTakenError || err instanceof WrongExpectedRevisionError) return false;
       throw err;
     }
+    await this.undoIfTypeDeleted(
+      type,
+      decided.map((d) => d.events.reduce(dataRecordDecider.evolve, empty)),
+    );
+    return true;
   }
 
   /**

@@ -2,10 +2,10 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { Claims, CLAIMS } from '../../../core/claims/claims';
 import { grants } from '../../../core/auth/scopes';
-import { ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
+import { ConflictError, ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
 import { DataTypeFacts, normaliseExternalId } from '../domain/data-record';
 import { checkNewValues, checkValueChanges } from '../domain/field-values';
-import { assertMayEdit, assertTypeRecordsAccess } from '../domain/record-access.policy';
+import { assertMayEdit, assertTypeRecordsAccess, HeldGrant } from '../domain/record-access.policy';
 import {
   DATA_TYPE_SLUG_CLAIM,
   recordClaimConflict,
@@ -71,14 +71,56 @@ export class CheckSignupDataHandler implements IQueryHandler<CheckSignupDataQuer
     @Inject(CLAIMS) private readonly claims: Claims,
   ) {}
 
+  /**
+   * Every entry is checked as UpsertSignupRecords will write it, before identity writes the
+   * member, its account or its token: a record the write would update takes the values as
+   * a change (and the caller must be allowed to edit it), a new one needs its required
+   * fields; an externalId held by a record that is not the member's, or a second record of
+   * a profile type, is the 409 the write would meet after the member exists.
+   */
   async execute(q: CheckSignupDataQuery): Promise<void> {
-    for (const e of await resolve(this.records, this.claims, q.workspaceId, q.data, q.caller)) {
-      const path = `data.${e.slug}.values`;
+    const entries = await resolve(this.records, this.claims, q.workspaceId, q.data, q.caller);
+    let held: HeldGrant[] | undefined;
+    const mayEdit = async (type: DataTypeFacts, recordMemberId: number | null) =>
+      assertMayEdit(
+        q.caller,
+        { memberId: recordMemberId, dataTypeId: type.dataTypeId, visibility: type.visibility },
+        (held ??= await this.records.heldGrants(q.workspaceId, q.caller)),
+      );
+    for (const e of entries) {
+      const path = `data.${e.slug}`;
+      let existing: number | undefined;
+      if (e.externalId !== null) {
+        existing = await this.records.holderOf(e.type, e.externalId);
+        if (existing !== undefined) {
+          const { state } = await this.records.load(existing);
+          // As the upsert: access first, since the conflict names the holder's owner.
+          await mayEdit(e.type, state.memberId);
+          if (q.memberId === null || state.memberId !== q.memberId)
+            throw new ConflictError(
+              `${path}.externalId: record ${existing} of this data type holds this externalId and belongs to ${state.memberId === null ? 'no member' : `member ${state.memberId}`}`,
+            );
+        }
+      }
+      if (!e.type.isCollection && q.memberId !== null) {
+        const owner = await this.claims.ownerOf(
+          recordScope(q.workspaceId, e.type.dataTypeId),
+          RECORD_MEMBER_CLAIM,
+          String(q.memberId),
+        );
+        const own = owner === undefined ? undefined : recordIdOf(owner);
+        if (own !== undefined && e.externalId !== null && existing !== own)
+          throw new ConflictError(
+            `${path}: this data type is not a collection and the member already has record ${own} of it`,
+          );
+        if (own !== undefined && e.externalId === null) {
+          await mayEdit(e.type, q.memberId);
+          existing = own;
+        }
+      }
       // A record that exists takes the values as a change; a new one needs its required fields.
-      const exists =
-        e.externalId !== null && (await this.records.holderOf(e.type, e.externalId)) !== undefined;
-      if (exists) checkValueChanges(e.type.fields, e.values, path);
-      else checkNewValues(e.type.fields, e.values, path);
+      if (existing !== undefined) checkValueChanges(e.type.fields, e.values, `${path}.values`);
+      else checkNewValues(e.type.fields, e.values, `${path}.values`);
     }
   }
 }

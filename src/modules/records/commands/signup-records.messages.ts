@@ -17,12 +17,18 @@ export interface SignupMember {
   externalId: string | null;
 }
 
-/** Checks a signup's `data` before anything is written: 400 for an unknown slug or a bad value. */
+/**
+ * Checks a signup's `data` before anything is written, as the write would: 400 for an
+ * unknown slug or a bad value, 403 for a record the caller may not edit, 409 for an
+ * externalId another member's record holds or a second record of a profile type.
+ */
 export class CheckSignupDataQuery {
   constructor(
     readonly workspaceId: string,
     readonly data: Readonly<Record<string, unknown>>,
     readonly caller: SignupDataCaller,
+    /** The member the signup finds; null when it will create one (which holds no record yet). */
+    readonly memberId: number | null = null,
   ) {}
 }
 

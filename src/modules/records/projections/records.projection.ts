@@ -213,8 +213,9 @@ export class RecordsProjection implements ProjectionHandler {
         return;
       }
       case 'DataTypeDeleted':
-        // The records' streams keep their history; their rows go with the type.
-        await em.query(`DELETE FROM data_records WHERE data_type_id = $1`, [event.data.dataTypeId]);
+        // The records' rows stay until their own DataRecordDeleted (the deletion lists them
+        // here once this projection has passed it, so a record that committed just before
+        // the type's deletion is found and deleted too); with the type gone no route reads them.
         await em.query(`DELETE FROM data_types WHERE id = $1`, [event.data.dataTypeId]);
         return;
       case 'DataRecordCreated':

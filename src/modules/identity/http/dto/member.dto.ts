@@ -16,6 +16,7 @@ import {
 import { PageQueryDto, PaginatedResponse } from '../../../../core/http/pagination';
 import { MAX_ID } from '../../../../core/http/validation';
 import { MAX_IMPORT_ROWS } from '../../commands/import-members.command';
+import { MAX_AGENT_INSTRUCTIONS, MAX_AGENT_MODEL } from '../../domain/agent-settings';
 import type { MemberSnapshot } from '../../domain/member.events';
 
 export const MEMBER_STATUS_FILTERS = ['active', 'archived', 'all'] as const;
@@ -45,6 +46,18 @@ export class MemberResponse {
     description: "IANA time zone (SMS quiet hours use it); null: the workspace's",
   })
   timezone: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: `agent members: the model their chats' assistant replies with (null: ASSISTANT_MODEL); always null for a person`,
+  })
+  agentModel: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: `agent members: instructions put into the system prompt of their chats' assistant; always null for a person`,
+  })
+  agentInstructions: string | null;
   @ApiProperty() createdAt: string;
   @ApiProperty() updatedAt: string;
 
@@ -64,6 +77,8 @@ export class MemberResponse {
       notifyEmail: m.notifyEmail,
       notifyVoice: m.notifyVoice,
       timezone: m.timezone ?? null,
+      agentModel: m.agentModel ?? null,
+      agentInstructions: m.agentInstructions ?? null,
       createdAt: m.createdAt,
       updatedAt: m.updatedAt,
     };
@@ -134,6 +149,29 @@ export class UpdateMemberDto {
   @IsString()
   @MaxLength(64)
   timezone?: string | null;
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    maxLength: MAX_AGENT_MODEL,
+    example: 'gpt-4o-mini',
+    description:
+      "agent members only (a person's is 400): the model of the assistant's replies in chats of workflows this agent runs; null: ASSISTANT_MODEL. Needs members:write",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_AGENT_MODEL)
+  agentModel?: string | null;
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    maxLength: MAX_AGENT_INSTRUCTIONS,
+    description:
+      "agent members only (a person's is 400): instructions put into the assistant's system prompt in chats of workflows this agent runs; null removes them. Needs members:write",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_AGENT_INSTRUCTIONS)
+  agentInstructions?: string | null;
   @ApiPropertyOptional({ description: 'needs members:write, also on your own record' })
   @IsOptional()
   @IsInt()
@@ -150,7 +188,7 @@ export class UpdateMemberDto {
 export class ImportMembersDto {
   @ApiProperty({
     description:
-      'up to 10,000 rows: email, phone, name, externalId, memberRoleId, kind (person|agent), notifySms, notifyEmail, notifyVoice',
+      'up to 10,000 rows: email, phone, name, externalId, memberRoleId, kind (person|agent), notifySms, notifyEmail, notifyVoice, and for agents agentModel and agentInstructions',
     type: 'array',
     items: { type: 'object' },
     maxItems: MAX_IMPORT_ROWS,
