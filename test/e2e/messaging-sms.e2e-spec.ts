@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
@@ -24,6 +25,8 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
       env: {
         ...twilioServiceEnv(peer),
         PUBLIC_BASE_URL,
+        // Longer than the test below waits for the inbound webhook's answer.
+        READ_YOUR_WRITES_TIMEOUT_MS: '30000',
       },
     });
     ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Sunrise Clinic'));
@@ -47,11 +50,18 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
       { AccountSid: peer.accountSid, MessageSid: sid, From: from, To: WORKSPACE_NUMBER, Body: body },
       signature,
     );
-  /** What a webhook request appended itself (the delivery worker's events share its correlation id). */
-  const appendedBy = async (res: Response) =>
-    (await t.eventsOf({ requestId: res.headers.get('x-request-id')! } as never)).filter(
-      (e) => !e.metadata.causationId,
-    );
+  /**
+   * What a webhook request appended itself (the delivery worker's events share its correlation
+   * id), once `count` of them are readable: the inbound webhook answers without waiting for the
+   * store's readers to pass its appends (it skips read-your-writes).
+   */
+  const appendedBy = (res: Response, count: number) =>
+    eventually(async () => {
+      const events = (await t.eventsOf({ requestId: res.headers.get('x-request-id')! } as never)).filter(
+        (e) => !e.metadata.causationId,
+      );
+      return events.length >= count ? events : undefined;
+    }, `${count} events appended by the webhook`);
   const delivery = async (chatId: number, messageId: number) =>
     (await get(`/chats/${chatId}/messages/${messageId}`)).body.deliveries[0] as {
       status: string;
@@ -220,7 +230,7 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
     const stop = await inbound(phone, ' Stop ', 'SMinbound0001');
     expect(stop.status).toBe(200);
     expect(stop.headers.get('content-type')).toMatch(/text\/xml/);
-    const stopEvents = await appendedBy(stop);
+    const stopEvents = await appendedBy(stop, 4);
     expect(stopEvents.map((e) => e.type)).toEqual([
       'MessageReceived',
       'MemberUpdated',
@@ -244,10 +254,11 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
     // Twilio retrying the same webhook records nothing and replies nothing again.
     const retry = await inbound(phone, ' Stop ', 'SMinbound0001');
     expect(retry.status).toBe(200);
-    expect(await appendedBy(retry)).toEqual([]);
 
     // After STOP nothing reaches the member, even once an operator sets notifySms again.
     await t.request('PUT', `/w/${wid}/members/${memberId}`, { token: key, body: { notifySms: true } });
+    // That PUT waited for the event log to pass its own event, so for every event before it.
+    expect(await appendedBy(retry, 0)).toEqual([]);
     const blocked = await post(`/chats/${chatId}/send-assistant-message`, { message: 'Are you there?' });
     const failed = await eventually(async () => {
       const d = await delivery(chatId, blocked.body.id);
@@ -257,13 +268,13 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
 
     const help = await inbound(phone, 'help', 'SMinbound0002');
     expect(help.status).toBe(200);
-    const helpEvents = await appendedBy(help);
+    const helpEvents = await appendedBy(help, 2);
     expect(helpEvents.map((e) => e.type)).toEqual(['MessageReceived', 'MessageSent']);
     await eventually(async () => sentTo(phone).length === 2, 'the HELP reply');
     expect(sentTo(phone)[1].body).toMatch(/^Sunrise Clinic: reply STOP to unsubscribe/);
 
     const start = await inbound(phone, 'START', 'SMinbound0003');
-    const startEvents = await appendedBy(start);
+    const startEvents = await appendedBy(start, 3);
     // notifySms was set back by the operator: only the opt-in is recorded.
     expect(startEvents.map((e) => e.type)).toEqual(['MessageReceived', 'MemberOptedInToSms', 'MessageSent']);
     await eventually(async () => sentTo(phone).length === 3, 'the START confirmation');
@@ -280,24 +291,67 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
   it('records a text from an unknown number as a new External member in a new SMS chat', async () => {
     const res = await inbound('+14155552006', 'Hi, is this the clinic?', 'SMinbound0100');
     expect(res.status).toBe(200);
-    const events = await appendedBy(res);
+    const events = await appendedBy(res, 3);
     expect(events.map((e) => e.type)).toEqual(['MemberCreated', 'ChatCreated', 'MessageReceived']);
+    // The new chat and its first message are one append: one statement, one commit.
+    expect(events[2].position.commit).toBe(events[1].position.commit);
+    expect(events[2].streamName).toBe(events[1].streamName);
     const memberId = (events[0].data as { memberId: number }).memberId;
-    const chats = await get(`/chats?memberId=${memberId}`);
+    const chats = await eventually(async () => {
+      const res = await get(`/chats?memberId=${memberId}`);
+      return res.body.items?.length ? res : undefined;
+    }, 'the new chat');
     expect(chats.body.items).toHaveLength(1);
     expect(chats.body.items[0]).toMatchObject({
       channel: 'phone-sms',
       phoneNumberId: phoneId,
       needsResponse: true,
     });
-    const messages = await get(`/chats/${chats.body.items[0].id}/messages`);
+    const messages = await eventually(async () => {
+      const res = await get(`/chats/${chats.body.items[0].id}/messages`);
+      return res.body.items?.length ? res : undefined;
+    }, 'the first message');
     expect(messages.body.items).toMatchObject([
       { direction: 'inbound', role: 'user', content: 'Hi, is this the clinic?', status: 'delivered' },
     ]);
     // A second text lands in the same chat.
-    await inbound('+14155552006', 'Hello?', 'SMinbound0101');
+    const second = await inbound('+14155552006', 'Hello?', 'SMinbound0101');
+    expect((await appendedBy(second, 1)).map((e) => [e.type, e.streamName])).toEqual([
+      ['MessageReceived', events[1].streamName],
+    ]);
     expect((await get(`/chats?memberId=${memberId}`)).body.items).toHaveLength(1);
-    expect((await get(`/chats/${chats.body.items[0].id}/messages`)).body.total).toBe(2);
+    await eventually(
+      async () => (await get(`/chats/${chats.body.items[0].id}/messages`)).body.total === 2,
+      'the second message',
+    );
+  });
+
+  it('answers an inbound text without waiting for the read models (Twilio reads nothing back)', async () => {
+    const phone = '+14155552008';
+    const { chatId } = await smsChat(phone, true);
+    // Hold the chats projection: its writes to chat_messages wait for this lock.
+    const holder = new Client({ connectionString: t.database.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE chat_messages IN SHARE MODE');
+      const answer = await Promise.race([
+        inbound(phone, 'Are you open today?', 'SMnowait0001'),
+        new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 10_000)),
+      ]);
+      expect(answer).not.toBe('held');
+      expect((answer as Response).status).toBe(200);
+      // Answered while the read model has not seen the text.
+      expect((await get(`/chats/${chatId}/messages`)).body.total).toBe(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    const messages = await eventually(async () => {
+      const res = await get(`/chats/${chatId}/messages`);
+      return res.body.total === 1 ? res : undefined;
+    }, 'the text in the read model');
+    expect(messages.body.items[0]).toMatchObject({ direction: 'inbound', content: 'Are you open today?' });
   });
 
   it('opens one chat for a new member whose texts arrive at once (core claim), with every text in it', async () => {
@@ -306,13 +360,24 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
       Array.from({ length: 6 }, (_, i) => inbound(from, `Text ${i}`, `SMrace${String(i).padStart(4, '0')}`)),
     );
     expect(texts.map((r) => r.status)).toEqual(Array(6).fill(200));
-    const created = (await Promise.all(texts.map(appendedBy))).flat();
+    // Six texts, one member and one chat: eight events once all are readable.
+    const created = await eventually(async () => {
+      const all = (await Promise.all(texts.map((r) => appendedBy(r, 0)))).flat();
+      return all.length >= 8 ? all : undefined;
+    }, 'the texts, the member and the chat');
+    expect(created).toHaveLength(8);
     expect(created.filter((e) => e.type === 'ChatCreated')).toHaveLength(1);
     expect(created.filter((e) => e.type === 'MemberCreated')).toHaveLength(1);
     const memberId = (created.find((e) => e.type === 'MemberCreated')!.data as { memberId: number }).memberId;
-    const chats = await get(`/chats?memberId=${memberId}`);
+    const chats = await eventually(async () => {
+      const res = await get(`/chats?memberId=${memberId}`);
+      return res.body.items?.length ? res : undefined;
+    }, 'the chat');
     expect(chats.body.items).toHaveLength(1);
-    const messages = await get(`/chats/${chats.body.items[0].id}/messages`);
+    const messages = await eventually(async () => {
+      const res = await get(`/chats/${chats.body.items[0].id}/messages`);
+      return res.body.items?.length >= 6 ? res : undefined;
+    }, 'every text');
     expect(messages.body.items.map((m: { content: string }) => m.content).sort()).toEqual(
       Array.from({ length: 6 }, (_, i) => `Text ${i}`),
     );

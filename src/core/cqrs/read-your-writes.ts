@@ -1,7 +1,17 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit, SetMetadata } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ConsistencyWaiter } from '../projections/consistency';
+
+export const SKIP_READ_YOUR_WRITES = 'read-your-writes:skip';
+
+/**
+ * For a route whose caller never reads back (a provider's webhook: Twilio posts an inbound
+ * text and reads nothing after our answer): its response does not wait for the projections
+ * to pass what it appended. What the handler dispatches still waits as everywhere else, and
+ * whatever acts on the write (a reactor, a job) follows the event store, not the answer.
+ */
+export const SkipReadYourWrites = (): MethodDecorator => SetMetadata(SKIP_READ_YOUR_WRITES, true);
 
 /** Set while a command or query handler runs: what it dispatches is part of its own work. */
 const insideHandler = new AsyncLocalStorage<true>();

@@ -7,6 +7,7 @@ import type { Actor } from '../event-store/event-store.port';
 import { CREATED_LOCATION, LocationOf, setCreatedLocation } from '../http/location';
 import { setETagFrom } from '../http/preconditions';
 import { ConsistencyWaiter } from '../projections/consistency';
+import { SKIP_READ_YOUR_WRITES } from './read-your-writes';
 import { RequestContext, requestContext } from './request-context';
 
 export const ANONYMOUS_ACTOR: Actor = { kind: 'system', id: 'anonymous' };
@@ -19,7 +20,8 @@ export interface RequestWithActor extends FastifyRequest {
 /**
  * Runs the handler inside the request context (request id = correlation id, actor),
  * and holds the response until the projections have caught up with what the handler
- * appended (read-your-writes, DESIGN.md), on success and on failure alike. It also sets
+ * appended (read-your-writes, DESIGN.md), on success and on failure alike, unless the
+ * route is marked @SkipReadYourWrites (a caller that never reads back). It also sets
  * the ETag of a versioned body (core/http/preconditions.ts) and the Location of a 201
  * (core/http/location.ts): each interceptor Nest runs costs every request an
  * AsyncResource binding and rxjs operators, so these two have none of their own.
@@ -38,6 +40,7 @@ export class RequestContextInterceptor implements NestInterceptor {
     const req = http.getRequest<RequestWithActor>();
     const reply = http.getResponse<FastifyReply>();
     const ctx: RequestContext = { requestId: req.id, actor: req.actor ?? ANONYMOUS_ACTOR, appended: [] };
+    const wait = !this.reflector.get<boolean | undefined>(SKIP_READ_YOUR_WRITES, context.getHandler());
     return new Observable((subscriber) =>
       requestContext.run(ctx, () =>
         next
@@ -46,7 +49,7 @@ export class RequestContextInterceptor implements NestInterceptor {
             // A refusal can follow writes (a compensation, a partial step): its response
             // waits for them too, so the client's next read sees what the failure left.
             catchError(async (err: unknown) => {
-              if (ctx.appended.length)
+              if (wait && ctx.appended.length)
                 await this.waiter
                   .waitFor(ctx.appended, this.config.readYourWritesTimeoutMs)
                   .catch(() => undefined); // the refusal is the answer, not a slow projection
@@ -60,7 +63,7 @@ export class RequestContextInterceptor implements NestInterceptor {
                 req,
                 reply,
               );
-              if (ctx.appended.length)
+              if (wait && ctx.appended.length)
                 await this.waiter.waitFor(ctx.appended, this.config.readYourWritesTimeoutMs);
               return result;
             }),

@@ -9,13 +9,15 @@ import { nextId } from '../../../core/database/ids';
 import { ContactMember, FindOrCreateContactMemberCommand, RecordSmsConsentCommand } from '../../identity';
 import { GetWorkspaceNamesQuery } from '../../workspaces';
 import { chatDecider, ChatCommand, ChatState } from '../domain/chat';
-import { Channel, chatStream } from '../domain/chat.events';
+import { Channel, chatStream, MessageReceived } from '../domain/chat.events';
 import { inboundChatClaim } from '../domain/inbound-chat-claim';
 import { keywordReply, smsKeyword } from '../domain/sms-keywords';
 import { smsSegments } from '../domain/sms-segments';
 import { outcomeOfStatus } from '../providers/sms-provider.port';
 import { ChatEntity, InboxEntity, PhoneNumberEntity } from '../projections/messaging.entities';
 import { normaliseNumber } from './phone-number.commands';
+
+type ReceivedMessage = Omit<MessageReceived['data'], 'receivedAt' | 'chatId' | 'workspaceId'>;
 
 export interface InboundSms {
   from: string;
@@ -73,18 +75,11 @@ export class InboundMessages {
     const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
       new FindOrCreateContactMemberCommand(workspaceId, 'phone', sms.from),
     );
-    const chatId = await this.chatFor(workspaceId, memberId, 'phone-sms', number.id);
-    const recorded = await this.record(workspaceId, chatId, {
-      type: 'ReceiveMessage',
-      workspaceId,
-      message: {
-        messageId: await nextId(this.db, 'chat_message_id_seq'),
-        memberId,
-        content: sms.body,
-        source: 'sms',
-        providerMessageId: sms.providerMessageId,
-      },
-      now: new Date().toISOString(),
+    const { chatId, recorded } = await this.receive(workspaceId, 'phone-sms', number.id, {
+      memberId,
+      content: sms.body,
+      source: 'sms',
+      providerMessageId: sms.providerMessageId,
     });
     // A provider's retry of a text already recorded: its keyword was handled then.
     if (!recorded) return true;
@@ -104,7 +99,7 @@ export class InboundMessages {
     );
     const reply = keywordReply(keyword.keyword, names.get(workspaceId) ?? 'This service');
     const segments = smsSegments(reply);
-    await this.record(workspaceId, chatId, {
+    await this.handle(workspaceId, chatId, {
       type: 'SendMessage',
       workspaceId,
       message: {
@@ -128,7 +123,7 @@ export class InboundMessages {
     if (!outcome) return;
     const loaded = await this.repo.load(chatStream(callback.chatId), chatDecider);
     if (!loaded.state.chat) return;
-    await this.record(
+    await this.handle(
       loaded.state.chat.workspaceId,
       callback.chatId,
       {
@@ -168,75 +163,104 @@ export class InboundMessages {
     const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
       new FindOrCreateContactMemberCommand(workspaceId, 'email', from),
     );
-    const chatId = await this.chatFor(workspaceId, memberId, 'email', null);
-    await this.record(workspaceId, chatId, {
-      type: 'ReceiveMessage',
-      workspaceId,
-      message: {
-        messageId: await nextId(this.db, 'chat_message_id_seq'),
-        memberId,
-        content: storable(mail.text ?? '').trim(),
-        subject: mail.subject === undefined ? null : storable(mail.subject),
-        source: 'email',
-        providerMessageId: storable(mail.messageId ?? '') || `<${randomUUID()}@inbound.invalid>`,
-      },
-      now: new Date().toISOString(),
+    await this.receive(workspaceId, 'email', null, {
+      memberId,
+      content: storable(mail.text ?? '').trim(),
+      subject: mail.subject === undefined ? null : storable(mail.subject),
+      source: 'email',
+      providerMessageId: storable(mail.messageId ?? '') || `<${randomUUID()}@inbound.invalid>`,
     });
     return true;
   }
 
-  /** The member's latest chat on this channel (and number), or a new simple AI chat. */
-  private async chatFor(
+  /**
+   * Records a member's inbound message in the member's latest chat on this channel (and
+   * number). Without one, a new simple AI chat is created with the message in the same
+   * append (ChatCreated then MessageReceived: one statement, one commit), its claim taken
+   * with it; `recorded` is false for a provider's retry of a message already recorded.
+   */
+  private async receive(
     workspaceId: string,
-    memberId: number,
     channel: Channel,
     phoneNumberId: number | null,
-  ): Promise<number> {
+    message: Omit<ReceivedMessage, 'messageId'>,
+  ): Promise<{ chatId: number; recorded: boolean }> {
+    const { memberId } = message;
     const existing = await this.db.getRepository(ChatEntity).findOne({
       where: { workspaceId, memberId, channel, ...(phoneNumberId !== null ? { phoneNumberId } : {}) },
       order: { id: 'DESC' },
     });
-    if (existing) return existing.id;
+    if (existing) {
+      const messageId = await nextId(this.db, 'chat_message_id_seq');
+      return {
+        chatId: existing.id,
+        recorded: await this.record(workspaceId, existing.id, messageId, message),
+      };
+    }
+    // Both ids in one round trip.
+    const [ids] = (await this.db.query(
+      `SELECT nextval('chat_id_seq')::int AS chat_id, nextval('chat_message_id_seq')::int AS message_id`,
+    )) as { chat_id: number; message_id: number }[];
+    const chatId = ids.chat_id;
+    const now = new Date().toISOString();
+    const created = chatDecider.decide(
+      {
+        type: 'CreateChat',
+        chat: {
+          chatId,
+          uuid: randomUUID(),
+          workspaceId,
+          channel,
+          memberId,
+          phoneNumberId,
+          assistantKind: 'ai',
+          assistantMemberId: null,
+          participants: [{ memberId, role: 'user' }],
+          title: null,
+        },
+        now,
+      },
+      chatDecider.initialState(),
+    );
+    const received = chatDecider.decide(
+      { type: 'ReceiveMessage', workspaceId, message: { ...message, messageId: ids.message_id }, now },
+      created.reduce((state, e) => chatDecider.evolve(state, e), chatDecider.initialState()),
+    );
     // Two texts at once from a new member (or a chat not projected yet): one chat, claimed
     // with its creation; the loser writes into the winner's.
     const claim = inboundChatClaim(workspaceId, channel, memberId, phoneNumberId);
-    const chatId = await nextId(this.db, 'chat_id_seq');
-    const command: ChatCommand = {
-      type: 'CreateChat',
-      chat: {
-        chatId,
-        uuid: randomUUID(),
-        workspaceId,
-        channel,
-        memberId,
-        phoneNumberId,
-        assistantKind: 'ai',
-        assistantMemberId: null,
-        participants: [{ memberId, role: 'user' }],
-        title: null,
-      },
-      now: new Date().toISOString(),
-    };
     try {
-      await this.repo.handle({
-        streamName: chatStream(chatId),
-        workspaceId,
-        decider: chatDecider,
-        command,
-        claims: () => ({ take: [claim] }),
+      await this.repo.appendClaimed(chatStream(chatId), workspaceId, [...created, ...received], 'no_stream', {
+        take: [claim],
       });
-      return chatId;
+      return { chatId, recorded: true };
     } catch (err) {
       if (!(err instanceof ClaimTakenError)) throw err;
       const owner = await this.claims.ownerOf(claim.scope, claim.kind, claim.value);
       const id = /^chat-(\d+)$/.exec(owner ?? '')?.[1];
       if (!id) throw err;
-      return Number(id);
+      const ownerId = Number(id);
+      return { chatId: ownerId, recorded: await this.record(workspaceId, ownerId, ids.message_id, message) };
     }
   }
 
-  /** True when the command appended anything. */
+  /** A message into an existing chat; false for a provider's retry of one already recorded. */
   private async record(
+    workspaceId: string,
+    chatId: number,
+    messageId: number,
+    message: Omit<ReceivedMessage, 'messageId'>,
+  ): Promise<boolean> {
+    return this.handle(workspaceId, chatId, {
+      type: 'ReceiveMessage',
+      workspaceId,
+      message: { ...message, messageId },
+      now: new Date().toISOString(),
+    });
+  }
+
+  /** True when the command appended anything. */
+  private async handle(
     workspaceId: string,
     chatId: number,
     command: ChatCommand,

@@ -140,16 +140,18 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
     recipients: number[],
     now: Date,
   ): Promise<Record<string, string> | undefined> {
-    const settings = await this.queries.execute<GetWorkspaceSettingsQuery, WorkspaceSettings | undefined>(
-      new GetWorkspaceSettingsQuery(workspaceId),
-    );
-    const window = settings?.smsQuietHours;
-    if (!window) return undefined;
+    // Who just wrote is answered now whatever the window: an assistant's reply to a text
+    // reads no settings at all.
     const waiting = recipients.filter((id) => {
       const lastInbound = state.inboundAt[id];
       return lastInbound === undefined || now.getTime() - Date.parse(lastInbound) > REPLY_WINDOW_MS;
     });
     if (!waiting.length) return undefined;
+    const settings = await this.queries.execute<GetWorkspaceSettingsQuery, WorkspaceSettings | undefined>(
+      new GetWorkspaceSettingsQuery(workspaceId),
+    );
+    const window = settings?.smsQuietHours;
+    if (!window) return undefined;
     // Each recipient's own time zone, else the workspace's.
     const zones = new Map(
       (await this.lookup.contacts(workspaceId, waiting)).map((c) => [c.id, c.timezone] as const),

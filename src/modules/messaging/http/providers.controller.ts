@@ -5,6 +5,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { Public } from '../../../core/auth/auth.decorators';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { AcceptBody } from '../../../core/http/body-parsing';
+import { SkipReadYourWrites } from '../../../core/cqrs/read-your-writes';
 import { SkipRateLimit } from '../../../core/rate-limit/rate-limiter';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { InboundMessages } from '../commands/inbound.service';
@@ -52,10 +53,13 @@ export class ProvidersController {
       throw new ForbiddenError('X-Twilio-Signature: missing or not valid for this request');
   }
 
+  // Twilio reads nothing back after our answer, and the assistant's reply job reads the
+  // chat's stream, not its read model: the answer need not wait for the projections.
   @Post('twilio/sms/inbound')
   @Public()
   @AcceptBody(FORM)
   @HttpCode(200)
+  @SkipReadYourWrites()
   async twilioInbound(
     @Req() req: FastifyRequest,
     @Body() form: Form,

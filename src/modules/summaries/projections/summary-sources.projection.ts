@@ -34,6 +34,71 @@ export const TRIGGER_ONLY_TYPES = ['AssignmentCompleted', 'CallCompleted'] as co
   tables: ['summary_chats', 'summary_workflows'],
 })
 export class SummarySourcesProjection implements ProjectionHandler {
+  /**
+   * A batch in at most three statements besides the rare ChatUpdated / WorkflowCreated:
+   * the new chats in one insert, then every message's counts and times folded per chat into
+   * one update (the sums, the earliest and latest times and the highest message id are what
+   * the per-event updates leave, in any order). The inserts go first: a chat's ChatCreated
+   * comes before its own updates and messages in the batch, and the updates of other chats
+   * do not depend on it. Under load a batch held a few dozen chats' events, one round trip each.
+   */
+  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    const created: ChatCreated['data'][] = [];
+    const others: StoredEvent[] = [];
+    const messages: { chatId: number; inbound: number; at: string; messageId: number }[] = [];
+    for (const stored of events) {
+      const event = { type: stored.type, data: stored.data } as SourceEvent;
+      if (event.type === 'ChatCreated') created.push(event.data);
+      else if (event.type === 'MessageReceived')
+        messages.push({
+          chatId: event.data.chatId,
+          inbound: 1,
+          at: event.data.receivedAt,
+          messageId: event.data.messageId,
+        });
+      else if (event.type === 'MessageSent')
+        messages.push({
+          chatId: event.data.chatId,
+          inbound: 0,
+          at: event.data.sentAt,
+          messageId: event.data.messageId,
+        });
+      else others.push(stored);
+    }
+    if (created.length)
+      await em.query(
+        `INSERT INTO summary_chats (chat_id, workspace_id, workflow_id, assignment_id)
+         SELECT * FROM unnest($1::int[], $2::uuid[], $3::int[], $4::int[])
+         ON CONFLICT (chat_id) DO NOTHING`,
+        [
+          created.map((d) => d.chatId),
+          created.map((d) => d.workspaceId),
+          created.map((d) => d.workflowId ?? null),
+          created.map((d) => d.assignmentId ?? null),
+        ],
+      );
+    for (const stored of others) await this.handle(stored, em);
+    if (messages.length)
+      await em.query(
+        `UPDATE summary_chats s SET inbound_count = s.inbound_count + m.inbound,
+           outbound_count = s.outbound_count + m.outbound,
+           first_message_at = LEAST(COALESCE(s.first_message_at, m.first_at), m.first_at),
+           last_message_at = GREATEST(COALESCE(s.last_message_at, m.last_at), m.last_at),
+           last_message_id = GREATEST(COALESCE(s.last_message_id, m.last_id), m.last_id)
+         FROM (SELECT chat_id, sum(inbound)::int AS inbound, sum(1 - inbound)::int AS outbound,
+                      min(at) AS first_at, max(at) AS last_at, max(message_id) AS last_id
+                 FROM unnest($1::int[], $2::int[], $3::timestamptz[], $4::int[]) AS u(chat_id, inbound, at, message_id)
+                GROUP BY chat_id) m
+         WHERE s.chat_id = m.chat_id`,
+        [
+          messages.map((m) => m.chatId),
+          messages.map((m) => m.inbound),
+          messages.map((m) => m.at),
+          messages.map((m) => m.messageId),
+        ],
+      );
+  }
+
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
     const event = { type: stored.type, data: stored.data } as SourceEvent;
     switch (event.type) {
