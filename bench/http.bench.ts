@@ -97,14 +97,15 @@ function cpuMsOf(pid: number): number {
  * drops out, so the figure is a lower bound). Where the time of a request goes, as a
  * figure the machine's other load does not move much, unlike req/s.
  */
-async function cpuSnapshot(
+export async function cpuSnapshot(
   pool: Pool,
   servicePid: number | undefined,
   db: string,
+  benchApplication = 'bench-bare',
 ): Promise<Map<string, number>> {
   const { rows } = await pool.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'bench-bare'`,
-    [db],
+    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> $2`,
+    [db, benchApplication],
   );
   const out = new Map<string, number>();
   if (servicePid) out.set('service', cpuMsOf(servicePid));
@@ -112,7 +113,10 @@ async function cpuSnapshot(
   return out;
 }
 
-function cpuBetween(a: Map<string, number>, b: Map<string, number>): { service: number; postgres: number } {
+export function cpuBetween(
+  a: Map<string, number>,
+  b: Map<string, number>,
+): { service: number; postgres: number } {
   let postgres = 0;
   for (const [k, v] of b) if (k.startsWith('pg:') && a.has(k)) postgres += v - a.get(k)!;
   return { service: (b.get('service') ?? 0) - (a.get('service') ?? 0), postgres };
