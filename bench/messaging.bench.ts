@@ -166,6 +166,12 @@ export async function run(): Promise<void> {
     const api = new LoadClient(HOST, svc.port, CONCURRENCY);
     const w = `/api/v2/w/${workspaceId}`;
 
+    // The key was created by the CLI's process: the service's projection may not have it yet.
+    await waitFor(
+      "the service's projection of the bootstrap key",
+      async () => (await api.send({ method: 'GET', path: w, headers })).status === 200,
+      60_000,
+    );
     const phone = await api.send({
       method: 'POST',
       path: `${w}/phone-numbers`,
