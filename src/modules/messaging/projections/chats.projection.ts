@@ -85,13 +85,15 @@ export class ChatsProjection implements ProjectionHandler {
          FROM jsonb_to_recordset($3::jsonb) AS u(message_id int, member_id int, s_status text, s_decided boolean,
            s_reason text, s_provider_message_id text, s_updated_at timestamptz, s_delivered_at timestamptz,
            n_provider_message_id text, n_updated_at timestamptz)
-         WHERE d.message_id = u.message_id AND d.member_id = u.member_id
+         -- The ids again as an array: a recordset's row count is unknown to the planner (100),
+         -- which then scans the whole table; the array's is known, and the index serves.
+         WHERE d.message_id = ANY($5::int[]) AND d.message_id = u.message_id AND d.member_id = u.member_id
        )
        UPDATE chats c SET needs_response = c.needs_response AND u.keep, updated_at = COALESCE(u.updated_at, c.updated_at),
          version = c.version + u.sent, stream_revision = u.revision
        FROM jsonb_to_recordset($4::jsonb) AS u(id int, sent int, keep boolean, updated_at timestamptz, revision bigint)
-       WHERE c.id = u.id`,
-      [rows.messages, rows.deliveries, rows.earlier, rows.chats],
+       WHERE c.id = ANY($6::int[]) AND c.id = u.id`,
+      [rows.messages, rows.deliveries, rows.earlier, rows.chats, rows.earlierMessageIds, rows.chatIds],
     );
     if (rows.summarise.length) await this.summariseMany(em, rows.summarise);
   }

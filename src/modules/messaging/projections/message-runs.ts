@@ -240,14 +240,19 @@ export class MessageRun {
     deliveries: string;
     earlier: string;
     chats: string;
+    earlierMessageIds: number[];
+    chatIds: number[];
     summarise: number[];
   } {
     const sent = [...this.sent.values()];
+    const earlier = [...this.earlier.values()];
     return {
       messages: JSON.stringify(sent.map((m) => m.row)),
       deliveries: JSON.stringify(sent.flatMap((m) => [...m.deliveries.values()])),
-      earlier: JSON.stringify([...this.earlier.values()]),
+      earlier: JSON.stringify(earlier),
       chats: JSON.stringify([...this.chats.values()]),
+      earlierMessageIds: [...new Set(earlier.map((d) => d.message_id))],
+      chatIds: [...this.chats.keys()],
       summarise: [...this.summarise],
     };
   }
