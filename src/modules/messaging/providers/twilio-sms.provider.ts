@@ -1,4 +1,3 @@
-import { Agent } from 'node:http';
 import twilio from 'twilio';
 import type { AppConfig } from '../../../core/config/config';
 import {
@@ -18,14 +17,8 @@ const TWILIO_API = 'https://api.twilio.com';
  * package's paths, form encoding and Basic authentication.
  */
 class RebasedRequestClient extends twilio.RequestClient {
-  constructor(
-    private readonly baseUrl: string,
-    maxSockets: number,
-  ) {
+  constructor(private readonly baseUrl: string) {
     super({ timeout: 15_000 });
-    // The package gives its keep-alive agent to https only: over http (a local peer) each
-    // send opened a connection of its own. Kept alive, at most one per concurrent delivery.
-    this.axios.defaults.httpAgent = new Agent({ keepAlive: true, maxSockets });
   }
 
   override request<TData>(opts: Parameters<twilio.RequestClient['request']>[0] & { data?: TData }) {
@@ -47,10 +40,7 @@ export class TwilioSmsProvider implements SmsProvider, CallProvider {
     this.authToken = config.twilioAuthToken!;
     const baseUrl = config.twilioApiBaseUrl.replace(/\/+$/, '');
     this.client = twilio(config.twilioAccountSid, this.authToken, {
-      httpClient:
-        baseUrl === TWILIO_API
-          ? undefined
-          : new RebasedRequestClient(baseUrl, config.messageDeliveryConcurrency),
+      httpClient: baseUrl === TWILIO_API ? undefined : new RebasedRequestClient(baseUrl),
     });
   }
 
