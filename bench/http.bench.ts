@@ -119,10 +119,11 @@ export async function cpuSnapshot(
   pool: Pool,
   servicePid: number | undefined,
   db: string,
+  benchApplication = 'bench-bare',
 ): Promise<Map<string, number>> {
   const { rows } = await pool.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'bench-bare'`,
-    [db],
+    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> $2`,
+    [db, benchApplication],
   );
   const out = new Map<string, number>();
   if (servicePid) out.set('service', cpuMsOf(servicePid));

@@ -19,14 +19,15 @@
  * Rounds alternate baseline / service (BENCH_ROUNDS, 2), each service round on new chats
  * of the same members. Target (issue 11): the service within 3× the baseline's time.
  * BENCH_HTTP_SERVICE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the
- * service. Writes bench-results/messaging-<timestamp>.json.
+ * service; CPU ms per message of the service process and of its PostgreSQL backends are
+ * printed beside each service round (Linux /proc). Writes bench-results/messaging-<timestamp>.json.
  */
 import { createServer, Server } from 'node:http';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { startTwilioPeer, TwilioPeer } from '../test/support/twilio-peer';
-import { bootstrapBenchWorkspace, Service, startService } from './http.bench';
+import { bootstrapBenchWorkspace, cpuBetween, cpuSnapshot, Service, startService } from './http.bench';
 import { LoadClient, LoadRequest, Response } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -165,6 +166,12 @@ export async function run(): Promise<void> {
     const api = new LoadClient(HOST, svc.port, CONCURRENCY);
     const w = `/api/v2/w/${workspaceId}`;
 
+    // The key was created by the CLI's process: the service's projection may not have it yet.
+    await waitFor(
+      "the service's projection of the bootstrap key",
+      async () => (await api.send({ method: 'GET', path: w, headers })).status === 200,
+      60_000,
+    );
     const phone = await api.send({
       method: 'POST',
       path: `${w}/phone-numbers`,
@@ -195,7 +202,14 @@ export async function run(): Promise<void> {
 
     const peerAgent = new LoadClient(HOST, Number(new URL(peer.url).port), CONCURRENCY);
     const basic = `Basic ${Buffer.from(`${peer.accountSid}:${peer.authToken}`).toString('base64')}`;
-    const results: { round: number; case: string; seconds: number; perSecond: number }[] = [];
+    const results: {
+      round: number;
+      case: string;
+      seconds: number;
+      perSecond: number;
+      cpuMs?: { service: number; postgres: number };
+    }[] = [];
+    const cpuNow = () => cpuSnapshot(pool, svc.proc.child.pid, db.name, 'bench-messaging');
 
     for (let round = 1; round <= ROUNDS; round++) {
       // Baseline: the same number of sends straight to the peer, until every callback came back.
@@ -241,6 +255,7 @@ export async function run(): Promise<void> {
       const chatIds = chats.map((c) => (JSON.parse(c.body) as { id: number }).id);
       const failuresBefore = peer.callbackFailures;
       const statsBefore = STATS ? await dbStats(pool) : undefined;
+      const cpuBefore = await cpuNow();
       const start = performance.now();
       const sent = await sendAll(
         api,
@@ -266,10 +281,17 @@ export async function run(): Promise<void> {
         return Number(c[0].delivered) >= CHATS;
       });
       const seconds = (performance.now() - start) / 1000;
+      const cpu = cpuBetween(cpuBefore, await cpuNow());
       if (statsBefore) printStatsDelta(statsBefore, await dbStats(pool), CHATS);
       if (peer.callbackFailures > failuresBefore)
         throw new Error(`${peer.callbackFailures - failuresBefore} status callbacks were refused`);
-      results.push({ round, case: 'service (send → delivered)', seconds, perSecond: CHATS / seconds });
+      results.push({
+        round,
+        case: 'service (send → delivered)',
+        seconds,
+        perSecond: CHATS / seconds,
+        cpuMs: { service: cpu.service / CHATS, postgres: cpu.postgres / CHATS },
+      });
       results.push({
         round,
         case: '  of which the API answers',
@@ -283,8 +305,14 @@ export async function run(): Promise<void> {
     const sum = (name: string) => results.filter((r) => r.case === name).reduce((a, r) => a + r.seconds, 0);
     const ratio = sum('service (send → delivered)') / sum('baseline (peer direct)');
     printTable(
-      ['round', 'case', 'seconds', 'per second'],
-      results.map((r) => [String(r.round), r.case, r.seconds.toFixed(2), r.perSecond.toFixed(0)]),
+      ['round', 'case', 'seconds', 'per second', 'CPU ms/message: service, pg'],
+      results.map((r) => [
+        String(r.round),
+        r.case,
+        r.seconds.toFixed(2),
+        r.perSecond.toFixed(0),
+        r.cpuMs ? `${r.cpuMs.service.toFixed(2)}, ${r.cpuMs.postgres.toFixed(2)}` : '',
+      ]),
     );
     console.log(
       `\n${CHATS} SMS at ${CONCURRENCY} connections: service ${ratio.toFixed(2)}× the baseline's time (target ≤ 3×) ${ratio <= 3 ? 'MET' : 'MISSED'}`,

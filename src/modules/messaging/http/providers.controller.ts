@@ -11,6 +11,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/ht
 import { InboundMessages } from '../commands/inbound.service';
 import { VoiceCalls } from '../commands/voice.service';
 import { SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
+import { DeliveryService } from '../workers/delivery.service';
 
 const FORM = 'application/x-www-form-urlencoded';
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
@@ -40,6 +41,7 @@ export class ProvidersController {
   constructor(
     private readonly inbound: InboundMessages,
     private readonly voice: VoiceCalls,
+    private readonly deliveries: DeliveryService,
     @Inject(SMS_PROVIDER) private readonly sms: SmsProvider,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -91,10 +93,13 @@ export class ProvidersController {
         throw new NotFoundError('Delivery not found');
       return Number(raw);
     };
+    const [chatId, messageId, memberId] = [id('chatId'), id('messageId'), id('memberId')];
+    // A callback sent as the provider answers waits for this process's record of that answer.
+    await this.deliveries.dispatchRecorded(messageId, memberId);
     await this.inbound.smsStatus({
-      chatId: id('chatId'),
-      messageId: id('messageId'),
-      memberId: id('memberId'),
+      chatId,
+      messageId,
+      memberId,
       providerMessageId: field(form, 'MessageSid'),
       status: field(form, 'MessageStatus'),
       errorCode: form.ErrorCode,

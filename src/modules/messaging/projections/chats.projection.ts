@@ -4,6 +4,7 @@ import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { MemberOptedInToSms, MemberOptedOutOfSms } from '../../identity';
 import { CHAT_EVENT_TYPES, ChatEvent } from '../domain/chat.events';
+import { MessageRun } from './message-runs';
 
 type ConsentEvent = MemberOptedOutOfSms | MemberOptedInToSms;
 
@@ -18,6 +19,11 @@ function latest(scheduledFor: Record<string, string> | undefined): string | null
  * opt-out events). A message's status sums up its deliveries: `sent` while any is
  * pending, then `delivered` when any reached its recipient, else `failed` with the first
  * reason.
+ *
+ * A batch writes each run of message events (sent, dispatched, delivered, failed) as one
+ * or two statements (MessageRun), not one or two per event: every write's read-your-writes
+ * waits for this projection, and the delivery bookkeeping of the messages sent before is
+ * most of what it applies.
  */
 @Injectable()
 @Projection({
@@ -26,6 +32,72 @@ function latest(scheduledFor: Record<string, string> | undefined): string | null
   tables: ['chats', 'chat_messages', 'message_deliveries', 'sms_opt_outs'],
 })
 export class ChatsProjection implements ProjectionHandler {
+  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    let run = new MessageRun();
+    const flush = async () => {
+      if (run.events.length === 1) await this.handle(run.events[0], em);
+      else if (run.events.length > 1) await this.applyRun(run, em);
+      run = new MessageRun();
+    };
+    for (const event of events) {
+      if (run.accepts(event)) {
+        run.add(event);
+        continue;
+      }
+      await flush();
+      if (run.accepts(event)) run.add(event);
+      else await this.handle(event, em);
+    }
+    await flush();
+  }
+
+  /** A run of message events (MessageRun): the new messages, every delivery, every chat in one statement. */
+  private async applyRun(run: MessageRun, em: EntityManager): Promise<void> {
+    const rows = run.rows();
+    await em.query(
+      `WITH messages AS (
+         INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, sender_member_id, encoding,
+           segments, status, failure_reason, provider_message_id, created_at, delivered_at, scheduled_for)
+         SELECT r.id, r.chat_id, r.workspace_id, 'outbound', r.role, r.content, r.sender_member_id, r.encoding,
+           r.segments, r.status, r.failure_reason, r.provider_message_id, r.created_at, r.delivered_at, r.scheduled_for
+         FROM jsonb_to_recordset($1::jsonb) AS r(id int, chat_id int, workspace_id uuid, role text, content text,
+           sender_member_id int, encoding text, segments int, status text, failure_reason text,
+           provider_message_id text, created_at timestamptz, delivered_at timestamptz, scheduled_for timestamptz)
+         ON CONFLICT (id) DO NOTHING
+       ), deliveries AS (
+         INSERT INTO message_deliveries (message_id, member_id, chat_id, workspace_id, status, failure_reason,
+           provider_message_id, updated_at, delivered_at, scheduled_for)
+         SELECT r.message_id, r.member_id, r.chat_id, r.workspace_id, r.status, r.failure_reason,
+           r.provider_message_id, r.updated_at, r.delivered_at, r.scheduled_for
+         FROM jsonb_to_recordset($2::jsonb) AS r(message_id int, member_id int, chat_id int, workspace_id uuid,
+           status text, failure_reason text, provider_message_id text, updated_at timestamptz,
+           delivered_at timestamptz, scheduled_for timestamptz)
+         ON CONFLICT DO NOTHING
+       ), earlier AS (
+         -- The SET expressions read the row as stored: which of the two folds applies.
+         UPDATE message_deliveries d SET
+           status = CASE WHEN d.status = 'sent' THEN u.s_status ELSE d.status END,
+           failure_reason = CASE WHEN d.status = 'sent' AND u.s_decided THEN u.s_reason ELSE d.failure_reason END,
+           provider_message_id = COALESCE(CASE WHEN d.status = 'sent' THEN u.s_provider_message_id
+             ELSE u.n_provider_message_id END, d.provider_message_id),
+           updated_at = COALESCE(CASE WHEN d.status = 'sent' THEN u.s_updated_at ELSE u.n_updated_at END, d.updated_at),
+           delivered_at = CASE WHEN d.status = 'sent' AND u.s_decided THEN u.s_delivered_at ELSE d.delivered_at END
+         FROM jsonb_to_recordset($3::jsonb) AS u(message_id int, member_id int, s_status text, s_decided boolean,
+           s_reason text, s_provider_message_id text, s_updated_at timestamptz, s_delivered_at timestamptz,
+           n_provider_message_id text, n_updated_at timestamptz)
+         -- The ids again as an array: a recordset's row count is unknown to the planner (100),
+         -- which then scans the whole table; the array's is known, and the index serves.
+         WHERE d.message_id = ANY($5::int[]) AND d.message_id = u.message_id AND d.member_id = u.member_id
+       )
+       UPDATE chats c SET needs_response = c.needs_response AND u.keep, updated_at = COALESCE(u.updated_at, c.updated_at),
+         version = c.version + u.sent, stream_revision = u.revision
+       FROM jsonb_to_recordset($4::jsonb) AS u(id int, sent int, keep boolean, updated_at timestamptz, revision bigint)
+       WHERE c.id = ANY($6::int[]) AND c.id = u.id`,
+      [rows.messages, rows.deliveries, rows.earlier, rows.chats, rows.earlierMessageIds, rows.chatIds],
+    );
+    if (rows.summarise.length) await this.summariseMany(em, rows.summarise);
+  }
+
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
     const event = { type: stored.type, data: stored.data } as ChatEvent | ConsentEvent;
     const revision = stored.revision.toString();
@@ -222,6 +294,31 @@ export class ChatsProjection implements ProjectionHandler {
        ) s
        WHERE m.id = $1`,
       [messageId, chatId, revision],
+    );
+  }
+
+  /**
+   * The messages' status from their deliveries (a statement after the deliveries' own
+   * update, which it must see). A message without deliveries sums up as failed.
+   */
+  private async summariseMany(em: EntityManager, messageIds: number[]): Promise<void> {
+    await em.query(
+      `UPDATE chat_messages m SET
+         status = s.status,
+         failure_reason = CASE WHEN s.status = 'failed' THEN s.reason END,
+         provider_message_id = s.provider_message_id,
+         delivered_at = CASE WHEN s.status = 'delivered' THEN s.delivered_at END
+       FROM unnest($1::int[]) AS x(id) CROSS JOIN LATERAL (
+         SELECT CASE WHEN bool_or(status = 'sent') THEN 'sent'
+                     WHEN bool_or(status = 'delivered') THEN 'delivered' ELSE 'failed' END AS status,
+                (array_agg(failure_reason ORDER BY member_id) FILTER (WHERE status = 'failed'))[1] AS reason,
+                (array_agg(provider_message_id ORDER BY member_id) FILTER (WHERE provider_message_id IS NOT NULL))[1]
+                  AS provider_message_id,
+                max(delivered_at) AS delivered_at
+         FROM message_deliveries WHERE message_id = x.id
+       ) s
+       WHERE m.id = x.id`,
+      [messageIds],
     );
   }
 }

@@ -6,7 +6,7 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
 import type { MemberContact } from '../../identity';
 import { ChatLookup } from '../commands/chat-lookup.service';
-import { ChatCommand, chatDecider, ChatState, deliveryOf } from '../domain/chat';
+import { ChatCommand, chatDecider, ChatState, deliveryKey, deliveryOf } from '../domain/chat';
 import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/chat.events';
 import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
@@ -31,6 +31,8 @@ const EXIT_AFTER_DISPATCH = 'MESSAGING_TEST_EXIT_AFTER_DISPATCH';
 @Injectable()
 export class DeliveryService {
   private readonly logger = new Logger('MessageDelivery');
+  /** This process's SMS sends between the provider call and the record of its id, by delivery. */
+  private readonly dispatching = new Map<string, Promise<void>>();
   /** The chat as deliver() read it, for the job's first decide(); dropped once used. */
   private readonly loaded = new WeakMap<DeliveryJob, { state: ChatState; revision: bigint | undefined }>();
 
@@ -101,19 +103,48 @@ export class DeliveryService {
       messageId: String(job.messageId),
       memberId: String(job.recipientMemberId),
     });
-    let result;
+    const key = deliveryKey(job.messageId, job.recipientMemberId);
+    let recorded!: () => void;
+    this.dispatching.set(key, new Promise<void>((resolve) => (recorded = resolve)));
     try {
-      result = await this.sms.send({
-        to: contact.phone,
-        from,
-        body: sent.content,
-        statusCallback: `${this.config.publicBaseUrl}/providers/twilio/sms/status?${query.toString()}`,
-      });
-    } catch (err) {
-      if (err instanceof PermanentSendError) return this.fail(job, `provider_error:${err.code}`);
-      throw err;
+      let result;
+      try {
+        result = await this.sms.send({
+          to: contact.phone,
+          from,
+          body: sent.content,
+          statusCallback: `${this.config.publicBaseUrl}/providers/twilio/sms/status?${query.toString()}`,
+        });
+      } catch (err) {
+        if (err instanceof PermanentSendError) return await this.fail(job, `provider_error:${err.code}`);
+        throw err;
+      }
+      return await this.recordDispatch(
+        job,
+        result.providerMessageId,
+        result.status,
+        result.errorCode,
+        recorded,
+      );
+    } finally {
+      this.dispatching.delete(key);
+      recorded();
     }
-    return this.recordDispatch(job, result.providerMessageId, result.status, result.errorCode);
+  }
+
+  /**
+   * Resolves once this process has recorded the provider's id of the delivery it is sending
+   * (at once when it sends none), or after `maxWaitMs`. A status callback waits for it: the
+   * provider may call back as soon as it answers, and the callback's append would otherwise
+   * race the dispatch's on the chat's stream, the loser reading the stream and appending
+   * again. Only an ordering of two appends: either order leaves the same delivery state.
+   */
+  async dispatchRecorded(messageId: number, recipientMemberId: number, maxWaitMs = 5000): Promise<void> {
+    const pending = this.dispatching.get(deliveryKey(messageId, recipientMemberId));
+    if (!pending) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([pending, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
+    clearTimeout(timer);
   }
 
   private async deliverEmail(
@@ -141,6 +172,7 @@ export class DeliveryService {
     providerMessageId: string,
     status: 'sent' | 'delivered' | 'failed',
     errorCode?: string,
+    onRecorded?: () => void,
   ): Promise<DeliveryOutcome> {
     const now = new Date().toISOString();
     await this.decide(job, {
@@ -150,6 +182,7 @@ export class DeliveryService {
       providerMessageId,
       now,
     });
+    onRecorded?.();
     this.logger.log({
       msg: 'delivery dispatched',
       chatId: job.chatId,

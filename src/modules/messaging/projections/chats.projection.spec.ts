@@ -1,0 +1,230 @@
+import { DataSource } from 'typeorm';
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { ENTITIES } from '../../../app.entities';
+import { createDataSource } from '../../../core/database/data-source';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { meta } from '../../../core/event-store/testing/event-store.test-helpers';
+import { ChatsProjection } from './chats.projection';
+
+const ws = '6f0c1f9e-3c1a-4b8e-9d57-2f1f2b0b7a11';
+let seq = 0;
+
+/**
+ * The events of two chats, with ids shifted by `o` (chats o+1 and o+2, messages o+10..):
+ * `before` sets them up, `batch` is the run under test. The batch mixes what a batch of a
+ * busy service holds: dispatches, outcomes and status callbacks of messages sent before it
+ * and in it, an outcome after another (which changes nothing), a dispatch after an outcome,
+ * an outcome for a recipient the message has not, a message without recipients, a
+ * keyword reply (role system) and a message received in between.
+ */
+function scenario(o: number): { before: StoredEvent[]; batch: StoredEvent[] } {
+  const revisions = new Map<number, number>();
+  const at = (minute: number) => `2026-11-23T10:${String(minute).padStart(2, '0')}:00.000Z`;
+  const ev = (type: string, chat: number, data: Record<string, unknown>): StoredEvent => {
+    const revision = revisions.get(chat) ?? 0;
+    revisions.set(chat, revision + 1);
+    return {
+      id: `0190a6c4-0000-7000-8000-${String(++seq).padStart(12, '0')}`,
+      type,
+      data: { chatId: o + chat, workspaceId: ws, ...data },
+      metadata: meta(),
+      streamName: `chat-${o + chat}`,
+      revision: BigInt(revision),
+      position: { commit: 1n, prepare: BigInt(seq) },
+    };
+  };
+  const created = (chat: number) =>
+    ev('ChatCreated', chat, {
+      uuid: `0190a6c4-0000-7000-9000-${String(o + chat).padStart(12, '0')}`,
+      channel: 'phone-sms',
+      memberId: 1,
+      phoneNumberId: 7,
+      assistantKind: 'ai',
+      assistantMemberId: null,
+      participants: [{ memberId: 1, role: 'user' }],
+      title: null,
+      createdAt: at(0),
+    });
+  const sent = (
+    chat: number,
+    message: number,
+    recipients: number[],
+    minute: number,
+    extra: Record<string, unknown> = {},
+  ) =>
+    ev('MessageSent', chat, {
+      messageId: o + message,
+      channel: 'phone-sms',
+      role: 'assistant',
+      content: `Message ${message}`,
+      senderMemberId: null,
+      recipientMemberIds: recipients,
+      encoding: 'GSM-7',
+      segments: 1,
+      keywordReply: false,
+      sentAt: at(minute),
+      ...extra,
+    });
+  const dispatched = (chat: number, message: number, member: number, sid: string, minute: number) =>
+    ev('MessageDispatched', chat, {
+      messageId: o + message,
+      recipientMemberId: member,
+      providerMessageId: sid,
+      dispatchedAt: at(minute),
+    });
+  const delivered = (chat: number, message: number, member: number, sid: string | null, minute: number) =>
+    ev('MessageDelivered', chat, {
+      messageId: o + message,
+      recipientMemberId: member,
+      providerMessageId: sid,
+      deliveredAt: at(minute),
+    });
+  const failed = (
+    chat: number,
+    message: number,
+    member: number,
+    sid: string | null,
+    reason: string,
+    minute: number,
+  ) =>
+    ev('MessageFailed', chat, {
+      messageId: o + message,
+      recipientMemberId: member,
+      providerMessageId: sid,
+      reason,
+      failedAt: at(minute),
+    });
+  const received = (chat: number, message: number, minute: number) =>
+    ev('MessageReceived', chat, {
+      messageId: o + message,
+      memberId: 1,
+      content: 'Hello',
+      source: 'sms',
+      providerMessageId: `SMin${message}`,
+      receivedAt: at(minute),
+    });
+
+  const before = [
+    created(1),
+    created(2),
+    sent(1, 10, [1], 1),
+    delivered(1, 10, 1, 'SM10', 2),
+    sent(1, 11, [1, 2], 3),
+    received(2, 12, 3),
+  ];
+  const batch = [
+    dispatched(1, 11, 1, 'SM11a', 4),
+    sent(1, 13, [2, 1], 5, { scheduledFor: { '2': at(30) } }),
+    dispatched(1, 13, 2, 'SM13b', 6),
+    delivered(1, 11, 1, null, 7),
+    failed(1, 13, 1, null, 'no_consent', 8),
+    delivered(1, 13, 1, 'SM13x', 9),
+    dispatched(1, 13, 1, 'SM13a', 10),
+    delivered(1, 10, 1, 'SM10late', 11),
+    dispatched(1, 11, 2, 'SM11b', 12),
+    failed(1, 11, 2, 'SM11b2', 'provider_error:30003', 13),
+    sent(2, 14, [1], 14, { role: 'system', keywordReply: true }),
+    received(2, 15, 15),
+    sent(2, 16, [1], 16),
+    delivered(2, 16, 1, 'SM16', 17),
+    delivered(2, 16, 9, 'SM16x', 18),
+    sent(2, 17, [], 19),
+    failed(2, 17, 1, null, 'no_address', 20),
+    delivered(1, 13, 2, 'SM13b', 21),
+  ];
+  return { before, batch };
+}
+
+/**
+ * The batch path folds runs of message events (MessageRun) into two statements at most:
+ * the tables must end exactly as when each event is applied on its own, in order.
+ */
+describe('ChatsProjection: message events in one batch', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  const projection = new ChatsProjection();
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    ds = createDataSource({ url: db.url, entities: ENTITIES, migrations: [], poolSize: 1 });
+    await ds.initialize();
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  /** The rows of chats o+1, o+2 and their messages, with the offset taken out of the ids. */
+  const tables = async (o: number) => ({
+    chats: (await ds.query(
+      `SELECT id - $1 AS id, needs_response, updated_at, version, stream_revision::text AS rev
+         FROM chats WHERE id IN ($1 + 1, $1 + 2) ORDER BY id`,
+      [o],
+    )) as unknown[],
+    messages: (await ds.query(
+      `SELECT id - $1 AS id, chat_id - $1 AS chat_id, direction, role, content, sender_member_id, encoding, segments,
+              status, failure_reason, provider_message_id, created_at, delivered_at, scheduled_for
+         FROM chat_messages WHERE chat_id IN ($1 + 1, $1 + 2) ORDER BY id`,
+      [o],
+    )) as unknown[],
+    deliveries: (await ds.query(
+      `SELECT message_id - $1 AS message_id, member_id, chat_id - $1 AS chat_id, status, failure_reason,
+              provider_message_id, updated_at, delivered_at, scheduled_for
+         FROM message_deliveries WHERE chat_id IN ($1 + 1, $1 + 2) ORDER BY message_id, member_id`,
+      [o],
+    )) as unknown[],
+  });
+
+  it('ends every chat, message and delivery as the events one by one do, in a few statements', async () => {
+    const one = scenario(0);
+    const batched = scenario(100);
+    await ds.transaction(async (em) => {
+      for (const e of [...one.before, ...one.batch, ...batched.before]) await projection.handle(e, em);
+    });
+    const statements: string[] = [];
+    await ds.transaction(async (em) => {
+      const query = em.query.bind(em);
+      em.query = ((sql: string, params?: unknown[]) => {
+        statements.push(sql);
+        return query(sql, params);
+      }) as typeof em.query;
+      await projection.handleBatch(batched.batch, em);
+    });
+
+    const expected = await tables(0);
+    expect(await tables(100)).toEqual(expected);
+    // What the events one by one leave, so the comparison is not between two empty tables.
+    expect(expected.chats).toMatchObject([
+      { id: 1, version: 4, rev: '14' },
+      { id: 2, needs_response: false, version: 6, rev: '8' },
+    ]);
+    expect(expected.messages).toMatchObject([
+      { id: 10, status: 'delivered', provider_message_id: 'SM10' },
+      { id: 11, status: 'delivered', provider_message_id: 'SM11a' },
+      { id: 12, direction: 'inbound' },
+      { id: 13, status: 'delivered', failure_reason: null, provider_message_id: 'SM13a' },
+      { id: 14, role: 'system', status: 'sent' },
+      { id: 15, direction: 'inbound' },
+      { id: 16, status: 'delivered', provider_message_id: 'SM16' },
+      { id: 17, status: 'failed', failure_reason: null },
+    ]);
+    expect(expected.deliveries).toMatchObject([
+      { message_id: 10, status: 'delivered', provider_message_id: 'SM10' },
+      { message_id: 11, member_id: 1, status: 'delivered', provider_message_id: 'SM11a' },
+      { message_id: 11, member_id: 2, status: 'failed', provider_message_id: 'SM11b2' },
+      {
+        message_id: 13,
+        member_id: 1,
+        status: 'failed',
+        failure_reason: 'no_consent',
+        provider_message_id: 'SM13a',
+      },
+      { message_id: 13, member_id: 2, status: 'delivered', provider_message_id: 'SM13b' },
+      { message_id: 14, member_id: 1, status: 'sent' },
+      { message_id: 16, member_id: 1, status: 'delivered' },
+    ]);
+    // 18 events, one by one 28 statements: three runs of two (the first ends before the
+    // dispatch after its message's outcome, the second at the message received, which
+    // takes its own two).
+    expect(statements).toHaveLength(8);
+  });
+});

@@ -1,0 +1,85 @@
+import { WrongExpectedRevisionError } from '../../src/core/event-store/event-store.port';
+import { startTestApp, TestApp } from '../support/app';
+import { signup } from '../support/identity-fixtures';
+import { eventually } from '../support/processes';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
+
+const PUBLIC_BASE_URL = 'https://callbacks.example.test/api/v2';
+const WORKSPACE_NUMBER = '+14155550400';
+const CHATS = 12;
+
+/**
+ * A provider that calls back as soon as it answers (Twilio can; the tests' peer always
+ * does with `autoStatus`): the status callback reaches the service while its worker is
+ * still recording the provider's answer. The callback waits for that record, so the
+ * chat's stream tells the delivery in order (dispatched, then delivered), and no append
+ * loses a race to the other (the loser read the stream and decided again).
+ */
+describe('Messaging: a status callback sent as the provider answers (e2e)', () => {
+  let peer: TwilioPeer;
+  let t: TestApp;
+  let wid: string;
+  let key: string;
+
+  beforeAll(async () => {
+    peer = await startTwilioPeer();
+    t = await startTestApp({ env: { ...twilioServiceEnv(peer), PUBLIC_BASE_URL } });
+    ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Callback Clinic'));
+    peer.autoStatus = { status: 'delivered', appBaseUrl: t.baseUrl, publicBaseUrl: PUBLIC_BASE_URL };
+    // Counts the appends to a chat's stream refused for a newer revision (observed, not changed).
+    const append = t.store.append.bind(t.store);
+    t.store.append = async (...args) => {
+      try {
+        return await append(...args);
+      } catch (err) {
+        if (err instanceof WrongExpectedRevisionError && args[0].startsWith('chat-')) lostRaces++;
+        throw err;
+      }
+    };
+  });
+  let lostRaces = 0;
+  afterAll(async () => {
+    await t.close();
+    await peer.close();
+  });
+
+  it('records each dispatch before its delivered callback, and sends each SMS once', async () => {
+    const post = (path: string, body: unknown) => t.request('POST', `/w/${wid}${path}`, { token: key, body });
+    const phoneId = (await post('/phone-numbers', { number: WORKSPACE_NUMBER })).body.id as number;
+    const chats: number[] = [];
+    for (let i = 0; i < CHATS; i++) {
+      const member = await signup(t, wid, key, { phone: `+141555530${String(i).padStart(2, '0')}` });
+      await t.request('PUT', `/w/${wid}/members/${member.member.id}`, {
+        token: key,
+        body: { notifySms: true },
+      });
+      const chat = await post('/chats', {
+        channel: 'phone-sms',
+        memberId: member.member.id,
+        phoneNumberId: phoneId,
+      });
+      chats.push(chat.body.id as number);
+    }
+    const sent = await Promise.all(
+      chats.map((id) => post(`/chats/${id}/send-assistant-message`, { message: 'Your results are ready' })),
+    );
+    expect(sent.map((s) => s.status)).toEqual(chats.map(() => 201));
+    await eventually(
+      async () => (peer.callbacks >= CHATS ? true : undefined),
+      'every status callback to be answered',
+    );
+
+    for (const id of chats) {
+      const events = await t.store.readStream(`chat-${id}`);
+      expect(events.map((e) => e.type)).toEqual([
+        'ChatCreated',
+        'MessageSent',
+        'MessageDispatched',
+        'MessageDelivered',
+      ]);
+    }
+    expect(lostRaces).toBe(0);
+    expect(peer.callbackFailures).toBe(0);
+    expect(peer.messages).toHaveLength(CHATS);
+  });
+});
