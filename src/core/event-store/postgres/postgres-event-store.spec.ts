@@ -212,6 +212,34 @@ describe('PostgresEventStore', () => {
     }
   });
 
+  it('keeps its connection after a lost append race or a stream that already exists', async () => {
+    // One connection: the throttled NOTIFY after an append queues behind the next statement
+    // instead of opening a second one.
+    const pool = new Pool({ connectionString: db.url, max: 1 });
+    let connections = 0;
+    pool.on('connect', () => connections++);
+    const racer = new PostgresEventStore({ connectionString: db.url, pool });
+    try {
+      const name = `${uniq()}-race`;
+      await racer.append(name, [event('A')], { expectedRevision: 'no_stream' });
+      const opened = connections;
+      for (let i = 0; i < 5; i++) {
+        await expect(
+          racer.append(name, [event('B')], { expectedRevision: 'no_stream' }),
+        ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+        await expect(
+          racer.createStreams([{ streamName: name, events: [event('C')] }]),
+        ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      }
+      // pg-pool's own query() would have ended the connection after each refusal.
+      expect(connections).toBe(opened);
+      await expect(racer.readStream(name)).resolves.toHaveLength(1);
+    } finally {
+      await racer.close();
+      await pool.end().catch(() => undefined);
+    }
+  });
+
   it('sleeps once caught up: no polling loop while nothing happens', async () => {
     const pool = new Pool({ connectionString: db.url, max: 2 });
     let queries = 0;

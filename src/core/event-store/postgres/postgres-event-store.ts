@@ -1,4 +1,4 @@
-import { ClientBase, DatabaseError, Pool, QueryConfig } from 'pg';
+import { ClientBase, DatabaseError, Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import {
   AppendResult,
@@ -198,7 +198,7 @@ export class PostgresEventStore implements EventStore {
     try {
       rows = inTransaction
         ? await this.queryInSavepoint<AppendRow & { stream_name: string }>(client, query)
-        : (await client.query<AppendRow & { stream_name: string }>(query)).rows;
+        : (await autocommitted<AppendRow & { stream_name: string }>(client, query)).rows;
     } catch (error) {
       if (!(error instanceof DatabaseError) || error.code !== '23505' || error.table !== 'events')
         throw error;
@@ -431,7 +431,7 @@ export class PostgresEventStore implements EventStore {
       try {
         rows = inTransaction
           ? await this.queryInSavepoint(client, query)
-          : (await client.query<AppendRow>(query)).rows;
+          : (await autocommitted<AppendRow>(client, query)).rows;
       } catch (error) {
         if (!(error instanceof DatabaseError) || error.code !== '23505') throw error;
         if (error.constraint === 'events_event_id_key') {
@@ -502,4 +502,31 @@ export class PostgresEventStore implements EventStore {
   private assertOpen(): void {
     if (this.closed) throw new Error('PostgresEventStore is closed');
   }
+}
+
+/**
+ * A statement outside any caller's transaction. pg-pool's own `query` ends the connection
+ * after any error, so each lost append race or taken claim (refused by the server, the
+ * connection still sound) cost a new connection, its fork and its authentication; here
+ * the connection goes back to the pool unless the error says it is broken.
+ */
+async function autocommitted<R extends QueryResultRow>(
+  client: Pool | ClientBase,
+  query: QueryConfig,
+): Promise<QueryResult<R>> {
+  if (!(client instanceof Pool)) return client.query<R>(query);
+  const connection = await client.connect();
+  try {
+    const result = await connection.query<R>(query);
+    connection.release();
+    return result;
+  } catch (error) {
+    connection.release(refusedOnSoundConnection(error) ? undefined : (error as Error));
+    throw error;
+  }
+}
+
+/** A server's refusal of one statement (not a connection failure, shutdown or internal error). */
+function refusedOnSoundConnection(error: unknown): boolean {
+  return error instanceof DatabaseError && !!error.code && !/^(08|57|58|XX)/.test(error.code);
 }
