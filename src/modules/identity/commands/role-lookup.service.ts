@@ -62,14 +62,17 @@ export class RoleLookup {
 
   /**
    * Moving a member off `currentRoleId` takes that role's scopes away: the caller must hold
-   * them all (roles' no-escalation rule, the other direction), else 403.
+   * them all (roles' no-escalation rule, the other direction), else 403. The role is
+   * followed through merges read from the store, never the cached `effective` answer: a
+   * member loaded before a merge was projected still names the merged role, whose scopes
+   * are not the ones it holds now (a members:write key demoted a member merged onto Manager).
    */
   async assertMayMoveOff(
     callerScopes: readonly string[],
     currentRoleId: number,
     field: string,
   ): Promise<void> {
-    const now = await this.facts(currentRoleId);
+    const now = await this.follow(currentRoleId);
     assertMayTakeAway(callerScopes, now.permissions, field, `the member's current role, ${now.name},`);
   }
 
