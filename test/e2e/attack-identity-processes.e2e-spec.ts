@@ -10,7 +10,7 @@ import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/re
  * such lag. Moving a member off its role must still be checked against the role it holds
  * now, read from the store, never the cached one.
  */
-describe('Attack: stale effective roles across processes (e2e)', () => {
+describe('Attack: member writes across two processes (aggregate cache, cached effective roles) (e2e)', () => {
   let db: TestDatabase;
   const prefix = testRedisPrefix();
   let urlA: string;
@@ -83,16 +83,79 @@ describe('Attack: stale effective roles across processes (e2e)', () => {
     path: string,
     token: string,
     body?: unknown,
-  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Record<string, unknown>; etag: string | null }> {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+    return {
+      status: res.status,
+      body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      etag: res.headers.get('etag'),
+    };
   }
   const w = (path: string) => `/w/${workspaceId}${path}`;
+
+  it('decides a PUT in A on the member as B left it: no lost update, If-Match against the stored revision, no write after B archived it', async () => {
+    await eventually(async () => (await call(urlW, 'GET', w(''), apiKey)).status === 200, 'the key to work');
+    const created = await call(urlW, 'POST', w('/create-signup'), apiKey, {
+      member: { name: 'Twice', email: 'twice@example.com' },
+    });
+    expect(created.status).toBe(201);
+    const id = (created.body.member as { id: number }).id;
+    // A keeps the member (its cache), then B changes it.
+    const a1 = await call(urlA, 'PUT', w(`/members/${id}`), apiKey, { name: 'From A' });
+    expect(a1.status).toBe(200);
+    const b1 = await call(urlW, 'PUT', w(`/members/${id}`), apiKey, { name: 'From B', notifyEmail: true });
+    expect(b1.status).toBe(200);
+    // A stale If-Match (A's own last answer) is a 412 in A, though A's cache holds that revision.
+    const stale = await call(
+      urlA,
+      'PUT',
+      w(`/members/${id}`),
+      apiKey,
+      { phone: '+14155550999' },
+      {
+        'if-match': a1.etag!,
+      },
+    );
+    expect(stale.status).toBe(412);
+    // B's ETag is current: A accepts it, and keeps B's changes (no lost update).
+    const fresh = await call(
+      urlA,
+      'PUT',
+      w(`/members/${id}`),
+      apiKey,
+      { phone: '+14155550999' },
+      {
+        'if-match': b1.etag!,
+      },
+    );
+    expect(fresh.status).toBe(200);
+    const after = await eventually(async () => {
+      const r = await call(urlW, 'GET', w(`/members/${id}`), apiKey);
+      return r.body.phone === '+14155550999' ? r : undefined;
+    }, 'the phone to be projected');
+    expect(after.body).toMatchObject({ name: 'From B', notifyEmail: true, phone: '+14155550999' });
+    // B archives it; A, whose cache holds it active, must not write to it.
+    const archived = await call(urlW, 'DELETE', w(`/members/${id}`), apiKey);
+    expect(archived.status).toBe(200);
+    const late = await call(urlA, 'PUT', w(`/members/${id}`), apiKey, { name: 'After archive' });
+    expect(late.status).not.toBe(200);
+    expect(late.status).toBeLessThan(500);
+    const final = await eventually(async () => {
+      const r = await call(urlW, 'GET', w(`/members/${id}`), apiKey);
+      return r.body.status === 'archived' ? r : undefined;
+    }, 'the archive to be projected');
+    expect(final.body).toMatchObject({ name: 'From B', status: 'archived' });
+  });
 
   it('refuses moving a member off a role merged into one the caller could not take away, while the merge is unprojected', async () => {
     const role = async (name: string, permissions: string[]) => {
