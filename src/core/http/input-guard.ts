@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { markRouteConfig, routeConfigValue } from './route-auth';
 
 /** How deeply a JSON body may nest objects and arrays (the top-level value is level 1). */
 export const MAX_BODY_DEPTH = 64;
@@ -64,12 +65,33 @@ export function findInputProblem(root: unknown, label: (path: string) => string)
   return null;
 }
 
+const BODY_CLEANED_BY_ROUTE = 'bodyCleanedByRoute';
+
+/**
+ * The route reads its (form) body itself and makes the fields it keeps storable, so the
+ * guard does not refuse it: a provider's webhook whose sender does not retry a 4xx (an
+ * inbound text answered 400 is lost) and whose signature covers the fields as sent (so they
+ * cannot be cleaned before the route checks it). Path parameters and query are still checked.
+ */
+export const BodyCleanedByRoute = (): MethodDecorator => markRouteConfig(BODY_CLEANED_BY_ROUTE, true);
+
+/**
+ * `s` as PostgreSQL can store it: each NUL character and each half of a surrogate pair
+ * replaced by U+FFFD, so the reader still sees that something was there.
+ */
+export function storableText(s: string): string {
+  return s.replaceAll('\u0000', '\ufffd').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\ufffd');
+}
+
 /** The first problem in a request's path parameters, query and body, or null. */
-export function requestInputProblem(req: Pick<FastifyRequest, 'params' | 'query' | 'body'>): string | null {
+export function requestInputProblem(
+  req: Pick<FastifyRequest, 'params' | 'query' | 'body'>,
+  checkBody = true,
+): string | null {
   return (
     findInputProblem(req.params, (p) => (p ? `path parameter ${p}` : 'path parameters')) ??
     findInputProblem(req.query, (p) => (p ? `query ${p}` : 'query')) ??
-    findInputProblem(req.body, (p) => p || 'body')
+    (checkBody ? findInputProblem(req.body, (p) => p || 'body') : null)
   );
 }
 
@@ -77,11 +99,12 @@ export function requestInputProblem(req: Pick<FastifyRequest, 'params' | 'query'
  * Every route, present and future, passes here after its body is parsed and before the
  * validation pipe and the handler see it: NUL characters and unpaired surrogates (which
  * PostgreSQL cannot store, so they used to surface as 500s) and bodies nested deeper than
- * MAX_BODY_DEPTH (which overflowed class-transformer's recursion) are 400 naming the field.
+ * MAX_BODY_DEPTH (which overflowed class-transformer's recursion) are 400 naming the field;
+ * a route marked @BodyCleanedByRoute cleans its own body instead.
  */
 export function registerInputGuard(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
-    const problem = requestInputProblem(req);
+    const problem = requestInputProblem(req, routeConfigValue(req, BODY_CLEANED_BY_ROUTE) !== true);
     if (problem) return reply.code(400).send({ detail: problem });
   });
 }

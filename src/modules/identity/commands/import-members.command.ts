@@ -299,6 +299,7 @@ export class ImportMembersHandler implements ICommandHandler<ImportMembersComman
       // As for PUT member: nobody takes away scopes they do not hold.
       await this.roles.assertMayMoveOff(cmd.caller.scopes, before.memberRoleId, 'memberRoleId');
     }
+    await this.roles.assertMaySteerAgent(cmd.caller.scopes, before, row.changes);
     const { member, appended } = await this.members.updateOutcome(cmd.workspaceId, memberId, row.changes, {
       assigner: 'operator',
       checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),

@@ -75,6 +75,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
       if (next.exists) assertNoEscalation(cmd.caller.scopes, next.permissions, 'memberRoleId');
       await this.roles.assertMayMoveOff(cmd.caller.scopes, current.memberRoleId, 'memberRoleId');
     }
+    await this.roles.assertMaySteerAgent(cmd.caller.scopes, current, changes);
     return this.members.update(cmd.workspaceId, cmd.memberId, changes, {
       assigner: 'operator',
       checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),

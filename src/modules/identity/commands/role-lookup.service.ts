@@ -62,15 +62,45 @@ export class RoleLookup {
 
   /**
    * Moving a member off `currentRoleId` takes that role's scopes away: the caller must hold
-   * them all (roles' no-escalation rule, the other direction), else 403.
+   * them all (roles' no-escalation rule, the other direction), else 403. The role is
+   * followed through merges read from the store, never the cached `effective` answer: a
+   * member loaded before a merge was projected still names the merged role, whose scopes
+   * are not the ones it holds now (a members:write key demoted a member merged onto Manager).
    */
   async assertMayMoveOff(
     callerScopes: readonly string[],
     currentRoleId: number,
     field: string,
   ): Promise<void> {
-    const now = await this.facts(currentRoleId);
+    const now = await this.follow(currentRoleId);
     assertMayTakeAway(callerScopes, now.permissions, field, `the member's current role, ${now.name},`);
+  }
+
+  /**
+   * An agent's instructions and model steer what the assistant does as that agent, with
+   * its role's scopes (its tools): changing them needs every scope that role grants, as
+   * moving the agent off it does, else 403 naming `field`.
+   */
+  async assertMaySteer(callerScopes: readonly string[], agentRoleId: number, field: string): Promise<void> {
+    const now = await this.follow(agentRoleId);
+    assertMayTakeAway(callerScopes, now.permissions, field, `the agent's role, ${now.name},`);
+  }
+
+  /** assertMaySteer when `changes` change an agent's instructions or model (a value equal to the current one does not). */
+  async assertMaySteerAgent(
+    callerScopes: readonly string[],
+    member: {
+      kind: string;
+      memberRoleId: number;
+      agentModel?: string | null;
+      agentInstructions?: string | null;
+    },
+    changes: { agentModel?: string | null; agentInstructions?: string | null },
+  ): Promise<void> {
+    if (member.kind !== 'agent') return;
+    for (const field of ['agentInstructions', 'agentModel'] as const)
+      if (changes[field] !== undefined && changes[field] !== (member[field] ?? null))
+        return this.assertMaySteer(callerScopes, member.memberRoleId, field);
   }
 
   async facts(roleId: number): Promise<RoleFacts> {

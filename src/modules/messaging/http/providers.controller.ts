@@ -6,6 +6,7 @@ import { Public } from '../../../core/auth/auth.decorators';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { AcceptBody } from '../../../core/http/body-parsing';
 import { SkipReadYourWrites } from '../../../core/cqrs/read-your-writes';
+import { BodyCleanedByRoute, storableText } from '../../../core/http/input-guard';
 import { SkipRateLimit } from '../../../core/rate-limit/rate-limiter';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { InboundMessages } from '../commands/inbound.service';
@@ -60,6 +61,8 @@ export class ProvidersController {
   @Post('twilio/sms/inbound')
   @Public()
   @AcceptBody(FORM)
+  // Twilio does not retry a 4xx: a text holding a NUL is kept (NUL as U+FFFD), not refused.
+  @BodyCleanedByRoute()
   @HttpCode(200)
   @SkipReadYourWrites()
   async twilioInbound(
@@ -68,11 +71,12 @@ export class ProvidersController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
     this.verifyTwilio(req, form ?? {});
+    // The signature covers the fields as sent; only then are they made storable.
     await this.inbound.sms({
-      from: field(form, 'From'),
-      to: field(form, 'To'),
-      body: form.Body ?? '',
-      providerMessageId: field(form, 'MessageSid'),
+      from: storableText(field(form, 'From')),
+      to: storableText(field(form, 'To')),
+      body: typeof form.Body === 'string' ? storableText(form.Body) : '',
+      providerMessageId: storableText(field(form, 'MessageSid')),
     });
     // Replies (STOP's confirmation, HELP) go out as tracked messages, not in this answer.
     // The type is set only here: an error before this point is answered as JSON {detail}.
@@ -126,29 +130,31 @@ export class ProvidersController {
   @Post('twilio/voice/recording')
   @Public()
   @AcceptBody(FORM)
+  // A transcript holding a NUL is kept (as U+FFFD): Twilio does not retry a 4xx.
+  @BodyCleanedByRoute()
   @HttpCode(204)
   async twilioVoiceRecording(@Req() req: FastifyRequest, @Body() form: Form): Promise<void> {
     this.verifyTwilio(req, form ?? {});
     // The transcription callback (TranscriptionText) comes to the same address.
     if (form.TranscriptionText !== undefined) {
       if (form.TranscriptionStatus !== undefined && form.TranscriptionStatus !== 'completed') return;
-      const text = form.TranscriptionText.trim();
+      const text = storableText(String(form.TranscriptionText)).trim();
       if (!text) return;
       await this.voice.transcript({
         chatId: chatIdOf(req),
-        transcriptionSid: field(form, 'TranscriptionSid'),
+        transcriptionSid: storableText(field(form, 'TranscriptionSid')),
         text: text.slice(0, 10_000),
       });
       return;
     }
     const status = form.RecordingStatus;
     if (status !== undefined && status !== 'completed') return;
-    const url = field(form, 'RecordingUrl');
+    const url = storableText(field(form, 'RecordingUrl'));
     if (!/^https?:\/\//.test(url)) throw new ValidationError('RecordingUrl: must be an http(s) URL');
     await this.voice.recording({
       chatId: chatIdOf(req),
-      callSid: field(form, 'CallSid'),
-      recordingSid: field(form, 'RecordingSid'),
+      callSid: storableText(field(form, 'CallSid')),
+      recordingSid: storableText(field(form, 'RecordingSid')),
       recordingUrl: url,
     });
   }
