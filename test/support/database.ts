@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool, PoolConfig } from 'pg';
-import { createDataSource } from '../../src/core/database/data-source';
+import type { DataSource } from 'typeorm';
+import { createDataSource, EntityClass } from '../../src/core/database/data-source';
 import { MIGRATIONS } from '../../src/app.migrations';
 import { ENTITIES } from '../../src/app.entities';
 
@@ -113,4 +114,23 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
       if (problems.length) throw new Error(`database ${name}:\n  ${problems.join('\n  ')}`);
     },
   };
+}
+
+/**
+ * For a projection's spec: a fresh migrated database and a one-connection DataSource over
+ * `entities`, opened before the enclosing block's tests and dropped after them (`ds` is
+ * set once its beforeAll has run).
+ */
+export function useReadModelDatabase(entities: EntityClass[]): { ds: DataSource } {
+  const scratch = {} as { ds: DataSource; db?: TestDatabase };
+  beforeAll(async () => {
+    scratch.db = await createTestDatabase();
+    scratch.ds = createDataSource({ url: scratch.db.url, entities, migrations: [], poolSize: 1 });
+    await scratch.ds.initialize();
+  });
+  afterAll(async () => {
+    await scratch.ds?.destroy();
+    await scratch.db?.drop();
+  });
+  return scratch;
 }

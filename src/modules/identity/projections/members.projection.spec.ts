@@ -1,7 +1,5 @@
-import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { useReadModelDatabase } from '../../../../test/support/database';
 import { ENTITIES } from '../../../app.entities';
-import { createDataSource } from '../../../core/database/data-source';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { meta } from '../../../core/event-store/testing/event-store.test-helpers';
 import type { MemberChanges } from '../domain/member.events';
@@ -73,21 +71,11 @@ function edits(a: number, b: number): StoredEvent[] {
  * applied on its own, in order (values, updated_at, version, stream_revision, counts).
  */
 describe('MembersProjection: a run of MemberUpdated in one batch', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
+  const scratch = useReadModelDatabase(ENTITIES);
   const projection = new MembersProjection();
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = createDataSource({ url: db.url, entities: ENTITIES, migrations: [], poolSize: 1 });
-    await ds.initialize();
-  });
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
-  });
 
   const rows = async (ids: number[]) =>
-    (await ds.query(
+    (await scratch.ds.query(
       `SELECT name, email, phone, member_role_id, notify_sms, notify_email, timezone,
               updated_at, version, stream_revision::text AS rev
          FROM members WHERE id = ANY($1::int[]) ORDER BY id`,
@@ -95,12 +83,12 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
     )) as Record<string, unknown>[];
 
   it('ends each member as the events one by one do, with a statement per column set, not per event', async () => {
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       for (const id of [1, 2, 11, 12]) await projection.handle(created(id), em);
       for (const e of edits(1, 2)) await projection.handle(e, em);
     });
     const statements: string[] = [];
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       const query = em.query.bind(em);
       em.query = ((sql: string, params?: unknown[]) => {
         statements.push(sql);
@@ -130,13 +118,13 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
     expect((oneByOne[1].updated_at as Date).toISOString()).toBe('2026-11-23T10:07:00.000Z');
     // Member 11 folds to {email, name, notifySms, timezone}, 12 to {memberRoleId, name, phone}.
     expect(statements.filter((s) => s.startsWith('UPDATE members'))).toHaveLength(2);
-    expect(await ds.query(`SELECT status, members FROM member_counts WHERE workspace_id = $1`, [ws])).toEqual(
-      [{ status: 'active', members: 4 }],
-    );
+    expect(
+      await scratch.ds.query(`SELECT status, members FROM member_counts WHERE workspace_id = $1`, [ws]),
+    ).toEqual([{ status: 'active', members: 4 }]);
   });
 
   it('applies a long run of one member in one statement, and stops the run at other events', async () => {
-    await ds.transaction(async (em) => projection.handle(created(21), em));
+    await scratch.ds.transaction(async (em) => projection.handle(created(21), em));
     const run = Array.from({ length: 300 }, (_, i) => updated(21, i + 1, { name: `Name ${i + 1}` }, i % 60));
     const archived = stored(
       'MemberArchived',
@@ -146,7 +134,7 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
     );
     const after = updated(21, 302, { name: 'After archive' }, 59);
     let statements = 0;
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       const query = em.query.bind(em);
       em.query = ((sql: string, params?: unknown[]) => {
         statements++;
@@ -155,7 +143,7 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
       await projection.handleBatch([...run, archived, after], em);
     });
     expect(statements).toBe(3);
-    const [row] = (await ds.query(
+    const [row] = (await scratch.ds.query(
       `SELECT name, status, version, stream_revision::text AS rev FROM members WHERE id = 21`,
     )) as Record<string, unknown>[];
     expect(row).toEqual({ name: 'After archive', status: 'archived', version: 303, rev: '302' });

@@ -1,7 +1,5 @@
-import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { useReadModelDatabase } from '../../../../test/support/database';
 import { ENTITIES } from '../../../app.entities';
-import { createDataSource } from '../../../core/database/data-source';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { meta } from '../../../core/event-store/testing/event-store.test-helpers';
 import { ChatsProjection } from './chats.projection';
@@ -140,33 +138,23 @@ function scenario(o: number): { before: StoredEvent[]; batch: StoredEvent[] } {
  * the tables must end exactly as when each event is applied on its own, in order.
  */
 describe('ChatsProjection: message events in one batch', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
+  const scratch = useReadModelDatabase(ENTITIES);
   const projection = new ChatsProjection();
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = createDataSource({ url: db.url, entities: ENTITIES, migrations: [], poolSize: 1 });
-    await ds.initialize();
-  });
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
-  });
 
   /** The rows of chats o+1, o+2 and their messages, with the offset taken out of the ids. */
   const tables = async (o: number) => ({
-    chats: (await ds.query(
+    chats: (await scratch.ds.query(
       `SELECT id - $1 AS id, needs_response, updated_at, version, stream_revision::text AS rev
          FROM chats WHERE id IN ($1 + 1, $1 + 2) ORDER BY id`,
       [o],
     )) as unknown[],
-    messages: (await ds.query(
+    messages: (await scratch.ds.query(
       `SELECT id - $1 AS id, chat_id - $1 AS chat_id, direction, role, content, sender_member_id, encoding, segments,
               status, failure_reason, provider_message_id, created_at, delivered_at, scheduled_for
          FROM chat_messages WHERE chat_id IN ($1 + 1, $1 + 2) ORDER BY id`,
       [o],
     )) as unknown[],
-    deliveries: (await ds.query(
+    deliveries: (await scratch.ds.query(
       `SELECT message_id - $1 AS message_id, member_id, chat_id - $1 AS chat_id, status, failure_reason,
               provider_message_id, updated_at, delivered_at, scheduled_for
          FROM message_deliveries WHERE chat_id IN ($1 + 1, $1 + 2) ORDER BY message_id, member_id`,
@@ -177,11 +165,11 @@ describe('ChatsProjection: message events in one batch', () => {
   it('ends every chat, message and delivery as the events one by one do, in a few statements', async () => {
     const one = scenario(0);
     const batched = scenario(100);
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       for (const e of [...one.before, ...one.batch, ...batched.before]) await projection.handle(e, em);
     });
     const statements: string[] = [];
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       const query = em.query.bind(em);
       em.query = ((sql: string, params?: unknown[]) => {
         statements.push(sql);

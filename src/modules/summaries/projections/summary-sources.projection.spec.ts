@@ -1,7 +1,5 @@
-import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { useReadModelDatabase } from '../../../../test/support/database';
 import { ENTITIES } from '../../../app.entities';
-import { createDataSource } from '../../../core/database/data-source';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { meta } from '../../../core/event-store/testing/event-store.test-helpers';
 import { SummarySourcesProjection } from './summary-sources.projection';
@@ -80,22 +78,12 @@ function traffic(a: number, b: number, earlier: number, offset: number): StoredE
 }
 
 describe('SummarySourcesProjection: a batch', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
+  const scratch = useReadModelDatabase(ENTITIES);
   const projection = new SummarySourcesProjection();
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = createDataSource({ url: db.url, entities: ENTITIES, migrations: [], poolSize: 1 });
-    await ds.initialize();
-  });
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
-  });
 
   const rows = async (ids: number[]) =>
     (
-      (await ds.query(
+      (await scratch.ds.query(
         `SELECT workflow_id, assignment_id, inbound_count, outbound_count, first_message_at, last_message_at,
                 last_message_id FROM summary_chats WHERE chat_id = ANY($1::int[]) ORDER BY chat_id`,
         [ids],
@@ -106,17 +94,17 @@ describe('SummarySourcesProjection: a batch', () => {
     }));
 
   it('ends each chat as the events one by one do, in three statements besides the assignment', async () => {
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       await projection.handle(chatCreated(1, null), em);
       await projection.handle(received(1, 100, 10), em);
       await projection.handle(chatCreated(11, null), em);
       await projection.handle(received(11, 200, 10), em);
     });
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       for (const e of traffic(2, 3, 1, 100)) await projection.handle(e, em);
     });
     const statements: string[] = [];
-    await ds.transaction(async (em) => {
+    await scratch.ds.transaction(async (em) => {
       const query = em.query.bind(em);
       em.query = ((sql: string, params?: unknown[]) => {
         statements.push(sql.trim().split(/\s+/).slice(0, 2).join(' '));
