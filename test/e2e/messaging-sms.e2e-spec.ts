@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import type { StoredEvent } from '../../src/core/event-store/event-store.port';
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
@@ -27,6 +28,9 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
         PUBLIC_BASE_URL,
         // Longer than the test below waits for the inbound webhook's answer.
         READ_YOUR_WRITES_TIMEOUT_MS: '30000',
+        // While the tests below hold every projection back, each subscriber with work
+        // waits on a connection of its own: the pool must outnumber them.
+        DATABASE_POOL_SIZE: '20',
       },
     });
     ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Sunrise Clinic'));
@@ -286,6 +290,150 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
       async () => (await delivery(chatId, again.body.id)).providerMessageId,
       'the provider id',
     );
+  });
+
+  /**
+   * Holds every projection back before its batch begins: a batch opens by writing its
+   * checkpoint row, which waits for this lock. The lock takes no transaction id, so the
+   * event store's horizon stays open and the reactors keep reading: MessageSent still
+   * becomes a delivery job (its reactor's own checkpoint write then waits too), while
+   * identity's `members` and this room's `sms_opt_outs` stay as they were. (A lock on a
+   * read-model table would hold a projection mid-batch with a transaction id, stalling
+   * every reader of the store, the delivery reactor included.)
+   */
+  async function holdProjections(): Promise<{ holder: Client; release: () => Promise<void> }> {
+    const holder = new Client({ connectionString: t.database.url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE subscriber_checkpoints IN SHARE MODE');
+    return {
+      holder,
+      release: async () => {
+        await holder.query('ROLLBACK');
+        await holder.end();
+      },
+    };
+  }
+
+  /** Events of `stream` once one of them satisfies `found`. */
+  const streamOnce = (stream: string, found: (e: StoredEvent) => boolean, what: string, timeoutMs?: number) =>
+    eventually(
+      async () => {
+        const events = await t.store.readStream(stream);
+        return events.some(found) ? events : undefined;
+      },
+      what,
+      timeoutMs,
+    );
+
+  /** The first outcome the delivery worker recorded for the message `content` in the chat's stream. */
+  const outcomeOf = (chatId: number, content: string) =>
+    eventually(async () => {
+      const events = await t.store.readStream(`chat-${chatId}`);
+      const sent = events.find(
+        (e) => e.type === 'MessageSent' && (e.data as { content: string }).content === content,
+      );
+      if (!sent) return undefined;
+      const { messageId } = sent.data as { messageId: number };
+      const outcome = events.find(
+        (e) =>
+          ['MessageDispatched', 'MessageFailed'].includes(e.type) &&
+          (e.data as { messageId: number }).messageId === messageId,
+      );
+      return outcome && { sent, outcome };
+    }, `the delivery of "${content}" to be decided`);
+
+  it('sends nothing after a STOP the read models have not seen yet: failed, opted_out', async () => {
+    const phone = '+14155552009';
+    const { memberId, chatId } = await smsChat(phone, true);
+    const { holder, release } = await holdProjections();
+    let pending: ReturnType<typeof post> | undefined;
+    let stop: ReturnType<typeof inbound> | undefined;
+    try {
+      // Not awaited: the webhook records the text, waits for the read models to pass it
+      // before recording the opt-out (read-your-writes, given up after this file's 30 s
+      // READ_YOUR_WRITES_TIMEOUT_MS), then waits again before its confirmation.
+      stop = inbound(phone, 'STOP', 'SMstoprace0001');
+      const memberEvents = await streamOnce(
+        `member-${memberId}`,
+        (e) => e.type === 'MemberOptedOutOfSms',
+        'the STOP to be recorded',
+        45_000,
+      );
+      const optOut = memberEvents[memberEvents.length - 1];
+      expect(memberEvents.slice(-2).map((e) => [e.type, e.data])).toEqual([
+        ['MemberUpdated', expect.objectContaining({ memberId, changes: { notifySms: false } })],
+        ['MemberOptedOutOfSms', expect.objectContaining({ memberId, keyword: 'STOP' })],
+      ]);
+      // The send's answer waits for the read models (read-your-writes): not awaited here.
+      pending = post(`/chats/${chatId}/send-assistant-message`, { message: 'Still there?' });
+      const { sent, outcome } = await outcomeOf(chatId, 'Still there?');
+      expect(sent.position.commit).toBeGreaterThan(optOut.position.commit);
+      expect(outcome).toMatchObject({
+        type: 'MessageFailed',
+        metadata: { correlationId: sent.metadata.correlationId, causationId: sent.id },
+        data: { chatId, recipientMemberId: memberId, providerMessageId: null, reason: 'opted_out' },
+      });
+      // Decided while neither read model had seen the STOP.
+      const seen = await holder.query(
+        `SELECT (SELECT notify_sms FROM members WHERE id = $1) AS notify_sms,
+                EXISTS (SELECT 1 FROM sms_opt_outs WHERE member_id = $1) AS opted_out`,
+        [memberId],
+      );
+      expect(seen.rows[0]).toEqual({ notify_sms: true, opted_out: false });
+    } finally {
+      await release();
+    }
+    expect((await stop!).status).toBe(200);
+    const answer = await pending!;
+    expect(answer.status).toBe(201);
+    const d = await eventually(async () => {
+      const x = await delivery(chatId, answer.body.id);
+      return x.status === 'failed' ? x : undefined;
+    }, 'the delivery to fail');
+    expect(d).toMatchObject({ failureReason: 'opted_out', providerMessageId: null });
+    // Only the STOP confirmation reached the member.
+    await eventually(async () => sentTo(phone).length >= 1, 'the STOP confirmation');
+    expect(sentTo(phone).map((m) => m.body)).toEqual([expect.stringMatching(/you are unsubscribed/)]);
+  }, 120_000);
+
+  it('sends nothing after notifySms was turned off by a PUT the read model has not seen yet: no_consent', async () => {
+    const phone = '+14155552012';
+    const { memberId, chatId } = await smsChat(phone, true);
+    const { holder, release } = await holdProjections();
+    let put: ReturnType<typeof post> | undefined;
+    let pending: ReturnType<typeof post> | undefined;
+    try {
+      // Both answers wait for the read models (read-your-writes): not awaited here.
+      put = t.request('PUT', `/w/${wid}/members/${memberId}`, { token: key, body: { notifySms: false } });
+      await streamOnce(
+        `member-${memberId}`,
+        (e) =>
+          e.type === 'MemberUpdated' &&
+          (e.data as { changes: { notifySms?: boolean } }).changes.notifySms === false,
+        'the PUT to append MemberUpdated',
+      );
+      pending = post(`/chats/${chatId}/send-assistant-message`, { message: 'Any news?' });
+      const { sent, outcome } = await outcomeOf(chatId, 'Any news?');
+      expect(outcome).toMatchObject({
+        type: 'MessageFailed',
+        metadata: { causationId: sent.id },
+        data: { recipientMemberId: memberId, providerMessageId: null, reason: 'no_consent' },
+      });
+      const seen = await holder.query(`SELECT notify_sms FROM members WHERE id = $1`, [memberId]);
+      expect(seen.rows[0]).toEqual({ notify_sms: true });
+    } finally {
+      await release();
+    }
+    expect((await put!).status).toBe(200);
+    const answer = await pending!;
+    expect(answer.status).toBe(201);
+    const d = await eventually(async () => {
+      const x = await delivery(chatId, answer.body.id);
+      return x.status === 'failed' ? x : undefined;
+    }, 'the delivery to fail');
+    expect(d.failureReason).toBe('no_consent');
+    expect(sentTo(phone)).toEqual([]);
   });
 
   it('records a text from an unknown number as a new External member in a new SMS chat', async () => {

@@ -4,7 +4,8 @@ import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { fold } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
-import type { MemberContact } from '../../identity';
+import { memberStream } from '../../identity';
+import type { MemberContact, MemberEvent } from '../../identity';
 import { ChatLookup } from '../commands/chat-lookup.service';
 import { ChatCommand, chatDecider, ChatState, deliveryKey, deliveryOf } from '../domain/chat';
 import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/chat.events';
@@ -62,12 +63,13 @@ export class DeliveryService {
     if (delivery.status !== 'sent') return 'already-done';
     if (delivery.providerMessageId !== null) return 'already-dispatched';
 
-    const [contact] = await this.lookup.contacts(job.workspaceId, [job.recipientMemberId]);
     switch (sent.data.channel) {
       case 'phone-sms':
-        return this.deliverSms(job, sent.data, contact, state.chat.phoneNumberId);
-      case 'email':
+        return this.deliverSms(job, sent.data, state.chat.phoneNumberId);
+      case 'email': {
+        const [contact] = await this.lookup.contacts(job.workspaceId, [job.recipientMemberId]);
         return this.deliverEmail(job, sent.data, contact, state.chat.title);
+      }
       case 'web-chat':
         // Delivered once written to a stream the member holds open (http/web-chat-streams.ts).
         await this.webChat.publish({ ...job, causationId: job.causationId });
@@ -80,23 +82,26 @@ export class DeliveryService {
   private async deliverSms(
     job: DeliveryJob,
     sent: MessageSent['data'],
-    contact: MemberContact | undefined,
     phoneNumberId: number | null,
   ): Promise<DeliveryOutcome> {
-    // This room's two facts in one round trip: the member's opt-out and the chat's number.
-    const [facts] = await queryPrepared<{ opted_out: boolean; number: string | null }>(
-      this.db,
-      `SELECT EXISTS (SELECT 1 FROM sms_opt_outs WHERE workspace_id = $1 AND member_id = $2) AS opted_out,
-              (SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $3) AS number`,
-      [job.workspaceId, job.recipientMemberId, phoneNumberId],
-    );
-    if (!sent.keywordReply) {
-      // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since.
-      if (facts.opted_out) return this.fail(job, 'opted_out');
-      if (!contact?.notifySms) return this.fail(job, 'no_consent');
-    }
+    // Consent is read from the member's own stream, not from a read model: a STOP (or a
+    // PUT turning notifySms off) appended before this send may not be projected yet, and
+    // the inbound webhook answers without waiting for its projections. The address and
+    // the sender number come from the read models, in the same round of queries.
+    const [[contact], consent, [facts]] = await Promise.all([
+      this.lookup.contacts(job.workspaceId, [job.recipientMemberId]),
+      sent.keywordReply ? undefined : this.smsConsent(job.workspaceId, job.recipientMemberId),
+      queryPrepared<{ number: string | null }>(
+        this.db,
+        `SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $2`,
+        [job.workspaceId, phoneNumberId],
+      ),
+    ]);
+    // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since. A
+    // keyword's own reply (the STOP confirmation) goes out regardless.
+    if (consent && consent !== 'consented') return this.fail(job, consent);
     if (!contact?.phone || contact.status !== 'active') return this.fail(job, 'no_address');
-    const from = facts.number;
+    const from = facts?.number;
     if (!from) return this.fail(job, 'no_sender');
     const query = new URLSearchParams({
       chatId: String(job.chatId),
@@ -145,6 +150,43 @@ export class DeliveryService {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([pending, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
     clearTimeout(timer);
+  }
+
+  /**
+   * The member's SMS consent as its stream says it now: the last opt-out or opt-in keyword
+   * (STOP holds until START, whatever notifySms says since), then notifySms as the last
+   * snapshot has it. Read at the moment of sending, so whatever was appended before it
+   * (before this message's MessageSent in particular) is honoured.
+   */
+  private async smsConsent(
+    workspaceId: string,
+    memberId: number,
+  ): Promise<'consented' | 'opted_out' | 'no_consent'> {
+    const events = (await this.store.readStream(memberStream(memberId))) as unknown as MemberEvent[];
+    let optedOut = false;
+    let notifySms = false;
+    let inWorkspace = false;
+    for (const e of events) {
+      switch (e.type) {
+        case 'MemberCreated':
+          inWorkspace = e.data.workspaceId === workspaceId;
+          notifySms = e.data.notifySms;
+          break;
+        case 'MemberUpdated':
+        case 'MemberArchived':
+          notifySms = e.data.member.notifySms;
+          break;
+        case 'MemberOptedOutOfSms':
+          optedOut = true;
+          break;
+        case 'MemberOptedInToSms':
+          optedOut = false;
+          break;
+      }
+    }
+    if (!inWorkspace) return 'no_consent';
+    if (optedOut) return 'opted_out';
+    return notifySms ? 'consented' : 'no_consent';
   }
 
   private async deliverEmail(
