@@ -119,6 +119,19 @@ function describeCache(
       expect(a.reads() - before).toBe(0);
     });
 
+    it('lets twelve concurrent writers of one stream all land (each lost race re-decided), across both processes', async () => {
+      const stream = newStream();
+      await rename(repoA, stream, 'start');
+      const writers = Array.from({ length: 12 }, (_, i) =>
+        repoB.handle({ streamName: stream, workspaceId: ws, decider, command: { name: `w${i}` } }),
+      );
+      const settled = await Promise.allSettled(writers);
+      expect(settled.filter((r) => r.status === 'rejected')).toEqual([]);
+      expect((await names(b, stream)).sort()).toEqual(
+        ['start', ...Array.from({ length: 12 }, (_, i) => `w${i}`)].sort(),
+      );
+    });
+
     it('confirms on a fresh read a decision to write nothing', async () => {
       const stream = newStream();
       await rename(repoA, stream, 'one');

@@ -15,6 +15,8 @@ import { PreconditionFailedError } from '../http/domain-errors';
 import { Decider, DomainEvent } from './decider';
 import { requestContext, SYSTEM_ACTOR } from './request-context';
 
+/** Lost races a write re-decides by default before it answers 409 (see HandleOptions.maxRetries). */
+export const DEFAULT_MAX_RETRIES = 15;
 export interface HandleOptions<State, Command, Event extends DomainEvent> {
   streamName: string;
   workspaceId: string;
@@ -32,6 +34,11 @@ export interface HandleOptions<State, Command, Event extends DomainEvent> {
   loaded?: { state: State; revision: bigint | undefined; cached?: boolean };
   /** Pinned by the client (If-Match): a newer stream is then a 412 instead of a retry. */
   expectedRevision?: bigint;
+  /**
+   * Lost races re-decided before giving up (409). Each round of racing writers has one
+   * winner, so DEFAULT_MAX_RETRIES lets that many + 1 concurrent writers of one stream all
+   * land (a client's concurrent PUTs without If-Match are each applied, last one wins).
+   */
   maxRetries?: number;
   /**
    * The unique values the decided events give the stream and take from it (core/claims):
@@ -178,7 +185,7 @@ export class EventSourcedRepository {
   async handle<State, Command, Event extends DomainEvent>(
     options: HandleOptions<State, Command, Event>,
   ): Promise<HandleResult<State, Event>> {
-    const retries = options.expectedRevision !== undefined ? 0 : (options.maxRetries ?? 3);
+    const retries = options.expectedRevision !== undefined ? 0 : (options.maxRetries ?? DEFAULT_MAX_RETRIES);
     for (let attempt = 0; ; attempt++) {
       const cached = attempt === 0 && options.loaded?.cached === true;
       const { state, revision } =
