@@ -1,5 +1,5 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { eventually, killAll, runToCompletion, ServiceProcess, spawnOnFreePort } from '../support/processes';
+import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
 /**
@@ -33,23 +33,9 @@ describe('Attack: member writes across two processes (aggregate cache, cached ef
       RATE_LIMIT_PER_MINUTE: '100000',
       RATE_LIMIT_CONCURRENCY: '1000',
     };
-    const listening = /"msg":"listening"/;
-    const [w, a] = await Promise.all([
-      spawnOnFreePort(
-        'all-w',
-        'src/main.ts',
-        (port) => ({ ...env, ROLE: 'all', PORT: String(port), HOST: '127.0.0.1' }),
-        listening,
-      ),
-      spawnOnFreePort(
-        'api-a',
-        'src/main.ts',
-        (port) => ({ ...env, ROLE: 'api', PORT: String(port), HOST: '127.0.0.1' }),
-        listening,
-      ),
-    ]);
-    urlW = `http://127.0.0.1:${w.port}/api/v2`;
-    urlA = `http://127.0.0.1:${a.port}/api/v2`;
+    const { all: w, api: a } = await startAllAndApi(env, ['all-w', 'api-a']);
+    urlW = w.url;
+    urlA = a.url;
     worker = w.proc;
     processes = [w.proc, a.proc];
     const out = await runToCompletion(

@@ -1,5 +1,5 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { eventually, killAll, runToCompletion, ServiceProcess, spawnOnFreePort } from '../support/processes';
+import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
 /**
@@ -31,23 +31,9 @@ describe('credential and membership cache across processes (e2e)', () => {
       RATE_LIMIT_PER_MINUTE: '100000',
       RATE_LIMIT_CONCURRENCY: '1000',
     };
-    const listening = /"msg":"listening"/;
-    const [a, b] = await Promise.all([
-      spawnOnFreePort(
-        'api-a',
-        'src/main.ts',
-        (port) => ({ ...env, ROLE: 'all', PORT: String(port), HOST: '127.0.0.1' }),
-        listening,
-      ),
-      spawnOnFreePort(
-        'api-b',
-        'src/main.ts',
-        (port) => ({ ...env, ROLE: 'api', PORT: String(port), HOST: '127.0.0.1' }),
-        listening,
-      ),
-    ]);
-    urlA = `http://127.0.0.1:${a.port}/api/v2`;
-    urlB = `http://127.0.0.1:${b.port}/api/v2`;
+    const { all: a, api: b } = await startAllAndApi(env, ['api-a', 'api-b']);
+    urlA = a.url;
+    urlB = b.url;
     processes = [a.proc, b.proc];
     const out = await runToCompletion(
       'src/cli.ts',

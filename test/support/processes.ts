@@ -157,6 +157,26 @@ export async function spawnOnFreePort(
   }
 }
 
+/**
+ * Two service processes over the same `env` on free ports, both listening: the first with
+ * ROLE=all (projections, reactors, workers), the second ROLE=api (HTTP only): what two
+ * processes of one deployment see of each other's writes.
+ */
+export async function startAllAndApi(
+  env: Record<string, string>,
+  names: [all: string, api: string],
+): Promise<{ all: { proc: ServiceProcess; url: string }; api: { proc: ServiceProcess; url: string } }> {
+  const start = (name: string, role: 'all' | 'api') =>
+    spawnOnFreePort(
+      name,
+      'src/main.ts',
+      (port) => ({ ...env, ROLE: role, PORT: String(port), HOST: '127.0.0.1' }),
+      /"msg":"listening"/,
+    ).then(({ proc, port }) => ({ proc, url: `http://127.0.0.1:${port}/api/v2` }));
+  const [all, api] = await Promise.all([start(names[0], 'all'), start(names[1], 'api')]);
+  return { all, api };
+}
+
 /** Polls until `fn` returns a truthy value (returned), or fails with the last value seen. */
 export async function eventually<T>(
   fn: () => Promise<T>,
