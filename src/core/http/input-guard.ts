@@ -1,14 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LONE_SURROGATE } from '../text/storable-text';
 import { markRouteConfig, routeConfigValue } from './route-auth';
 
 /** How deeply a JSON body may nest objects and arrays (the top-level value is level 1). */
 export const MAX_BODY_DEPTH = 64;
-
-/**
- * A lone UTF-16 surrogate: JSON.parse accepts `"\ud800"`, but JSON.stringify writes it back
- * as that escape, which PostgreSQL's jsonb refuses (a 500 at append time).
- */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why `s` cannot be stored, or null. PostgreSQL text and jsonb hold neither NUL nor half a surrogate pair. */
 function stringProblem(s: string): string | null {
@@ -74,14 +69,6 @@ const BODY_CLEANED_BY_ROUTE = 'bodyCleanedByRoute';
  * cannot be cleaned before the route checks it). Path parameters and query are still checked.
  */
 export const BodyCleanedByRoute = (): MethodDecorator => markRouteConfig(BODY_CLEANED_BY_ROUTE, true);
-
-/**
- * `s` as PostgreSQL can store it: each NUL character and each half of a surrogate pair
- * replaced by U+FFFD, so the reader still sees that something was there.
- */
-export function storableText(s: string): string {
-  return s.replaceAll('\u0000', '\ufffd').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\ufffd');
-}
 
 /** The first problem in a request's path parameters, query and body, or null. */
 export function requestInputProblem(

@@ -3,6 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { findInputProblem } from '../../../core/http/input-guard';
+import { storableText } from '../../../core/text/storable-text';
 import {
   CallMcpServerToolCommand,
   EnabledMcpServerTool,
@@ -27,18 +28,15 @@ export const ARGUMENTS_MAX_CHARS = 32_000;
 /** How much of arguments text that is refused (too long, not JSON) the call's event keeps. */
 const REFUSED_ARGUMENTS_KEPT = 1_000;
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
 /**
- * Text that PostgreSQL can store (no NUL, no half of a surrogate pair: each becomes U+FFFD),
- * cut to `max` characters without splitting a pair. What a model or a tool server answers is
- * not checked like a request body is, and one such character would make the call's
- * AssistantToolCalled (or the reply's message) impossible to append.
+ * Text that PostgreSQL can store (core's storableText), cut to `max` characters with `…`
+ * marking the cut. What a model or a tool server answers is not checked like a request body
+ * is, and one NUL would make the call's AssistantToolCalled (or the reply's message)
+ * impossible to append.
  */
 export function storable(text: string, max = Infinity): string {
-  let out = text.length > max ? `${text.slice(0, max)}…` : text;
-  if (text.length > max && /[\ud800-\udbff]/.test(text[max - 1] ?? '')) out = `${text.slice(0, max - 1)}…`;
-  return out.replaceAll('\u0000', '\ufffd').replace(LONE_SURROGATE, '\ufffd');
+  const out = storableText(text, { max });
+  return text.length > max ? `${out}…` : out;
 }
 
 /** OpenAI's tool names: [a-zA-Z0-9_-]{1,64}. Longer or clashing names end in a short hash. */

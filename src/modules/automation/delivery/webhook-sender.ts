@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Agent, request } from 'undici';
 import { pinnedAgent } from '../../../core/net/outbound-address';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { storableText } from '../../../core/text/storable-text';
 import { ForbiddenTargetError, WebhookTargets } from './webhook-targets';
 
 export const RESPONSE_EXCERPT_MAX = 1024;
@@ -18,14 +19,13 @@ export interface SendResult {
 }
 
 /**
- * The first `max` UTF-16 units of a text, never ending on half a character: the attempt is
- * logged as JSON, and PostgreSQL refuses a lone surrogate there (the whole batch of attempt
- * records with it, so every delivery of the batch would be retried and sent again).
+ * The first `max` UTF-16 units of a text, never ending on half a character, NUL and lone
+ * surrogates as U+FFFD (core's storableText): the attempt is logged as JSON, and PostgreSQL
+ * refuses either there (the whole batch of attempt records with it, so every delivery of the
+ * batch would be retried and sent again).
  */
 export function excerpt(text: string, max: number): string {
-  const cut = text.slice(0, max);
-  const last = cut.charCodeAt(cut.length - 1);
-  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+  return storableText(text, { max });
 }
 
 /**

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
+import { storableText } from '../../../core/text/storable-text';
 import { ContactMember, FindOrCreateContactMemberCommand, RecordSmsConsentCommand } from '../../identity';
 import { GetWorkspaceNamesQuery } from '../../workspaces';
 import { chatDecider, ChatCommand, ChatState } from '../domain/chat';
@@ -41,9 +42,7 @@ export interface SmsStatusCallback {
  * fail (a 500 the gateway retried forever, the mail never recorded). They carry no text.
  */
 function storable(s: string): string {
-  return s
-    .replaceAll('\u0000', '')
-    .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '');
+  return storableText(s, { replacement: '' });
 }
 
 /**
