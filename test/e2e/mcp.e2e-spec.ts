@@ -101,6 +101,11 @@ describe('MCP endpoint', () => {
       properties: { dataTypeId: { type: 'integer' }, fieldValues: { type: 'object' } },
       required: ['dataTypeId', 'fieldValues'],
     });
+    // A tool's schema advertises the limits its route enforces (a message over 10,000 characters is a 400 there).
+    expect(tools.find((tool) => tool.name === 'chats.send_assistant_message')!.inputSchema).toMatchObject({
+      properties: { message: { type: 'string', minLength: 1, maxLength: 10_000 } },
+      required: ['chatId', 'message'],
+    });
     expect(tools.find((tool) => tool.name === 'records.search')!.outputSchema).toMatchObject({
       required: ['items', 'total', 'page', 'pageSize'],
     });

@@ -27,7 +27,7 @@ export { chatStream, CHAT_EVENT_TYPES } from './domain/chat.events';
 export { smsKeyword } from './domain/sms-keywords';
 export { SendAssistantMessageCommand } from './commands/message.commands';
 /** What SendAssistantMessageCommand throws for a message over MESSAGE_MAX characters (a 400). */
-export { MessageTooLongError } from './domain/chat';
+export { MESSAGE_MAX, MessageTooLongError } from './domain/chat';
 export type { Caller as MessagingCaller } from './domain/messaging-access.policy';
 /** For the MCP endpoint's tools (chats.*): what the chat routes run. */
 export { GetMessageQuery, ListChatsQuery } from './queries/messaging.queries';

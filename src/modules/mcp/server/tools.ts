@@ -23,6 +23,7 @@ import {
   GetMessageQuery,
   ListChatsQuery,
   ListMessagesQuery,
+  MESSAGE_MAX,
   SendAssistantMessageCommand,
   SendAssistantMessageDto,
   chatCallerOf,
@@ -413,7 +414,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
     readOnly: false,
     params: ['chatId'],
     body: ['message'],
-    properties: { chatId: id('the chat'), message: { type: 'string', minLength: 1 } },
+    properties: {
+      chatId: id('the chat'),
+      // The route's own limit (the chat decider's rule), advertised so a client knows it before calling.
+      message: { type: 'string', minLength: 1, maxLength: MESSAGE_MAX },
+    },
     required: ['chatId', 'message'],
     output: OBJECT,
     async run({ workspaceId, principal, commands, queries, param, body }) {
