@@ -1,0 +1,54 @@
+/**
+ * Rendered pages of the member list, kept by the process that rendered them and served
+ * again while the workspace's list version (member_list_versions, moved by the members
+ * projection in the transaction of every change a list can show) is still the one the
+ * page was rendered at. The version is read from PostgreSQL on every request, after the
+ * request's read-your-writes wait, so a page is never older than what a fresh read would
+ * show: a write projected by another process moves the version this process reads.
+ *
+ * A page is keyed by the statement that renders it and its parameters, the workspace,
+ * the filters, the page and the caller's visibility (the `m.id = selfId` that lets a
+ * caller without members:admin see itself) among them: a page is only ever served for
+ * the very query that rendered it, so no caller sees more than its own query returns.
+ */
+export interface CachedPage<Body> {
+  /** The workspace's list version the page was rendered at. */
+  version: string;
+  body: Body;
+}
+
+/** Pages kept per process; the least recently used is dropped first. */
+export const MEMBER_LIST_CACHE_PAGES = 2_000;
+/** A page larger than this (a pageSize of 1000 with long fields) is rendered every time. */
+export const MEMBER_LIST_CACHE_MAX_PAGE_CHARS = 256 * 1024;
+
+export class RenderedPageCache<Body extends string> {
+  private readonly pages = new Map<string, CachedPage<Body>>();
+
+  constructor(
+    private readonly maxPages = MEMBER_LIST_CACHE_PAGES,
+    private readonly maxPageChars = MEMBER_LIST_CACHE_MAX_PAGE_CHARS,
+  ) {}
+
+  /** The page kept under `key`, if any (whatever its version: the caller compares it). */
+  get(key: string): CachedPage<Body> | undefined {
+    const page = this.pages.get(key);
+    if (page) {
+      // Most recently used last, so the Map's first key is the one to drop.
+      this.pages.delete(key);
+      this.pages.set(key, page);
+    }
+    return page;
+  }
+
+  set(key: string, page: CachedPage<Body>): void {
+    this.pages.delete(key);
+    if (page.body.length > this.maxPageChars) return;
+    this.pages.set(key, page);
+    if (this.pages.size > this.maxPages) this.pages.delete(this.pages.keys().next().value as string);
+  }
+
+  get size(): number {
+    return this.pages.size;
+  }
+}
