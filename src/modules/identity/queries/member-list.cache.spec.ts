@@ -23,4 +23,21 @@ describe('RenderedPageCache', () => {
     expect(cache.get('a')).toBeUndefined();
     expect(cache.size).toBe(0);
   });
+
+  it('keeps the characters of all its pages within its bound, dropping the least recently used first', () => {
+    const cache = new RenderedPageCache<string>(100, 50, 30);
+    cache.set('a', { version: '1', body: 'x'.repeat(9) });
+    cache.set('b', { version: '1', body: 'y'.repeat(9) });
+    cache.set('c', { version: '1', body: 'z'.repeat(9) });
+    expect(cache.heldChars).toBe(30);
+    cache.get('a');
+    cache.set('d', { version: '1', body: 'w'.repeat(4) });
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')?.body).toBe('x'.repeat(9));
+    expect(cache.heldChars).toBe(25);
+    cache.set('a', { version: '2', body: 'v'.repeat(19) });
+    expect(cache.get('c')).toBeUndefined();
+    expect(cache.heldChars).toBe(25);
+    expect(cache.size).toBe(2);
+  });
 });

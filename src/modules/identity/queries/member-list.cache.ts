@@ -19,15 +19,19 @@ export interface CachedPage<Body> {
 
 /** Pages kept per process; the least recently used is dropped first. */
 export const MEMBER_LIST_CACHE_PAGES = 2_000;
+/** Characters of all kept pages together (about 50 MB at most): beyond, the least recently used go. */
+export const MEMBER_LIST_CACHE_CHARS = 24 * 1024 * 1024;
 /** A page larger than this (a pageSize of 1000 with long fields) is rendered every time. */
 export const MEMBER_LIST_CACHE_MAX_PAGE_CHARS = 256 * 1024;
 
 export class RenderedPageCache<Body extends string> {
   private readonly pages = new Map<string, CachedPage<Body>>();
+  private chars = 0;
 
   constructor(
     private readonly maxPages = MEMBER_LIST_CACHE_PAGES,
     private readonly maxPageChars = MEMBER_LIST_CACHE_MAX_PAGE_CHARS,
+    private readonly maxChars = MEMBER_LIST_CACHE_CHARS,
   ) {}
 
   /** The page kept under `key`, if any (whatever its version: the caller compares it). */
@@ -42,13 +46,27 @@ export class RenderedPageCache<Body extends string> {
   }
 
   set(key: string, page: CachedPage<Body>): void {
-    this.pages.delete(key);
+    this.drop(key);
     if (page.body.length > this.maxPageChars) return;
     this.pages.set(key, page);
-    if (this.pages.size > this.maxPages) this.pages.delete(this.pages.keys().next().value as string);
+    this.chars += key.length + page.body.length;
+    while (this.pages.size > this.maxPages || this.chars > this.maxChars)
+      this.drop(this.pages.keys().next().value as string);
+  }
+
+  private drop(key: string): void {
+    const page = this.pages.get(key);
+    if (!page) return;
+    this.pages.delete(key);
+    this.chars -= key.length + page.body.length;
   }
 
   get size(): number {
     return this.pages.size;
+  }
+
+  /** Characters held: the kept pages' bodies and keys. */
+  get heldChars(): number {
+    return this.chars;
   }
 }
