@@ -2,7 +2,9 @@ import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import type { StoredEvent } from '../../src/core/event-store/event-store.port';
+import { SYSTEM_ACTOR } from '../../src/core/cqrs/request-context';
 import { jobIdFor } from '../../src/core/reactors/reactor';
+import { ExpireWhenLapsedReactor } from '../../src/modules/identity/reactors/expire-when-lapsed.reactor';
 import { EXPIRY_QUEUE } from '../../src/modules/identity/workers/expiry.processor';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
 import { eventually } from '../support/processes';
@@ -196,5 +198,70 @@ describe('invitations and member tokens lapse (e2e)', () => {
       (e) => e.type === 'InvitationExpired' || e.type === 'MemberTokenExpired',
     );
     expect(lapses.map((e) => e.metadata.causationId).sort()).toEqual(after.map((e) => e.id).sort());
+  });
+
+  it('a batch of events is enqueued at once, each job as one by one would add it, and again adds nothing', async () => {
+    const reactor = t.app.get(ExpireWhenLapsedReactor);
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const events = [1, 2, 3].map((n): StoredEvent => ({
+      id: `0190a6c4-0000-7000-8000-00000000b0${n}0`,
+      type: n === 2 ? 'InvitationCreated' : 'MemberTokenIssued',
+      data:
+        n === 2 ? { invitationId: `inv-batch-${n}`, expiresAt } : { tokenId: `tok-batch-${n}`, expiresAt },
+      metadata: {
+        workspaceId: 'ws-batch',
+        actor: SYSTEM_ACTOR,
+        correlationId: `corr-${n}`,
+        occurredAt: new Date().toISOString(),
+        schemaVersion: 1,
+      },
+      streamName: `batch-${n}`,
+      revision: 0n,
+      position: { commit: 1n, prepare: BigInt(n) },
+    }));
+    await reactor.reactBatch(events);
+    await reactor.reactBatch(events);
+    const jobs = await Promise.all(events.map((e) => queue().getJob(jobIdFor(e))));
+    try {
+      expect(jobs.map((j) => [j?.name, j?.data])).toEqual([
+        [
+          'expire-member-token',
+          {
+            kind: 'member-token',
+            tokenId: 'tok-batch-1',
+            workspaceId: 'ws-batch',
+            correlationId: 'corr-1',
+            causationId: events[0].id,
+          },
+        ],
+        [
+          'expire-invitation',
+          {
+            kind: 'invitation',
+            invitationId: 'inv-batch-2',
+            workspaceId: 'ws-batch',
+            correlationId: 'corr-2',
+            causationId: events[1].id,
+          },
+        ],
+        [
+          'expire-member-token',
+          {
+            kind: 'member-token',
+            tokenId: 'tok-batch-3',
+            workspaceId: 'ws-batch',
+            correlationId: 'corr-3',
+            causationId: events[2].id,
+          },
+        ],
+      ]);
+      for (const j of jobs) {
+        expect(await j!.getState()).toBe('delayed');
+        expect(j!.opts.delay).toBeGreaterThan(3_500_000);
+        expect(j!.opts.delay).toBeLessThanOrEqual(3_600_000);
+      }
+    } finally {
+      await Promise.all(jobs.map((j) => j?.remove()));
+    }
   });
 });

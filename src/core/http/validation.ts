@@ -35,7 +35,18 @@ interface DocumentedProperty {
   type?: unknown;
 }
 
+const NONE = new Map<string, DocumentedProperty>();
+/** Per class: decorators run once, when the class is defined, so its documentation never changes after. */
+const documented = new WeakMap<object, Map<string, DocumentedProperty>>();
+
 function documentedProperties(cls: unknown): Map<string, DocumentedProperty> {
+  if (typeof cls !== 'function') return NONE;
+  let out = documented.get(cls);
+  if (!out) documented.set(cls, (out = readDocumentedProperties(cls)));
+  return out;
+}
+
+function readDocumentedProperties(cls: unknown): Map<string, DocumentedProperty> {
   const out = new Map<string, DocumentedProperty>();
   const proto = typeof cls === 'function' ? (cls as { prototype?: object }).prototype : undefined;
   if (!proto) return out;

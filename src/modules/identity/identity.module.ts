@@ -52,6 +52,7 @@ import { MemberAgentSettings1764000009450 } from './agent-settings.migration';
 import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
 import { MemberCounts1764000008500 } from './member-counts.migration';
+import { MemberListVersions1764000010000 } from './member-list-versions.migration';
 
 import { FindOrCreateContactMemberHandler } from './commands/find-or-create-contact.command';
 import { RecordSmsConsentHandler } from './commands/sms-consent.command';
@@ -75,6 +76,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
     MemberCounts1764000008500,
     MemberTimezone1764000008910,
     MemberAgentSettings1764000009450,
+    MemberListVersions1764000010000,
   ],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,

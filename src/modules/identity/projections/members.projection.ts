@@ -11,6 +11,21 @@ import { memberIdOf } from '../domain/member-claims';
 /** A change the member's representation shows, from its own stream (see core/http/preconditions.ts). */
 const CHANGED = 'version = version + 1, stream_revision';
 
+/**
+ * The member list's version of each workspace among the rows of `changed` (a CTE
+ * returning workspace_id) set to this transaction's id: every statement changing what a
+ * member list shows runs with it, so a page rendered before the change is never served
+ * after it (queries/member-list.cache.ts). Written in the same statement, not one more.
+ */
+const bumpListVersions = (changed: string) =>
+  `INSERT INTO member_list_versions (workspace_id, version)
+   SELECT DISTINCT workspace_id, pg_current_xact_id()::text::bigint FROM ${changed}
+   ON CONFLICT (workspace_id) DO UPDATE SET version = EXCLUDED.version`;
+
+/** `update` (an UPDATE of members aliased m) with the list versions of the rows it changed moved. */
+const updatingListVersions = (update: string) =>
+  `WITH changed AS (${update} RETURNING m.workspace_id) ${bumpListVersions('changed')}`;
+
 type Handled = AccountRegistered | AccountUpdated | MemberEvent | MemberRolesMerged;
 
 const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
@@ -66,7 +81,7 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
     'MemberWriteFenced',
     CLAIM_FENCED,
   ],
-  tables: ['accounts', 'members', 'member_counts'],
+  tables: ['accounts', 'members', 'member_counts', 'member_list_versions'],
 })
 export class MembersProjection implements ProjectionHandler {
   /**
@@ -157,10 +172,12 @@ export class MembersProjection implements ProjectionHandler {
         const d = event.data;
         const fields = (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]);
         await em.query(
-          `UPDATE members SET ${fields
-            .map((f, i) => `${MEMBER_COLUMNS[f]} = $${i + 4}`)
-            .concat('updated_at = $2', `${CHANGED} = $3`)
-            .join(', ')} WHERE id = $1`,
+          updatingListVersions(
+            `UPDATE members m SET ${fields
+              .map((f, i) => `${MEMBER_COLUMNS[f]} = $${i + 4}`)
+              .concat('updated_at = $2', `${CHANGED} = $3`)
+              .join(', ')} WHERE id = $1`,
+          ),
           [d.memberId, d.updatedAt, stored.revision.toString(), ...fields.map((f) => d.changes[f])],
         );
         return;
@@ -171,7 +188,8 @@ export class MembersProjection implements ProjectionHandler {
           `WITH archived AS (
              UPDATE members m SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3
                FROM (SELECT id, status FROM members WHERE id = $1 FOR UPDATE) was
-              WHERE m.id = was.id RETURNING m.workspace_id, was.status AS was)
+              WHERE m.id = was.id RETURNING m.workspace_id, was.status AS was),
+           versions AS (${bumpListVersions('archived')})
            INSERT INTO member_counts (workspace_id, status, members)
            SELECT workspace_id, s.status, s.delta FROM archived,
                   (VALUES ('active', -1), ('archived', 1)) AS s(status, delta)
@@ -182,7 +200,9 @@ export class MembersProjection implements ProjectionHandler {
         return;
       case 'MemberAccountLinked':
         await em.query(
-          `UPDATE members SET account_uuid = $2, updated_at = $3, ${CHANGED} = $4 WHERE id = $1`,
+          updatingListVersions(
+            `UPDATE members m SET account_uuid = $2, updated_at = $3, ${CHANGED} = $4 WHERE id = $1`,
+          ),
           [event.data.memberId, event.data.accountUuid, event.data.linkedAt, stored.revision.toString()],
         );
         return;
@@ -197,8 +217,10 @@ export class MembersProjection implements ProjectionHandler {
       case 'MemberRolesMerged': {
         const d = event.data;
         await em.query(
-          `UPDATE members SET member_role_id = $3, version = version + 1
-           WHERE workspace_id = $1 AND (id = ANY($4::int[]) OR member_role_id = $2)`,
+          updatingListVersions(
+            `UPDATE members m SET member_role_id = $3, version = version + 1
+             WHERE workspace_id = $1 AND (id = ANY($4::int[]) OR member_role_id = $2)`,
+          ),
           [d.workspaceId, d.sourceRoleId, d.targetRoleId, d.memberIds],
         );
         return;
@@ -269,7 +291,9 @@ export class MembersProjection implements ProjectionHandler {
         .concat(fields.map((f, i) => `v${i} ${MEMBER_TYPES[f]}`))
         .join(', ');
       await em.query(
-        `UPDATE members m SET ${set} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) WHERE m.id = r."memberId"`,
+        updatingListVersions(
+          `UPDATE members m SET ${set} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) WHERE m.id = r."memberId"`,
+        ),
         [JSON.stringify(rows)],
       );
     }
@@ -317,7 +341,8 @@ export class MembersProjection implements ProjectionHandler {
             "notifyEmail" boolean, "notifyVoice" boolean, "agentModel" text, "agentInstructions" text,
             "createdAt" timestamptz, "streamRevision" bigint)
        ON CONFLICT (id) DO NOTHING
-       RETURNING workspace_id, status)
+       RETURNING workspace_id, status),
+       versions AS (${bumpListVersions('inserted')})
        INSERT INTO member_counts (workspace_id, status, members)
        SELECT workspace_id, status, count(*) FROM inserted GROUP BY workspace_id, status
        ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,

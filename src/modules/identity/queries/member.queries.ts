@@ -6,6 +6,7 @@ import { NotFoundError } from '../../../core/http/domain-errors';
 import { listFilterConditions, PageRequest } from '../../../core/http/pagination';
 import { assertScopeOrSelf, Caller } from '../domain/member-access.policy';
 import { MemberResponse } from '../http/dto/member.dto';
+import { RenderedPageCache } from './member-list.cache';
 
 export interface MemberFilters {
   email?: string;
@@ -124,8 +125,18 @@ const MEMBER_JSON_FIELDS = `m.id, m.workspace_id AS "workspaceId", m.account_uui
 /** A page of members as the response body's JSON text (`{items, total, page, pageSize}`), ready to send. */
 export type MemberListJson = string & { readonly memberListJson: true };
 
+/** What a list version reads as when no member of the workspace was written since member_list_versions exists. */
+const NO_VERSION = 'none';
+/** Known to no page: the version a request without a kept page compares with, so the page is rendered. */
+const NO_PAGE = '';
+
 @QueryHandler(ListMembersQuery)
 export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
+  /** Pages this process rendered, with the list version each was rendered at (member-list.cache.ts). */
+  private readonly pages = new RenderedPageCache<MemberListJson>();
+  /** Statement texts by shape (condition and total): a few hundred shapes at most, from the filters given. */
+  private readonly texts = new Map<string, string>();
+
   constructor(private readonly db: DataSource) {}
 
   async execute({ workspaceId, filters, visibility, page }: ListMembersQuery): Promise<MemberListJson> {
@@ -162,24 +173,50 @@ export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
     const limit = `$${params.length + 1}`;
     const offset = `$${params.length + 2}`;
     const pageNo = `$${params.length + 3}`;
-    // The count and the page in one statement: one round trip, and one snapshot, so the
-    // total always agrees with the items. PostgreSQL writes the whole body as JSON text
-    // (one column of one row): the service neither parses 50 rows of 16 columns nor
-    // serialises them again, it sends the text as it comes. The page's rows are built
-    // after the LIMIT: a plan that sorts the workspace's members (statistics not yet taken
-    // after an import) must not format them all.
-    const rows = await queryPrepared<{ body: MemberListJson }>(
-      this.db,
-      `SELECT json_build_object(
+    const known = `$${params.length + 4}`;
+    // The workspace's list version, and the page only when the version is not the one of
+    // the page this process keeps for this very statement and parameters: one round trip
+    // either way, one snapshot, so the version always belongs to the page it comes with
+    // (a kept page still current costs a primary-key read instead of the rendering).
+    // The count and the page in one statement, so the total always agrees with the
+    // items. PostgreSQL writes the whole body as JSON text (one column of one row): the
+    // service neither parses 50 rows of 16 columns nor serialises them again, it sends the
+    // text as it comes. The page's rows are built after the LIMIT: a plan that sorts the
+    // workspace's members (statistics not yet taken after an import) must not format them all.
+    // The statement's text follows from its condition and total (placeholders included):
+    // built once per shape, so each request neither assembles nor hashes 1.5 KB of SQL
+    // again (the same string is the kept pages' key prefix and pg's prepared statement).
+    const shape = `${condition}\n${total}`;
+    const text =
+      this.texts.get(shape) ??
+      this.remember(
+        shape,
+        `SELECT v.version, CASE WHEN v.version <> ${known}::text THEN json_build_object(
          'items', coalesce((SELECT json_agg(x ORDER BY x.id)
                             FROM (SELECT ${MEMBER_JSON_FIELDS}
                                   FROM (SELECT * FROM members m WHERE ${condition} ORDER BY m.id
                                         LIMIT ${limit} OFFSET ${offset}) m) x), '[]'::json),
          'total', ${total},
-         'page', ${pageNo}::int, 'pageSize', ${limit}::int)::text AS body`,
-      [...params, page.pageSize, page.offset, page.page],
-    );
-    return rows[0].body;
+         'page', ${pageNo}::int, 'pageSize', ${limit}::int)::text END AS body
+       FROM (SELECT coalesce((SELECT l.version::text FROM member_list_versions l WHERE l.workspace_id = $1),
+                             '${NO_VERSION}') AS version) v`,
+      );
+    const values = [...params, page.pageSize, page.offset, page.page];
+    const key = `${shape}\n${JSON.stringify(values)}`;
+    const kept = this.pages.get(key);
+    const [row] = await queryPrepared<{ version: string; body: MemberListJson | null }>(this.db, text, [
+      ...values,
+      kept?.version ?? NO_PAGE,
+    ]);
+    // No body: the version is the kept page's (a request without one compares with NO_PAGE, never a version).
+    if (row.body === null) return kept!.body;
+    this.pages.set(key, { version: row.version, body: row.body });
+    return row.body;
+  }
+
+  private remember(shape: string, text: string): string {
+    if (this.texts.size < 1_000) this.texts.set(shape, text);
+    return text;
   }
 }
 

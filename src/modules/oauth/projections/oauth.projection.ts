@@ -29,20 +29,50 @@ type Handled = AccountRegistered | AccountPasswordEvent | OAuthAppEvent | OAuthG
   tables: ['oauth_account_logins', 'oauth_passwords', 'oauth_apps', 'oauth_grants'],
 })
 export class OAuthProjection implements ProjectionHandler {
+  /**
+   * A run of AccountRegistered (a signup each) in one multi-row insert, the rest one by one
+   * in order: each signup's login row otherwise cost a round trip of its own in the batch.
+   * A second registration of one account in the run is a conflict like any other (DO NOTHING).
+   */
+  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    let registered: StoredEvent[] = [];
+    const flush = async () => {
+      if (registered.length) await this.registered(registered, em);
+      registered = [];
+    };
+    for (const e of events) {
+      if (e.type === 'AccountRegistered') {
+        registered.push(e);
+        continue;
+      }
+      await flush();
+      await this.handle(e, em);
+    }
+    await flush();
+  }
+
+  /** AccountRegistered events with an email: the address each account may sign in with. */
+  private async registered(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+    const rows = events
+      .map((e) => e.data as AccountRegistered['data'])
+      .filter((d) => d.email)
+      .map((d) => ({ accountUuid: d.accountUuid, email: d.email, createdAt: d.createdAt }));
+    if (!rows.length) return;
+    await em.query(
+      `INSERT INTO oauth_account_logins (account_uuid, email, created_at)
+       SELECT r."accountUuid", r.email, r."createdAt"
+         FROM jsonb_to_recordset($1::jsonb) AS r("accountUuid" uuid, email text, "createdAt" timestamptz)
+       ON CONFLICT (account_uuid) DO NOTHING`,
+      [JSON.stringify(rows)],
+    );
+  }
+
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
     const event = { type: stored.type, data: stored.data } as Handled;
     const revision = stored.revision.toString();
     switch (event.type) {
-      case 'AccountRegistered': {
-        const d = event.data;
-        if (!d.email) return;
-        await em.query(
-          `INSERT INTO oauth_account_logins (account_uuid, email, created_at) VALUES ($1, $2, $3)
-           ON CONFLICT (account_uuid) DO NOTHING`,
-          [d.accountUuid, d.email, d.createdAt],
-        );
-        return;
-      }
+      case 'AccountRegistered':
+        return this.registered([stored], em);
       case 'AccountPasswordSet': {
         const d = event.data;
         await em.query(
