@@ -22,6 +22,8 @@ export interface ReplyJob {
   workspaceId: string;
   chatId: number;
   replyTo: number;
+  /** The chat's member (MessageReceived's), so the job reads their contact beside the chat; absent on older jobs. */
+  memberId?: number;
   correlationId: string;
   causationId: string;
 }
@@ -82,6 +84,9 @@ export class ReplyService {
 
   /** One attempt. Throws ReplyError when it failed; the caller decides on retries. */
   async reply(job: ReplyJob, attempt: number): Promise<ReplyOutcome> {
+    // The member's contact is read beside the chat (used only if the chat names that member).
+    const contact = job.memberId === undefined ? undefined : this.contact(job.workspaceId, job.memberId);
+    contact?.catch(() => undefined); // awaited below, or not needed: never an unhandled rejection
     // The chat as this job last read it: what the send decides on and expects to find unchanged.
     let read = await this.chat(job.chatId);
     const view = read.view;
@@ -92,7 +97,11 @@ export class ReplyService {
     const workflow = view.workflowId ? await this.workflow(view.workflowId, view.workspaceId) : null;
     // The service's own tools act as the workflow's agent member: a chat without one gets none.
     const [{ messages, model }, tools] = await Promise.all([
-      this.conversation(view, workflow),
+      this.conversation(
+        view,
+        workflow,
+        contact && job.memberId === view.memberId ? contact : this.contact(view.workspaceId, view.memberId),
+      ),
       this.tools.offer(view.workspaceId, workflow?.agentId ?? null),
     ]);
     const definitions = tools.definitions;
@@ -265,18 +274,17 @@ export class ReplyService {
   private async conversation(
     view: ChatView,
     workflow: { name: string; agentId: number } | null,
+    contact: Promise<MemberContact | undefined>,
   ): Promise<{ messages: ModelMessage[]; model: string | undefined }> {
-    const [contacts, persona] = await Promise.all([
-      this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
-        new GetMemberContactsQuery(view.workspaceId, [view.memberId]),
-      ),
+    const [member, persona] = await Promise.all([
+      contact,
       workflow
         ? this.queries.execute<GetAgentPersonaQuery, AgentPersona | null>(
             new GetAgentPersonaQuery(view.workspaceId, workflow.agentId),
           )
         : null,
     ]);
-    const memberName = contacts.find((c) => c.id === view.memberId)?.name ?? null;
+    const memberName = member?.name ?? null;
     const lines = [
       `You are ${persona?.name ? promptName(persona.name) : 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
       workflow
@@ -296,6 +304,14 @@ export class ReplyService {
       ],
       model: persona?.model ?? undefined,
     };
+  }
+
+  /** A member of the workspace as identity's contacts show them (undefined: none). */
+  private async contact(workspaceId: string, memberId: number): Promise<MemberContact | undefined> {
+    const contacts = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
+      new GetMemberContactsQuery(workspaceId, [memberId]),
+    );
+    return contacts.find((c) => c.id === memberId);
   }
 
   /** The chat's workflow as work's stream shows it (name and agent member). */
