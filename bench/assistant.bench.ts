@@ -11,14 +11,20 @@
  * gathers a burst is a deliberate delay, not work; set it to see its cost). Rounds
  * alternate baseline / service (BENCH_ASSISTANT_ROUNDS, 3), each round with new members.
  * Target (issue 15): ≤ 1.5× the bare loop. Writes bench-results/assistant-<timestamp>.json.
+ * Each round also prints the service's CPU ms per chat (/proc), and with
+ * BENCH_ASSISTANT_COUNT_STATEMENTS=1 its PostgreSQL round trips per chat by kind
+ * (bench/statement-counter.ts preloaded), both from the round's first webhook until every
+ * reply was delivered and the service went quiet.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'pg';
 import { OpenAiLanguageModel } from '../src/modules/assistant/model/openai.model';
 import { createTestDatabase } from '../test/support/database';
 import { startOpenAiPeer } from '../test/support/openai-peer';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { startTwilioPeer } from '../test/support/twilio-peer';
-import { bootstrapBenchWorkspace, Service, startService } from './http.bench';
+import { bootstrapBenchWorkspace, cpuMsOf, Service, startService, statementCounts } from './http.bench';
 import { describeEnvironment, printTable, writeResults } from './report';
 
 const CHATS = Number(process.env.BENCH_ASSISTANT_CHATS ?? 200);
@@ -26,6 +32,7 @@ const MODEL_MS = Number(process.env.BENCH_ASSISTANT_MODEL_MS ?? 50);
 const CONCURRENCY = Number(process.env.BENCH_ASSISTANT_CONCURRENCY ?? 10);
 const DEBOUNCE_MS = Number(process.env.BENCH_ASSISTANT_DEBOUNCE_MS ?? 0);
 const ROUNDS = Number(process.env.BENCH_ASSISTANT_ROUNDS ?? 3);
+const COUNT_STATEMENTS = process.env.BENCH_ASSISTANT_COUNT_STATEMENTS === '1';
 const PUBLIC_BASE_URL = 'https://bench.example.test/api/v2';
 const NUMBER = '+14155550999';
 
@@ -77,6 +84,9 @@ export async function run(): Promise<void> {
     ASSISTANT_MODEL: 'bench-model',
     ASSISTANT_CONCURRENCY: String(CONCURRENCY),
     ASSISTANT_DEBOUNCE_MS: String(DEBOUNCE_MS),
+    ...(COUNT_STATEMENTS
+      ? { BENCH_STATEMENT_COUNTS_FILE: join(tmpdir(), `assistant-bench-statements-${process.pid}.json`) }
+      : {}),
   };
   let service: Service | undefined;
   try {
@@ -126,6 +136,17 @@ export async function run(): Promise<void> {
     const lagP50: number[] = [];
     const lagP95: number[] = [];
     const inboundMs: number[] = [];
+    const cpuPerChat: number[] = [];
+    const statementsPerChat: number[] = [];
+    /** Until the service used under 20 ms of CPU in 250 ms: its projections and reactors are done. */
+    const quiet = async () => {
+      for (let last = cpuMsOf(svc.proc.child.pid!), i = 0; i < 40; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        const now = cpuMsOf(svc.proc.child.pid!);
+        if (now - last < 20) return;
+        last = now;
+      }
+    };
     const viaService = async (): Promise<number> => {
       round++;
       const phones = Array.from(
@@ -137,6 +158,10 @@ export async function run(): Promise<void> {
       });
       const before = twilio.messages.length;
       const modelBefore = model.requests.length;
+      // The import's own work (projections, reactors) must not count against the chats.
+      await quiet();
+      await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
+      const cpuBefore = cpuMsOf(svc.proc.child.pid!);
       const started = performance.now();
       let inboundDone = 0;
       const answeredAt = new Map<string, number>();
@@ -181,6 +206,22 @@ export async function run(): Promise<void> {
       lagP50.push(lags[Math.floor(lags.length / 2)]);
       lagP95.push(lags[Math.floor(lags.length * 0.95)]);
       inboundMs.push(inboundDone);
+      // The work after the last delivery (delivery events' projections, summaries) is the chats' too.
+      await quiet();
+      cpuPerChat.push((cpuMsOf(svc.proc.child.pid!) - cpuBefore) / CHATS);
+      const counts = await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
+      if (counts) {
+        const total = Object.values(counts).reduce((a, b) => a + b, 0);
+        statementsPerChat.push(total / CHATS);
+        const top = Object.entries(counts)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${(v / CHATS).toFixed(2)}`)
+          .join('; ');
+        console.log(`round ${round}: ${(total / CHATS).toFixed(1)} statements per chat: ${top}`);
+      }
+      console.log(
+        `round ${round}: service CPU ${cpuPerChat.at(-1)!.toFixed(1)} ms per chat (until quiet after the last reply)`,
+      );
       console.log(
         `round ${round}: reply after its inbound webhook's answer p50 ${lagP50.at(-1)!.toFixed(0)} ms, p95 ${lagP95.at(-1)!.toFixed(0)} ms; inbound webhooks answered by ${inboundDone.toFixed(0)} ms; model asked first at ${firstModel.toFixed(0)} ms, all ${CHATS} by ${lastModel.toFixed(0)} ms; last reply at the peer ${elapsed.toFixed(0)} ms`,
       );
@@ -216,6 +257,7 @@ export async function run(): Promise<void> {
         ],
       ],
     );
+    console.log(`service CPU per chat, median: ${median(cpuPerChat).toFixed(1)} ms`);
     console.log(`target ≤ 1.5×: ${s / b <= 1.5 ? 'met' : 'missed'}`);
     writeResults('assistant', {
       chats: CHATS,
@@ -229,6 +271,8 @@ export async function run(): Promise<void> {
       inboundWebhooksMs: inboundMs,
       replyAfterInboundP50Ms: lagP50,
       replyAfterInboundP95Ms: lagP95,
+      serviceCpuMsPerChat: cpuPerChat,
+      ...(statementsPerChat.length ? { statementsPerChat } : {}),
     });
   } finally {
     await service?.stop();

@@ -264,7 +264,7 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<S
  * The statement counts the service's preloaded counter (bench/statement-counter.ts) kept
  * since the previous call, or undefined when counting is off.
  */
-async function statementCounts(
+export async function statementCounts(
   service: Service,
   file: string | undefined,
 ): Promise<Record<string, number> | undefined> {

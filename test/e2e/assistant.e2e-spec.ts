@@ -1,4 +1,7 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import type { StoredEvent } from '../../src/core/event-store/event-store.port';
+import { ASSISTANT_QUEUE } from '../../src/modules/assistant/workers/reply-job';
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { startStreamableMcp, Peer } from '../support/mcp-peers';
@@ -510,6 +513,35 @@ describe('Assistant: replies in ai chats (e2e)', () => {
     expect(await sentByAssistant(chatId)).toHaveLength(0);
     expect(await assistantEvents(chatId)).toEqual([]);
     expect((await get(`/chats/${chatId}`)).body.needsResponse).toBe(true);
+  });
+
+  it("names the chat's own member whatever member a job names, and answers a job that names none", async () => {
+    const queue = t.app.get<Queue>(getQueueToken(ASSISTANT_QUEUE), { strict: false });
+    const other = await signup(t, wid, key, { name: 'Mallory Other', phone: '+14155559876' });
+    for (const [label, memberId] of [
+      ['named wrongly', other.member.id],
+      ['named by none', undefined],
+    ] as const) {
+      const { chatId } = await chat();
+      // Written while paused (no reply), then resumed: only the job below answers it.
+      expect((await put(`/chats/${chatId}`, { paused: true })).status).toBe(200);
+      const said = await say(chatId, `Hello, ${label}`);
+      expect(said.status).toBe(201);
+      await settle();
+      expect((await put(`/chats/${chatId}`, { paused: false })).status).toBe(200);
+      await queue.add('reply', {
+        workspaceId: wid,
+        chatId,
+        replyTo: said.body.id as number,
+        ...(memberId === undefined ? {} : { memberId }),
+        correlationId: `test-${label}`,
+        causationId: `test-${label}`,
+      });
+      expect(await outcome(chatId)).toMatchObject({ type: 'AssistantReplied' });
+      const [request] = requestsFor(`Hello, ${label}`);
+      expect(request.messages[0].content).toContain('"Ada Lovelace"');
+      expect(request.messages[0].content).not.toContain('Mallory');
+    }
   });
 
   describe('over SMS', () => {

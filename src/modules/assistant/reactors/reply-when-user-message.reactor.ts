@@ -44,6 +44,7 @@ export class ReplyWhenUserMessageReactor implements ReactorHandler {
           workspaceId: data.workspaceId,
           chatId: data.chatId,
           replyTo: data.messageId,
+          memberId: data.memberId,
           correlationId: stored.metadata.correlationId,
           causationId: stored.id,
         },

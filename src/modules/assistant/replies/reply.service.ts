@@ -1,8 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
+import { DEFAULT_MAX_RETRIES, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import {
+  EVENT_STORE,
+  EventStore,
+  StoredEvent,
+  WrongExpectedRevisionError,
+} from '../../../core/event-store/event-store.port';
 import { AgentPersona, GetAgentPersonaQuery, GetMemberContactsQuery, MemberContact } from '../../identity';
 import { chatStream, MessageTooLongError, SendAssistantMessageCommand } from '../../messaging';
 import { WorkflowEvent, workflowStream } from '../../work';
@@ -17,6 +22,8 @@ export interface ReplyJob {
   workspaceId: string;
   chatId: number;
   replyTo: number;
+  /** The chat's member (MessageReceived's), so the job reads their contact beside the chat; absent on older jobs. */
+  memberId?: number;
   correlationId: string;
   causationId: string;
 }
@@ -36,6 +43,12 @@ export class ReplyError extends Error {
     super(message);
     this.name = 'ReplyError';
   }
+}
+
+/** A chat's stream as one read found it, and the chat the assistant sees in it. */
+interface ChatRead {
+  events: readonly StoredEvent[];
+  view: ChatView | null;
 }
 
 /** The assistant never answers as its own agent member here: sending is the system's, with chats:write. */
@@ -63,21 +76,34 @@ export class ReplyService {
     private readonly tools: ToolBox,
   ) {}
 
-  private async chat(chatId: number): Promise<ChatView | null> {
-    return foldChat(await this.store.readStream(chatStream(chatId)));
+  /** The chat's stream as read now, and the chat the assistant sees in it. */
+  private async chat(chatId: number): Promise<ChatRead> {
+    const events = await this.store.readStream(chatStream(chatId));
+    return { events, view: foldChat(events) };
   }
 
   /** One attempt. Throws ReplyError when it failed; the caller decides on retries. */
   async reply(job: ReplyJob, attempt: number): Promise<ReplyOutcome> {
-    const view = await this.chat(job.chatId);
+    // The member's contact is read beside the chat (used only if the chat names that member).
+    const contact = job.memberId === undefined ? undefined : this.contact(job.workspaceId, job.memberId);
+    contact?.catch(() => undefined); // awaited below, or not needed: never an unhandled rejection
+    // The chat as this job last read it: what the send decides on and expects to find unchanged.
+    let read = await this.chat(job.chatId);
+    const view = read.view;
     const skip = reasonNotToAnswer(view, job.replyTo);
     if (skip || !view || view.workspaceId !== job.workspaceId)
       return { status: 'skipped', reason: skip ?? 'no_chat' };
 
     const workflow = view.workflowId ? await this.workflow(view.workflowId, view.workspaceId) : null;
-    const { messages, model } = await this.conversation(view, workflow);
     // The service's own tools act as the workflow's agent member: a chat without one gets none.
-    const tools = await this.tools.offer(view.workspaceId, workflow?.agentId ?? null);
+    const [{ messages, model }, tools] = await Promise.all([
+      this.conversation(
+        view,
+        workflow,
+        contact && job.memberId === view.memberId ? contact : this.contact(view.workspaceId, view.memberId),
+      ),
+      this.tools.offer(view.workspaceId, workflow?.agentId ?? null),
+    ]);
     const definitions = tools.definitions;
     let rounds = 0;
     let calls = 0;
@@ -102,7 +128,8 @@ export class ReplyService {
           false,
         );
       // Paused, switched to a human or written to while the model thought: no tool runs.
-      const stop = reasonNotToAnswer(await this.chat(job.chatId), job.replyTo);
+      read = await this.chat(job.chatId);
+      const stop = reasonNotToAnswer(read.view, job.replyTo);
       if (stop) return { status: 'skipped', reason: stop };
       rounds++;
       messages.push({ role: 'assistant', content: completion.content, toolCalls: completion.toolCalls });
@@ -149,27 +176,9 @@ export class ReplyService {
     const text = answer === null ? undefined : storable(answer).trim();
     if (!text) throw new ReplyError('empty_answer', 'the model answered no text', true);
 
-    // The chat may have been paused, switched to human, answered or written to meanwhile.
-    const again = reasonNotToAnswer(await this.chat(job.chatId), job.replyTo);
-    if (again) return { status: 'skipped', reason: again };
-    let messageId: number;
-    try {
-      messageId = await this.commands.execute<SendAssistantMessageCommand, number>(
-        new SendAssistantMessageCommand(job.workspaceId, job.chatId, text, ASSISTANT_CALLER),
-      );
-    } catch (error) {
-      // Never a half answer (issue 15, item 4): an answer over the message limit is not cut, nothing is sent.
-      if (error instanceof MessageTooLongError)
-        throw new ReplyError(
-          'answer_too_long',
-          `the model answered ${error.characters} characters; ${error.message}`,
-          false,
-        );
-      const status = (error as { status?: number }).status;
-      if (status && status >= 400 && status < 500)
-        throw new ReplyError('send_refused', (error as Error).message.slice(0, 500), false);
-      throw error;
-    }
+    const sent = await this.send(job, text, read);
+    if (sent.status === 'skipped') return sent;
+    const messageId = sent.messageId;
     await this.append(job, [
       {
         type: 'AssistantReplied',
@@ -187,6 +196,46 @@ export class ReplyService {
     ]);
     this.log.log(`chat ${job.chatId}: replied (message ${messageId}, ${rounds} tool rounds, ${calls} calls)`);
     return { status: 'sent', messageId };
+  }
+
+  /**
+   * Sends `text` unless the chat, as last read, was paused, switched to human, answered or
+   * written to meanwhile. The send decides on that same read and appends only if the
+   * chat's stream has not moved since (SendAssistantMessageCommand's `asRead`): any change
+   * after the read (a pause while the model thought, a new message) makes it read and
+   * check again, so nothing is sent on a chat the job did not check as it is.
+   */
+  private async send(
+    job: ReplyJob,
+    text: string,
+    read: ChatRead,
+  ): Promise<{ status: 'sent'; messageId: number } | { status: 'skipped'; reason: string }> {
+    for (let lost = 0; ; lost++) {
+      const stop = reasonNotToAnswer(read.view, job.replyTo);
+      if (stop) return { status: 'skipped', reason: stop };
+      try {
+        const messageId = await this.commands.execute<SendAssistantMessageCommand, number>(
+          new SendAssistantMessageCommand(job.workspaceId, job.chatId, text, ASSISTANT_CALLER, read.events),
+        );
+        return { status: 'sent', messageId };
+      } catch (error) {
+        if (error instanceof WrongExpectedRevisionError && lost < DEFAULT_MAX_RETRIES) {
+          read = await this.chat(job.chatId);
+          continue;
+        }
+        // Never a half answer (issue 15, item 4): an answer over the message limit is not cut, nothing is sent.
+        if (error instanceof MessageTooLongError)
+          throw new ReplyError(
+            'answer_too_long',
+            `the model answered ${error.characters} characters; ${error.message}`,
+            false,
+          );
+        const status = (error as { status?: number }).status;
+        if (status && status >= 400 && status < 500)
+          throw new ReplyError('send_refused', (error as Error).message.slice(0, 500), false);
+        throw error;
+      }
+    }
   }
 
   /** Records that a reply was given up: nothing sent, needsResponse stays true. */
@@ -225,18 +274,17 @@ export class ReplyService {
   private async conversation(
     view: ChatView,
     workflow: { name: string; agentId: number } | null,
+    contact: Promise<MemberContact | undefined>,
   ): Promise<{ messages: ModelMessage[]; model: string | undefined }> {
-    const [contacts, persona] = await Promise.all([
-      this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
-        new GetMemberContactsQuery(view.workspaceId, [view.memberId]),
-      ),
+    const [member, persona] = await Promise.all([
+      contact,
       workflow
         ? this.queries.execute<GetAgentPersonaQuery, AgentPersona | null>(
             new GetAgentPersonaQuery(view.workspaceId, workflow.agentId),
           )
         : null,
     ]);
-    const memberName = contacts.find((c) => c.id === view.memberId)?.name ?? null;
+    const memberName = member?.name ?? null;
     const lines = [
       `You are ${persona?.name ? promptName(persona.name) : 'the assistant'} of this workspace, answering a member over ${view.channel}.`,
       workflow
@@ -256,6 +304,14 @@ export class ReplyService {
       ],
       model: persona?.model ?? undefined,
     };
+  }
+
+  /** A member of the workspace as identity's contacts show them (undefined: none). */
+  private async contact(workspaceId: string, memberId: number): Promise<MemberContact | undefined> {
+    const contacts = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
+      new GetMemberContactsQuery(workspaceId, [memberId]),
+    );
+    return contacts.find((c) => c.id === memberId);
   }
 
   /** The chat's workflow as work's stream shows it (name and agent member). */

@@ -1,18 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
+import { AuthCache } from '../../../core/auth/auth-cache';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { findInputProblem } from '../../../core/http/input-guard';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { storableText } from '../../../core/text/storable-text';
 import {
   CallMcpServerToolCommand,
   EnabledMcpServerTool,
   ListEnabledMcpServerToolsQuery,
+  MCP_SERVER_EVENT_TYPES,
   McpToolCallFailed,
   McpToolResult,
 } from '../../mcp-servers';
 import { CallServiceToolCommand, ListServiceToolsQuery, ServiceTool, ServiceToolAnswer } from '../../mcp';
 import {
+  CUSTOM_TOOLKIT_EVENT_TYPES,
   EnabledCustomTool,
   ListEnabledCustomToolsQuery,
   ValidateCustomToolArgumentsQuery,
@@ -121,6 +125,12 @@ function descriptionOf(offered: Offered): string {
   return (m.description ?? m.title ?? m.name).slice(0, 1024);
 }
 
+/** The events that change which toolkit and MCP server tools a workspace has enabled. */
+const TOOL_EVENT_TYPES: ReadonlySet<string> = new Set([
+  ...CUSTOM_TOOLKIT_EVENT_TYPES,
+  ...MCP_SERVER_EVENT_TYPES,
+]);
+
 const bounded = (text: string): string => storable(text, RESULT_MAX_CHARS);
 
 /**
@@ -135,7 +145,23 @@ export class ToolBox {
     private readonly queries: QueryBus,
     private readonly commands: CommandBus,
     @Inject(LANGUAGE_MODEL) private readonly model: LanguageModel,
-  ) {}
+    private readonly cache: AuthCache,
+    feed: CheckpointFeed,
+  ) {
+    // What tools an assistant may use: a toolkit's or MCP server's change ends the cached lists.
+    feed.invalidateAuthOn((e) => TOOL_EVENT_TYPES.has(e.type));
+  }
+
+  /**
+   * A workspace's enabled toolkit tools and MCP server tools, as their features' queries
+   * answer, kept in core's AuthCache: every reply of a busy workspace asks for them, and
+   * they change rarely. A toolkit's or MCP server's event ends the entries, in this
+   * process and every other, once its read model has it (its projection's checkpoint
+   * notice), and AUTH_CACHE_TTL_MS bounds them should a notice be lost.
+   */
+  private enabled<T>(kind: string, workspaceId: string, load: () => Promise<T[]>): Promise<T[]> {
+    return this.cache.get(`assistant-${kind}:${workspaceId}`, load).then((tools) => tools ?? []);
+  }
 
   /**
    * The tools of one reply. The service's own tools (the MCP endpoint's) only when the chat
@@ -143,11 +169,15 @@ export class ToolBox {
    */
   async offer(workspaceId: string, agentMemberId: number | null = null): Promise<OfferedTools> {
     const [custom, mcp, service] = await Promise.all([
-      this.queries.execute<ListEnabledCustomToolsQuery, EnabledCustomTool[]>(
-        new ListEnabledCustomToolsQuery(workspaceId),
+      this.enabled('custom-tools', workspaceId, () =>
+        this.queries.execute<ListEnabledCustomToolsQuery, EnabledCustomTool[]>(
+          new ListEnabledCustomToolsQuery(workspaceId),
+        ),
       ),
-      this.queries.execute<ListEnabledMcpServerToolsQuery, EnabledMcpServerTool[]>(
-        new ListEnabledMcpServerToolsQuery(workspaceId),
+      this.enabled('mcp-server-tools', workspaceId, () =>
+        this.queries.execute<ListEnabledMcpServerToolsQuery, EnabledMcpServerTool[]>(
+          new ListEnabledMcpServerToolsQuery(workspaceId),
+        ),
       ),
       agentMemberId === null
         ? Promise.resolve([])

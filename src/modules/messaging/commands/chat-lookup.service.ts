@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
+import { CLAIM_FENCED } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
 import { AssignmentEvent, assignmentStream, WorkflowEvent, workflowStream } from '../../work';
 import { chatDecider, ChatState } from '../domain/chat';
-import { chatStream } from '../domain/chat.events';
+import { ChatEvent, chatStream } from '../domain/chat.events';
 import { PhoneNumberEntity } from '../projections/messaging.entities';
 
 /** A workflow as a chat needs it, folded from work's stream (its events are work's public types). */
@@ -104,5 +106,19 @@ export class ChatLookup {
     if (!loaded.state.chat || loaded.state.chat.workspaceId !== workspaceId)
       throw new NotFoundError('Chat not found');
     return loaded;
+  }
+
+  /** The chat as the events of its stream just read tell it; 404 as `chat`. */
+  chatAsRead(
+    workspaceId: string,
+    events: readonly StoredEvent[],
+  ): { state: ChatState; revision: bigint | undefined } {
+    let state = chatDecider.initialState();
+    // A claim takeover's fence (core/claims) moves the revision but is no event of the chat.
+    for (const e of events)
+      if (e.type !== CLAIM_FENCED)
+        state = chatDecider.evolve(state, { type: e.type, data: e.data } as ChatEvent);
+    if (!state.chat || state.chat.workspaceId !== workspaceId) throw new NotFoundError('Chat not found');
+    return { state, revision: events.at(-1)?.revision };
   }
 }

@@ -3,6 +3,7 @@ import { CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
 import { GetWorkspaceSettingsQuery, WorkspaceSettings } from '../../workspaces';
@@ -28,6 +29,15 @@ export class SendAssistantMessageCommand {
     readonly chatId: number,
     readonly message: string,
     readonly caller: Caller,
+    /**
+     * The chat's stream as the caller just read it (the assistant's reply job, which
+     * checked on it that the chat is still `ai`, not paused and unanswered): the send
+     * decides on it without reading the stream again, and appends only if the stream is
+     * still at that revision. Otherwise it writes nothing and throws
+     * WrongExpectedRevisionError, for the caller to read and check again. Without it the
+     * send reads the stream itself and re-decides lost races.
+     */
+    readonly asRead?: readonly StoredEvent[],
   ) {}
 }
 
@@ -89,8 +99,11 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
 
   async execute(cmd: SendAssistantMessageCommand): Promise<number> {
     if (!cmd.message.trim()) throw new ValidationError('message: must not be blank');
-    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId);
+    const loaded = cmd.asRead
+      ? this.lookup.chatAsRead(cmd.workspaceId, cmd.asRead)
+      : await this.lookup.chat(cmd.workspaceId, cmd.chatId);
     const chat = loaded.state.chat!;
+    if (chat.chatId !== cmd.chatId) throw new ValidationError('asRead: the stream of another chat');
     assertMaySendAsAssistant(cmd.caller, chat);
     const sms = chat.channel === 'phone-sms' ? smsSegments(cmd.message) : null;
     if (sms && sms.segments > this.config.smsSegmentLimit)
@@ -124,6 +137,8 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
         },
         now: now.toISOString(),
       },
+      // Decided on what the caller checked, or not at all: a lost race is the caller's to re-check.
+      ...(cmd.asRead ? { maxRetries: 0 } : {}),
     });
     return messageId;
   }
