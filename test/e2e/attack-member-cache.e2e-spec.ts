@@ -58,10 +58,15 @@ describe('Attack: member list kept pages, REST and MCP (e2e)', () => {
       body: { members: [{ externalId: 'ghost-1' }, { name: 'Visible', email: 'visible@example.com' }] },
     });
     expect(imported.status).toBe(200);
-    await t.expectEvents(imported, [
-      { type: 'MemberCreated', data: { externalId: 'ghost-1', name: null, email: null } },
-      { type: 'MemberCreated', data: { name: 'Visible' } },
-    ]);
+    // One MemberCreated per row (each its own stream, appended in no fixed order between them).
+    const events = await t.eventsOf(imported);
+    expect(events.map((e) => e.type)).toEqual(['MemberCreated', 'MemberCreated']);
+    expect(events.map((e) => e.data)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ externalId: null, name: 'Visible', email: 'visible@example.com' }),
+        expect.objectContaining({ externalId: 'ghost-1', name: null, email: null, phone: null }),
+      ]),
+    );
     // The admin's page, by REST and by MCP (one kept page: the same query).
     const admin = await list(apiKey);
     expect(admin.items.map((m) => m.externalId)).toContain('ghost-1');
@@ -154,6 +159,62 @@ describe('Attack: member list kept pages, REST and MCP (e2e)', () => {
     expect((await list(apiKey, '?search=zqkept&status=archived')).items).toEqual([
       expect.objectContaining({ id: created.member.id, status: 'archived' }),
     ]);
+  });
+
+  it('two anonymous readers each see themselves, never the page kept for the other', async () => {
+    const readers = await t.request<{ id: number }>('POST', `/w/${wid}/member-roles`, {
+      token: apiKey,
+      body: { name: 'Plain readers', permissions: ['members:read'] },
+    });
+    expect(readers.status).toBe(201);
+    const join = async (email: string) => {
+      const person = await t.bootstrap(`Home of ${email}`, email);
+      const invited = await t.request('POST', `/w/${wid}/invitations`, {
+        token: apiKey,
+        body: { email, memberRoleId: readers.body.id },
+      });
+      expect(invited.status).toBe(201);
+      const accepted = await t.request('POST', `/me/invitations/${invited.body.id as string}/accept`, {
+        token: person.apiKey,
+      });
+      expect(accepted.status).toBe(200);
+      const memberId = (accepted.body.member as { id: number }).id;
+      // Stripped of all a list shows of it: anonymous, seen only by members:admin and itself.
+      const stripped = await t.request('PUT', `/w/${wid}/members/${memberId}`, {
+        token: apiKey,
+        body: { email: null, name: null, phone: null },
+      });
+      expect(stripped.status).toBe(200);
+      await t.expectEvents(stripped, [
+        { type: 'MemberUpdated', data: { memberId, changes: { email: null } } },
+      ]);
+      return { key: person.apiKey, memberId };
+    };
+    const one = await join('anon-one@example.com');
+    const two = await join('anon-two@example.com');
+    const ids = async (key: string, query = '') => (await list(key, query)).items.map((m) => m.id);
+    for (let round = 0; round < 2; round++) {
+      expect(await ids(one.key)).toContain(one.memberId);
+      expect(await ids(one.key)).not.toContain(two.memberId);
+      expect(await ids(two.key)).toContain(two.memberId);
+      expect(await ids(two.key)).not.toContain(one.memberId);
+      expect(await ids(two.key, '?pageSize=1000')).not.toContain(one.memberId);
+      const viaTool = await search(two.key, {});
+      expect(viaTool.structuredContent.items.map((m: Member) => m.id)).not.toContain(one.memberId);
+    }
+    // The admin sees both.
+    expect(await ids(apiKey, '?pageSize=1000')).toEqual(expect.arrayContaining([one.memberId, two.memberId]));
+  });
+
+  it('a member token’s own edit (PUT /me) is in the very next list', async () => {
+    const person = await signup(t, wid, apiKey, { name: 'Zqself Before', email: 'zqself@example.com' });
+    expect((await list(apiKey, '?search=zqself')).items.map((m) => m.name)).toEqual(['Zqself Before']);
+    const edited = await t.request('PUT', '/me', { token: person.token, body: { name: 'Zqself After' } });
+    expect(edited.status).toBe(200);
+    await t.expectEvents(edited, [
+      { type: 'MemberUpdated', data: { memberId: person.member.id, changes: { name: 'Zqself After' } } },
+    ]);
+    expect((await list(apiKey, '?search=zqself')).items.map((m) => m.name)).toEqual(['Zqself After']);
   });
 
   it('bad tool arguments are refused with a message and no page', async () => {
