@@ -369,6 +369,10 @@ describe('Attack: member list and auth caches across two processes (e2e)', () =>
       '?status=deleted',
       `?email=${'x'.repeat(300)}`,
       '?startTime=yesterday',
+      '?startTime=2026-01-02T00:00:00Z&endTime=2026-01-01T00:00:00Z',
+      '?page=1.5',
+      '?page_size=2000',
+      `?search=${'s'.repeat(1000)}`,
     ]) {
       for (const base of [urlA, urlW]) {
         const r = await call(base, 'GET', w(`/members${q}`), apiKey);
