@@ -159,6 +159,15 @@ describe('Attack: member list kept pages, REST and MCP (e2e)', () => {
     expect((await list(apiKey, '?search=zqkept&status=archived')).items).toEqual([
       expect.objectContaining({ id: created.member.id, status: 'archived' }),
     ]);
+    // The tool takes the route's filters, not only its page: archived is asked for and answered.
+    const tool = await search(apiKey, { search: 'zqkept', status: 'archived' });
+    expect(tool.structuredContent.items).toEqual([
+      expect.objectContaining({ id: created.member.id, status: 'archived' }),
+    ]);
+    const byRole = await search(apiKey, { status: 'all', roleId: roles.External, search: 'zqkept' });
+    expect(byRole.structuredContent.items.map((m: Member) => m.id)).toEqual([created.member.id]);
+    const byOtherRole = await search(apiKey, { status: 'all', roleId: roles.Manager, search: 'zqkept' });
+    expect(byOtherRole.structuredContent).toMatchObject({ items: [], total: 0 });
   });
 
   it('two anonymous readers each see themselves, never the page kept for the other', async () => {
@@ -218,7 +227,14 @@ describe('Attack: member list kept pages, REST and MCP (e2e)', () => {
   });
 
   it('bad tool arguments are refused with a message and no page', async () => {
-    for (const args of [{ pageSize: 1001 }, { pageSize: 0 }, { page: 0 }, { page: 'abc' }]) {
+    for (const args of [
+      { pageSize: 1001 },
+      { pageSize: 0 },
+      { page: 0 },
+      { page: 'abc' },
+      { status: 'deleted' },
+      { roleId: 'x' },
+    ]) {
       const r = await search(apiKey, args);
       expect({ args, isError: r.isError }).toEqual({ args, isError: true });
       expect(r.content[0].text).toEqual(expect.any(String));

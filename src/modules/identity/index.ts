@@ -24,5 +24,5 @@ export type { MemberContact } from './queries/member-contacts.query';
 export type { MemberOptedInToSms, MemberOptedOutOfSms } from './domain/member.events';
 /** For the MCP endpoint's tools (members.search, members.get): what the member routes run. */
 export { GetMemberQuery, ListMembersQuery } from './queries/member.queries';
-export { ListMembersQueryDto } from './http/dto/member.dto';
+export { ListMembersQueryDto, MEMBER_STATUS_FILTERS } from './http/dto/member.dto';
 export { callerOf as memberCallerOf, memberIdOf, visibilityOf as memberVisibilityOf } from './http/caller';

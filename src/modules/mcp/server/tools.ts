@@ -14,6 +14,7 @@ import {
   GetMemberQuery,
   ListMembersQuery,
   ListMembersQueryDto,
+  MEMBER_STATUS_FILTERS,
   memberCallerOf,
   memberIdOf,
   memberVisibilityOf,
@@ -143,8 +144,14 @@ export const MCP_TOOLS: readonly McpTool[] = [
     selfAccess: false,
     readOnly: true,
     params: [],
-    query: PAGE_KEYS,
-    properties: { ...PAGE },
+    // The route's filters too: a filter the tool did not take would be ignored, answering more than asked.
+    query: [...PAGE_KEYS, 'status', 'externalId', 'roleId'],
+    properties: {
+      ...PAGE,
+      status: { type: 'string', enum: [...MEMBER_STATUS_FILTERS], description: 'default active' },
+      externalId: { type: 'string', description: 'only the member with this external id' },
+      roleId: id('only members of this role'),
+    },
     required: [],
     output: LIST,
     async run({ workspaceId, principal, queries, query }) {
