@@ -299,6 +299,11 @@ describe('data types and records (e2e)', () => {
           },
         },
       ]);
+      // The POST answers with the record as decided, not read back: exactly what GET shows.
+      const read = await t.request('GET', `${base}/${id}`, { token: a.apiKey });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(created.body);
+      expect(read.headers.get('etag')).toBe(created.headers.get('etag'));
 
       const updated = await t.request('PUT', `${base}/${id}`, {
         token: a.apiKey,
