@@ -97,9 +97,16 @@ export class PostgresClaims implements Claims {
     // Any conflict fails that statement whole; the transaction below then says which.
     if (requests.every((r) => r.expectedRevision === 'no_stream') && plans.every((p) => !p.release.length)) {
       // In one key order for every writer, so two batches never wait on each other in a cycle.
+      // Each row's key is built once, not in every comparison (an import batch sorts 500+).
       const rows = plans
-        .flatMap((plan, i) => plan.take.map((ref) => [...params(ref), requests[i].stream]))
-        .sort((a, b) => (a.slice(0, 3).join('\u0000') < b.slice(0, 3).join('\u0000') ? -1 : 1));
+        .flatMap((plan, i) =>
+          plan.take.map((ref) => {
+            const row = [...params(ref), requests[i].stream];
+            return { key: row.slice(0, 3).join('\u0000'), row };
+          }),
+        )
+        .sort((a, b) => (a.key < b.key ? -1 : 1))
+        .map((keyed) => keyed.row);
       try {
         return await this.store.createStreams(
           requests.map((r) => ({ streamName: r.stream, events: r.events })),

@@ -9,6 +9,7 @@ import {
 import { CreateRecordGrantHandler, RevokeRecordGrantHandler } from './commands/record-grant.commands';
 import { RecordWriter } from './commands/record-writer.service';
 import {
+  CreateRecordAnsweredHandler,
   CreateRecordHandler,
   DeleteRecordHandler,
   UpdateRecordHandler,
@@ -44,6 +45,7 @@ import { RecordsTables1764000007000 } from './records.migration';
     CreateDataTypeHandler,
     UpdateDataTypeHandler,
     DeleteDataTypeHandler,
+    CreateRecordAnsweredHandler,
     CreateRecordHandler,
     UpdateRecordHandler,
     DeleteRecordHandler,

@@ -107,6 +107,13 @@ export class BulkRecordsHandler implements ICommandHandler<BulkRecordsCommand, B
     // Ids for every record at once (one statement); a failed record's id is a gap in the sequence.
     const ids = total ? await nextIds(this.db, 'data_record_id_seq', total) : [];
 
+    // Each written batch's check that the type was not deleted meanwhile, awaited before the answer.
+    const checks: Promise<void>[] = [];
+    const defer = (check: Promise<void>) => {
+      check.catch(() => undefined);
+      checks.push(check);
+    };
+
     type Decided = { p: Parsed; recordId: number; events: DataRecordEvent[] };
     type MemberOf = (p: Parsed) => RecordMember | null | undefined;
     const oneByOne = (batch: readonly Parsed[], memberOf: MemberOf) =>
@@ -132,7 +139,7 @@ export class BulkRecordsHandler implements ICommandHandler<BulkRecordsCommand, B
     // One atomic write; a batch meeting a taken externalId writes nothing and is halved.
     const write = async (decided: readonly Decided[], memberOf: MemberOf): Promise<void> => {
       if (!decided.length) return;
-      if (await this.records.createMany(type, decided)) {
+      if (await this.records.createMany(type, decided, defer)) {
         for (const d of decided) done(d.p, 'created', d.recordId);
         return;
       }
@@ -192,6 +199,7 @@ export class BulkRecordsHandler implements ICommandHandler<BulkRecordsCommand, B
       writing.catch(() => undefined);
     }
     await writing;
+    await Promise.all(checks);
 
     errors.sort((a, b) => a.index - b.index);
     return {

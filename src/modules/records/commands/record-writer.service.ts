@@ -2,10 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { nextId } from '../../../core/database/ids';
-import { WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
+import { nextIds } from '../../../core/database/ids';
+import { AppendResult, WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
 import { DataRecordState, dataRecordDecider, DataTypeFacts } from '../domain/data-record';
 import { DataRecordEvent, RecordMember, recordStream } from '../domain/data-record.events';
@@ -45,6 +47,8 @@ export interface RecordRow {
 }
 
 const MAX_ATTEMPTS = 5;
+/** Record ids a process takes from the sequence at once for single creates (see newRecordId). */
+export const RECORD_ID_BLOCK = 32;
 const DELETE_BATCH = 500;
 const UPSERT_RETRIES = 10;
 
@@ -55,11 +59,17 @@ const UPSERT_RETRIES = 10;
  */
 @Injectable()
 export class RecordWriter {
+  /** Ids taken and not yet handed out, highest first (popped from the end). */
+  private idBlock: number[] = [];
+  private idRefill: Promise<void> | undefined;
+
   constructor(
     private readonly repo: EventSourcedRepository,
     @Inject(CLAIMS) private readonly claims: Claims,
     private readonly queries: QueryBus,
     private readonly db: DataSource,
+    private readonly waiter: ConsistencyWaiter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** The data type as its stream tells; 404 when absent, deleted or of another workspace. */
@@ -112,8 +122,24 @@ export class RecordWriter {
     return this.repo.load(recordStream(recordId), dataRecordDecider);
   }
 
-  newRecordId(): Promise<number> {
-    return nextId(this.db, 'data_record_id_seq');
+  /**
+   * A new record's id, from a block of RECORD_ID_BLOCK taken from the sequence in one
+   * statement (concurrent creates share one refill), instead of a `nextval` round trip per
+   * create. Ids stay unique and, within a process, rising in the order they are handed
+   * out; across processes a later create may get a lower id, and a block's unused ids are
+   * lost when the process stops (ids were never gapless: a failed append burns one).
+   */
+  async newRecordId(): Promise<number> {
+    for (;;) {
+      const id = this.idBlock.pop();
+      if (id !== undefined) return id;
+      this.idRefill ??= nextIds(this.db, 'data_record_id_seq', RECORD_ID_BLOCK)
+        .then((ids) => {
+          this.idBlock = ids.sort((a, b) => b - a);
+        })
+        .finally(() => (this.idRefill = undefined));
+      await this.idRefill;
+    }
   }
 
   /** Decides a new record (throws its validation errors) without writing it. */
@@ -147,8 +173,9 @@ export class RecordWriter {
     recordId ??= await this.newRecordId();
     const events = this.decideCreate(type, recordId, input, member);
     const empty = dataRecordDecider.initialState();
+    let append: AppendResult;
     try {
-      await this.repo.appendClaimed(
+      append = await this.repo.appendClaimed(
         recordStream(recordId),
         type.workspaceId,
         events,
@@ -160,7 +187,7 @@ export class RecordWriter {
       throw err;
     }
     const record = events.reduce(dataRecordDecider.evolve, empty);
-    await this.undoIfTypeDeleted(type, [record]);
+    await this.undoIfTypeDeleted(type, [append], [record]);
     return { kind: 'created', record };
   }
 
@@ -174,8 +201,16 @@ export class RecordWriter {
    */
   private async undoIfTypeDeleted(
     type: DataTypeFacts,
+    appended: readonly AppendResult[],
     records: readonly { recordId: number; memberId: number | null; externalId: string | null }[],
   ): Promise<void> {
+    // A deletion whose transaction began before the append's and commits after it is not
+    // in the type's stream yet right after the append, and the read model passes it before
+    // these records (their order is the transactions'), so its own listing misses them too.
+    // Once the projections have passed the append, every transaction that began before it
+    // has ended and the re-read sees such a deletion. A create's response waits for the
+    // same projections (read-your-writes), so it answers no later for this.
+    await this.waiter.waitFor(appended, Math.max(this.config.readYourWritesTimeoutMs, 15_000));
     const { state } = await this.repo.load(dataTypeStream(type.dataTypeId), dataTypeDecider);
     if (state.status === 'active') return;
     await this.deleteAll(
@@ -194,14 +229,22 @@ export class RecordWriter {
     return this.repo.canAppendClaimedMany;
   }
 
-  /** New records with their claims in one atomic write; false, nothing written, when a claim or id is taken. */
+  /**
+   * New records with their claims in one atomic write; false, nothing written, when a claim
+   * or id is taken. The check that the type was not deleted meanwhile (which deletes them
+   * and throws 404 if it was) is awaited here, or, with `deferCheck`, handed to it: an
+   * import writes its next batch while the check waits for the projections, and awaits
+   * every batch's check before it answers.
+   */
   async createMany(
     type: DataTypeFacts,
     decided: readonly { recordId: number; events: DataRecordEvent[] }[],
+    deferCheck?: (check: Promise<void>) => void,
   ): Promise<boolean> {
     const empty = dataRecordDecider.initialState();
+    let appended: AppendResult[];
     try {
-      await this.repo.appendClaimedMany(
+      appended = await this.repo.appendClaimedMany(
         type.workspaceId,
         decided.map((d) => ({
           streamName: recordStream(d.recordId),
@@ -214,10 +257,13 @@ export class RecordWriter {
       if (err instanceof ClaimTakenError || err instanceof WrongExpectedRevisionError) return false;
       throw err;
     }
-    await this.undoIfTypeDeleted(
+    const check = this.undoIfTypeDeleted(
       type,
+      appended,
       decided.map((d) => d.events.reduce(dataRecordDecider.evolve, empty)),
     );
+    if (deferCheck) deferCheck(check);
+    else await check;
     return true;
   }
 

@@ -1,6 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ValidationError } from '../../../core/http/domain-errors';
-import { normaliseExternalId } from '../domain/data-record';
+import { withVersion } from '../../../core/http/preconditions';
+import { DataRecordState, normaliseExternalId } from '../domain/data-record';
 import {
   assertMayCreate,
   assertMayDelete,
@@ -9,9 +10,25 @@ import {
   RecordCaller,
 } from '../domain/record-access.policy';
 import { recordClaimConflict } from '../domain/record-claims';
+import type { RecordResponse } from '../http/dto/record.dto';
 import { RecordWriter } from './record-writer.service';
 
 export class CreateRecordCommand {
+  constructor(
+    readonly workspaceId: string,
+    readonly dataTypeId: number,
+    readonly input: { memberId?: number | null; externalId?: string | null; fieldValues: unknown },
+    readonly caller: RecordCaller,
+  ) {}
+}
+
+/**
+ * CreateRecordCommand that answers with the new record (POST .../records) rather than its
+ * id: the record as decided, which is what its read-model row holds once projected
+ * (version 1, `updatedAt` = `createdAt`), so the route skips reading it back. The
+ * response still waits for the projections (read-your-writes), like every write's.
+ */
+export class CreateRecordAnsweredCommand {
   constructor(
     readonly workspaceId: string,
     readonly dataTypeId: number,
@@ -56,23 +73,58 @@ export interface UpsertOutcome {
   wasCreated: boolean;
 }
 
+async function createRecord(
+  records: RecordWriter,
+  cmd: CreateRecordCommand | CreateRecordAnsweredCommand,
+): Promise<DataRecordState> {
+  const type = await records.type(cmd.workspaceId, cmd.dataTypeId);
+  const memberId = cmd.input.memberId ?? null;
+  assertMayCreate(cmd.caller, memberId, type.visibility);
+  const externalId = normaliseExternalId(cmd.input.externalId);
+  const member = await records.member(cmd.workspaceId, memberId);
+  const outcome = await records.create(
+    type,
+    { memberId, externalId, fieldValues: cmd.input.fieldValues },
+    member,
+  );
+  if (outcome.kind === 'taken') throw recordClaimConflict(outcome.error);
+  return outcome.record;
+}
+
+/** A new record as GET answers it once projected: its first version. */
+export function createdRecordResponse(record: DataRecordState): RecordResponse {
+  return withVersion(
+    {
+      id: record.recordId,
+      dataTypeId: record.dataTypeId,
+      memberId: record.memberId,
+      externalId: record.externalId,
+      fieldValues: record.fieldValues,
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+    },
+    1,
+  );
+}
+
 @CommandHandler(CreateRecordCommand)
 export class CreateRecordHandler implements ICommandHandler<CreateRecordCommand, number> {
   constructor(private readonly records: RecordWriter) {}
 
   async execute(cmd: CreateRecordCommand): Promise<number> {
-    const type = await this.records.type(cmd.workspaceId, cmd.dataTypeId);
-    const memberId = cmd.input.memberId ?? null;
-    assertMayCreate(cmd.caller, memberId, type.visibility);
-    const externalId = normaliseExternalId(cmd.input.externalId);
-    const member = await this.records.member(cmd.workspaceId, memberId);
-    const outcome = await this.records.create(
-      type,
-      { memberId, externalId, fieldValues: cmd.input.fieldValues },
-      member,
-    );
-    if (outcome.kind === 'taken') throw recordClaimConflict(outcome.error);
-    return outcome.record.recordId;
+    return (await createRecord(this.records, cmd)).recordId;
+  }
+}
+
+@CommandHandler(CreateRecordAnsweredCommand)
+export class CreateRecordAnsweredHandler implements ICommandHandler<
+  CreateRecordAnsweredCommand,
+  RecordResponse
+> {
+  constructor(private readonly records: RecordWriter) {}
+
+  async execute(cmd: CreateRecordAnsweredCommand): Promise<RecordResponse> {
+    return createdRecordResponse(await createRecord(this.records, cmd));
   }
 }
 

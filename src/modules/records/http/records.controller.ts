@@ -31,7 +31,7 @@ import { toPageRequest } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { BulkRecordsCommand, BulkResult, MAX_BULK_RECORDS } from '../commands/bulk-records.command';
 import {
-  CreateRecordCommand,
+  CreateRecordAnsweredCommand,
   DeleteRecordCommand,
   UpdateRecordCommand,
   UpsertOutcome,
@@ -90,10 +90,9 @@ export class RecordsController {
     const workspaceId = wid.toLowerCase();
     const dataTypeId = pathId(rawTypeId, 'Data type');
     const caller = callerOf(p);
-    const id = await this.commands.execute<CreateRecordCommand, number>(
-      new CreateRecordCommand(workspaceId, dataTypeId, body, caller),
+    return this.commands.execute<CreateRecordAnsweredCommand, RecordResponse>(
+      new CreateRecordAnsweredCommand(workspaceId, dataTypeId, body, caller),
     );
-    return this.queries.execute(new GetRecordQuery(workspaceId, dataTypeId, id, caller, true));
   }
 
   @Get('records')

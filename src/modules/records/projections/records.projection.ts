@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CLAIM_FENCED } from '../../../core/claims/claims';
+import { copyRows } from '../../../core/database/copy-rows';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { DataRecordCreated, DataRecordEvent } from '../domain/data-record.events';
@@ -22,6 +23,26 @@ const searchTextOf = (values: string, fields: string) => `(
   SELECT string_agg(lower(e.value #>> '{}'), E'\\n' ORDER BY e.key)
     FROM jsonb_each(${values}) e JOIN jsonb_array_elements(${fields}) f ON f->>'slug' = e.key
    WHERE (f->>'shouldIndex')::boolean AND f->>'fieldType' IN ${TEXT_LIKE})`;
+
+/**
+ * From this many new records a batch's rows go in by COPY (an import's batches of 500);
+ * below, one INSERT (a request's batch of a few: COPY costs a savepoint and two round trips).
+ */
+export const COPY_FROM = 50;
+const COLUMNS = [
+  'id',
+  'workspace_id',
+  'data_type_id',
+  'member_id',
+  'external_id',
+  'field_values',
+  'indexed_values',
+  'search_text',
+  'created_at',
+  'updated_at',
+  'version',
+  'stream_revision',
+];
 
 /** A type's indexed fields by slug: whether each is text-like. */
 function indexedFields(fields: readonly DataField[]): Map<string, boolean> {
@@ -98,7 +119,7 @@ export class RecordsProjection implements ProjectionHandler {
   }
 
   /**
-   * New records as one multi-row insert. Their index columns are computed here from the
+   * New records as one COPY (an import's batch) or one multi-row insert. Their index columns are computed here from the
    * type's fields (read once per batch, in the batch's transaction) rather than by the SQL
    * of `indexedValuesOf`/`searchTextOf` per row: the same values (text-like values
    * lower-cased as the filters lower-case them, search text ordered by slug), at about
@@ -111,35 +132,46 @@ export class RecordsProjection implements ProjectionHandler {
       typeIds,
     ])) as { id: number; fields: DataField[] }[];
     const indexedOf = new Map(types.map((t) => [t.id, indexedFields(t.fields)]));
-    const rows: object[] = [];
+    const rows: unknown[][] = [];
     for (const stored of events) {
       const d = (stored as StoredEvent<'DataRecordCreated', DataRecordCreated['data']>).data;
       const indexed = indexedOf.get(d.dataTypeId);
       // A record of a type already deleted has no row (as the join with data_types had it).
       if (!indexed) continue;
-      rows.push({
-        id: d.recordId,
-        workspace_id: d.workspaceId,
-        data_type_id: d.dataTypeId,
-        member_id: d.memberId,
-        external_id: d.externalId,
-        field_values: d.fieldValues,
-        ...indexColumns(d.fieldValues, indexed),
-        created_at: d.createdAt,
-        stream_revision: stored.revision.toString(),
-      });
+      const { indexed_values, search_text } = indexColumns(d.fieldValues, indexed);
+      rows.push([
+        d.recordId,
+        d.workspaceId,
+        d.dataTypeId,
+        d.memberId,
+        d.externalId,
+        d.fieldValues,
+        indexed_values,
+        search_text,
+        d.createdAt,
+        d.createdAt,
+        1,
+        stored.revision.toString(),
+      ]);
     }
     if (!rows.length) return;
+    // A replayed record (its row already there) makes COPY fail: copyRows then falls back
+    // to the INSERT, which skips it.
+    if (rows.length >= COPY_FROM)
+      await copyRows(em, 'data_records', COLUMNS, rows, () => this.insert(rows, em));
+    else await this.insert(rows, em);
+  }
+
+  private async insert(rows: readonly unknown[][], em: EntityManager): Promise<void> {
     await em.query(
-      `INSERT INTO data_records (id, workspace_id, data_type_id, member_id, external_id, field_values,
-                                 indexed_values, search_text, created_at, updated_at, version, stream_revision)
+      `INSERT INTO data_records (${COLUMNS.join(', ')})
        SELECT r.id, r.workspace_id, r.data_type_id, r.member_id, r.external_id, r.field_values,
-              r.indexed_values, r.search_text, r.created_at, r.created_at, 1, r.stream_revision
+              r.indexed_values, r.search_text, r.created_at, r.updated_at, r.version, r.stream_revision
          FROM jsonb_to_recordset($1::jsonb) AS r(id integer, workspace_id uuid, data_type_id integer,
               member_id integer, external_id text, field_values jsonb, indexed_values jsonb, search_text text,
-              created_at timestamptz, stream_revision bigint)
+              created_at timestamptz, updated_at timestamptz, version integer, stream_revision bigint)
        ON CONFLICT (id) DO NOTHING`,
-      [JSON.stringify(rows)],
+      [JSON.stringify(rows.map((row) => Object.fromEntries(COLUMNS.map((c, i) => [c, row[i]]))))],
     );
   }
 
