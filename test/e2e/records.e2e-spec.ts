@@ -1,5 +1,3 @@
-import { DataSource } from 'typeorm';
-import { RECORD_ID_BLOCK } from '../../src/modules/records/commands/record-writer.service';
 import { startTestApp, TestApp } from '../support/app';
 import { CONTACT_FIELDS, createDataType, recordsPath } from '../support/records-fixtures';
 
@@ -641,47 +639,6 @@ describe('data types and records (e2e)', () => {
         body: { fieldValues: {} },
       });
       expect(put.status).toBe(404);
-    });
-
-    it('takes record ids from the sequence in blocks: creates get distinct rising ids without a nextval each', async () => {
-      const a = await t.bootstrap();
-      const type = await createDataType(t, a.workspaceId, a.apiKey, { slug: 'blocks', fields: [] });
-      const db = t.app.get(DataSource);
-      // How many ids the sequence has handed out (last_value counts once it has been called).
-      const taken = async () => {
-        const [row] = (await db.query(`SELECT last_value, is_called FROM data_record_id_seq`)) as {
-          last_value: string;
-          is_called: boolean;
-        }[];
-        return Number(row.last_value) - (row.is_called ? 0 : 1);
-      };
-      const before = await taken();
-      const ids: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const res = await t.request('POST', recordsPath(a.workspaceId, type.id), {
-          token: a.apiKey,
-          body: { fieldValues: {} },
-        });
-        expect(res.status).toBe(201);
-        ids.push(res.body.id as number);
-      }
-      expect(ids).toEqual([...ids].sort((x, y) => x - y));
-      expect(new Set(ids).size).toBe(5);
-      // Five creates moved the sequence by whole blocks (none, if an earlier block had ids left), not by five.
-      const moved = (await taken()) - before;
-      expect(moved).toBeLessThanOrEqual(RECORD_ID_BLOCK);
-      expect(moved % RECORD_ID_BLOCK).toBe(0);
-      // Concurrent creates share one refill and still get distinct ids.
-      const concurrent = await Promise.all(
-        Array.from({ length: RECORD_ID_BLOCK + 3 }, () =>
-          t.request('POST', recordsPath(a.workspaceId, type.id), {
-            token: a.apiKey,
-            body: { fieldValues: {} },
-          }),
-        ),
-      );
-      expect(concurrent.map((r) => r.status)).toEqual(concurrent.map(() => 201));
-      expect(new Set(concurrent.map((r) => r.body.id as number)).size).toBe(RECORD_ID_BLOCK + 3);
     });
   });
 });

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { nextIds } from '../../../core/database/ids';
+import { nextId } from '../../../core/database/ids';
 import { AppendResult, WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
@@ -47,8 +47,6 @@ export interface RecordRow {
 }
 
 const MAX_ATTEMPTS = 5;
-/** Record ids a process takes from the sequence at once for single creates (see newRecordId). */
-export const RECORD_ID_BLOCK = 32;
 const DELETE_BATCH = 500;
 const UPSERT_RETRIES = 10;
 
@@ -59,10 +57,6 @@ const UPSERT_RETRIES = 10;
  */
 @Injectable()
 export class RecordWriter {
-  /** Ids taken and not yet handed out, highest first (popped from the end). */
-  private idBlock: number[] = [];
-  private idRefill: Promise<void> | undefined;
-
   constructor(
     private readonly repo: EventSourcedRepository,
     @Inject(CLAIMS) private readonly claims: Claims,
@@ -122,24 +116,8 @@ export class RecordWriter {
     return this.repo.load(recordStream(recordId), dataRecordDecider);
   }
 
-  /**
-   * A new record's id, from a block of RECORD_ID_BLOCK taken from the sequence in one
-   * statement (concurrent creates share one refill), instead of a `nextval` round trip per
-   * create. Ids stay unique and, within a process, rising in the order they are handed
-   * out; across processes a later create may get a lower id, and a block's unused ids are
-   * lost when the process stops (ids were never gapless: a failed append burns one).
-   */
-  async newRecordId(): Promise<number> {
-    for (;;) {
-      const id = this.idBlock.pop();
-      if (id !== undefined) return id;
-      this.idRefill ??= nextIds(this.db, 'data_record_id_seq', RECORD_ID_BLOCK)
-        .then((ids) => {
-          this.idBlock = ids.sort((a, b) => b - a);
-        })
-        .finally(() => (this.idRefill = undefined));
-      await this.idRefill;
-    }
+  newRecordId(): Promise<number> {
+    return nextId(this.db, 'data_record_id_seq');
   }
 
   /** Decides a new record (throws its validation errors) without writing it. */
