@@ -5,7 +5,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { EVENT_STORE, EventStore, Position, StoredEvent } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
 import { requestContext, SYSTEM_ACTOR } from '../cqrs/request-context';
-import { CHECKPOINT_CHANNEL, readCheckpoint, samePosition, writeCheckpoint } from './checkpoints';
+import { advanceCheckpoint, CHECKPOINT_CHANNEL, readCheckpoint, samePosition } from './checkpoints';
 import { CheckpointFeed, encodeNotice } from './checkpoint-feed';
 import { LeaderLocks } from './leader-locks';
 import { SharedScans } from './shared-scans';
@@ -146,18 +146,19 @@ export function projectionSpec(
 }
 
 /**
- * A reactor batch: enqueue (idempotent by job id), then checkpoint. A crash between
- * the two replays the batch and the job ids make the second enqueue a no-op.
+ * A reactor batch: enqueue (idempotent by job id), then move the checkpoint if it is
+ * still where the batch began (one compare-and-set statement). A crash between the two
+ * replays the batch and the job ids make the second enqueue a no-op; so does a batch
+ * found stale (another leader moved the checkpoint meanwhile), which is then dropped
+ * without writing and read again from the stored checkpoint.
  */
-function reactorSpec(r: RegisteredReactor, db: DataSource): SubscriberSpec {
+export function reactorSpec(r: RegisteredReactor, db: DataSource): SubscriberSpec {
   const name = r.definition.name;
   return {
     name,
     eventTypes: r.definition.eventTypes,
     loadCheckpoint: () => readCheckpoint(db.manager, name),
     async commitBatch(events: StoredEvent[], expected: Position | undefined) {
-      const current = await readCheckpoint(db.manager, name);
-      if (!samePosition(current, expected)) return 'stale';
       if (r.handler.reactBatch) {
         const first = events[0];
         await requestContext.run(
@@ -181,8 +182,9 @@ function reactorSpec(r: RegisteredReactor, db: DataSource): SubscriberSpec {
             () => r.handler.react(event),
           );
         }
-      await writeCheckpoint(db.manager, name, 'reactor', events[events.length - 1].position, events.length);
-      return 'committed';
+      const last = events[events.length - 1].position;
+      const moved = await advanceCheckpoint(db.manager, name, 'reactor', expected, last, events.length);
+      return moved ? 'committed' : 'stale';
     },
   };
 }

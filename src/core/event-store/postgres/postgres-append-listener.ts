@@ -111,16 +111,22 @@ export class PostgresAppendListener {
 }
 
 /**
- * Tells other processes that appends committed, at most once per interval: the first
- * request after a quiet spell is sent at once, requests during a send or the interval
- * after it collapse into one more send. A notifying transaction holds a cluster-wide
- * lock through its commit, so one per append would serialise the writers on it.
+ * Tells other processes that appends committed, at most about once per interval. A
+ * notifying transaction holds a cluster-wide lock through its commit, so one per append
+ * would serialise the writers on it.
+ *
+ * The notification rides on an append where it can: an append sent once the interval since
+ * the last notification has passed (and no separate send is under way) carries pg_notify in
+ * its own statement (`claim()`), delivered at its commit, which also covers every earlier
+ * commit; that costs no round trip of its own. Requests no append carried are sent as a
+ * separate statement (NOTIFY_SQL) two intervals after the last notification: under load the
+ * next append carries them first, after a quiet spell the first append carries its own.
  */
 export class ThrottledNotifier {
   private sending: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private again = false;
-  private lastSentAt = 0;
+  private lastSentAt = -Infinity;
   private closed = false;
 
   constructor(
@@ -128,13 +134,14 @@ export class ThrottledNotifier {
     private readonly intervalMs: number,
   ) {}
 
+  /** Asks for a notification of commits made before this call. */
   request(): void {
     if (this.closed) return;
     if (this.sending || this.timer) {
       this.again = true;
       return;
     }
-    const wait = this.lastSentAt + this.intervalMs - Date.now();
+    const wait = this.lastSentAt + 2 * this.intervalMs - Date.now();
     if (wait > 0) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
@@ -143,6 +150,29 @@ export class ThrottledNotifier {
     } else {
       this.start();
     }
+  }
+
+  /**
+   * Whether the statement about to be sent should carry the notification itself. When it
+   * says yes, the caller must send it with pg_notify and then call `settle()` with whether
+   * it committed: a pending request is then dropped, or (it failed) requested again.
+   */
+  claim(): boolean {
+    if (this.closed || this.sending) return false;
+    if (Date.now() - this.lastSentAt < this.intervalMs) return false;
+    this.lastSentAt = Date.now();
+    // Requests pending now were made after their commits, so before this statement's commit.
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.again = false;
+    }
+    return true;
+  }
+
+  /** After a claimed statement: `committed` false sends the notification separately instead. */
+  settle(committed: boolean): void {
+    if (!committed) this.request();
   }
 
   /** Stops sending; waits for a send under way, so the pool it uses can be ended after. */

@@ -212,6 +212,64 @@ describe('PostgresEventStore', () => {
     }
   });
 
+  it('carries the wake-up of other processes in the append itself: no NOTIFY statement of its own', async () => {
+    const pool = new Pool({ connectionString: db.url, max: 2 });
+    const sent: string[] = [];
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      client.query = ((...args: unknown[]) => {
+        const q = args[0] as string | { text: string };
+        sent.push(typeof q === 'string' ? q : q.text);
+        return query(...args);
+      }) as typeof client.query;
+    });
+    const writer = new PostgresEventStore({ connectionString: db.url, pool, notifyIntervalMs: 5 });
+    const listener = new Client({ connectionString: db.url });
+    raw.push(listener);
+    await listener.connect();
+    const heard: number[] = [];
+    listener.on('notification', (n) => n.channel === 'event_store_appended' && heard.push(Date.now()));
+    await listener.query('LISTEN event_store_appended');
+    try {
+      const prefix = uniq();
+      for (let i = 0; i < 4; i++) {
+        await writer.append(`${prefix}-s`, [event('A')]);
+        await delay(20);
+      }
+      await writer.createStreams([{ streamName: `${prefix}-t`, events: [event('B')] }]);
+      await eventually(
+        () => Promise.resolve(heard.length),
+        (n) => n >= 5,
+        5000,
+      );
+      expect(heard.length).toBeGreaterThanOrEqual(5);
+      // One statement per write, each with its pg_notify (delivered at its commit).
+      expect(sent).toHaveLength(5);
+      expect(sent.every((text) => text.includes('INSERT INTO events') && text.includes('pg_notify'))).toBe(
+        true,
+      );
+
+      // Writes closer together than the interval: one carries, the next ones wait for
+      // the next write past the interval to carry theirs, or for a NOTIFY of its own.
+      sent.length = 0;
+      heard.length = 0;
+      await Promise.all([1, 2, 3].map((i) => writer.append(`${prefix}-burst-${i}`, [event('C')])));
+      const done = Date.now();
+      // The last of them is still announced, after the burst.
+      await eventually(
+        () => Promise.resolve(heard.some((t) => t >= done)),
+        (ok) => ok,
+        5000,
+      );
+      expect(heard.some((t) => t >= done)).toBe(true);
+      // Three appends; how many NOTIFYs of their own (0-2) depends on the machine's timing.
+      expect(sent.filter((text) => text.includes('INSERT INTO events'))).toHaveLength(3);
+    } finally {
+      await writer.close();
+      await pool.end().catch(() => undefined);
+    }
+  });
+
   it('keeps its connection after a lost append race or a stream that already exists', async () => {
     // One connection: the throttled NOTIFY after an append queues behind the next statement
     // instead of opening a second one.

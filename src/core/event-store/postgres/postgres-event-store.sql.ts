@@ -33,10 +33,10 @@ export type AppendShape = 'single' | 'batch';
  * No row back means the expectation failed.
  *
  * With `notify`, pg_notify runs inside the statement's transaction: the wake-up is sent
- * when the caller commits (appendInTransaction). Autocommitted appends notify afterwards
- * instead, throttled: notifying transactions serialise on a cluster-wide lock through
- * their commit, which cost a third of the append throughput at 8 writers when every
- * append notified.
+ * when it commits (the caller's commit with appendInTransaction). Autocommitted appends
+ * carry it only as often as ThrottledNotifier lets them: notifying transactions serialise
+ * on a cluster-wide lock through their commit, which cost a third of the append
+ * throughput at 8 writers when every append notified.
  */
 export function appendSql(mode: ClaimMode, shape: AppendShape, notify: boolean): string {
   const p = mode === 'exact' ? 3 : 2;
@@ -65,13 +65,23 @@ export function appendSql(mode: ClaimMode, shape: AppendShape, notify: boolean):
  * so the unique (stream_name, stream_revision) key fails the whole statement (23505) if any
  * of them exists: 'no_stream' for all, atomically, in one round trip.
  */
-export const CREATE_STREAMS_SQL = `
+const CREATE_STREAMS_INSERT = `
   INSERT INTO events (event_id, stream_name, stream_revision, type, data, metadata)
   SELECT (e.doc->>'id')::uuid, e.doc->>'stream', (e.doc->>'revision')::bigint, e.doc->>'type', e.doc->'data', e.doc->'metadata'
   FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, ord)
   ORDER BY e.ord
   RETURNING global_position::text AS global_position, transaction_id::text AS transaction_id,
             stream_name, stream_revision::text AS stream_revision`;
+
+/**
+ * CREATE_STREAMS_INSERT, with `notify` the wake-up in the same statement (as appendSql's),
+ * and `also` one more data-modifying CTE (`name AS (...)`) that lands with it or neither does.
+ */
+export function createStreamsSql(notify: boolean, also?: string): string {
+  if (!notify) return also ? `WITH ${also} ${CREATE_STREAMS_INSERT}` : CREATE_STREAMS_INSERT;
+  return `WITH ${also ? `${also}, ` : ''}inserted AS (${CREATE_STREAMS_INSERT})
+    SELECT inserted.*, (SELECT pg_notify('${APPENDED_CHANNEL}', '')) IS NULL AS notified FROM inserted`;
+}
 
 export const NOTIFY_SQL = `SELECT pg_notify('${APPENDED_CHANNEL}', '')`;
 

@@ -34,7 +34,7 @@ import {
   READ_STREAM_FORWARDS_SQL,
   SCAN_ALL_SQL,
   ScanRow,
-  CREATE_STREAMS_SQL,
+  createStreamsSql,
   appendSql,
   claimMode,
   toStoredEvent,
@@ -107,17 +107,28 @@ export class PostgresEventStore implements EventStore {
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     this.assertOpen();
-    const result = await this.appendWith(
-      this.pool,
-      streamName,
-      events,
-      options.expectedRevision ?? 'any',
-      false,
-    );
+    // Other processes are woken by a pg_notify in the append's own statement when the
+    // throttle lets it carry one, else by a separate one later (ThrottledNotifier).
+    const carry = this.notifier.claim();
+    let result: AppendResult;
+    try {
+      result = await this.appendWith(
+        this.pool,
+        streamName,
+        events,
+        options.expectedRevision ?? 'any',
+        false,
+        carry,
+      );
+    } catch (error) {
+      if (carry) this.notifier.settle(false);
+      throw error;
+    }
     // Local subscribers need not wait for the notification's round trip; those that handle
     // none of these types need not wake at all (see SubscriberLoop).
     this.listener.fire(new Set(events.map((e) => e.type)));
-    this.notifier.request();
+    if (carry) this.notifier.settle(true);
+    else this.notifier.request();
     return result;
   }
 
@@ -131,11 +142,18 @@ export class PostgresEventStore implements EventStore {
     also?: { sql: string; values: unknown[] },
   ): Promise<AppendResult[]> {
     this.assertOpen();
-    const results = await this.createStreamsWith(this.pool, streams, false, also);
-    if (results.length) {
-      this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))));
-      this.notifier.request();
+    if (streams.length === 0) return [];
+    const carry = this.notifier.claim();
+    let results: AppendResult[];
+    try {
+      results = await this.createStreamsWith(this.pool, streams, false, also, carry);
+    } catch (error) {
+      if (carry) this.notifier.settle(false);
+      throw error;
     }
+    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))));
+    if (carry) this.notifier.settle(true);
+    else this.notifier.request();
     return results;
   }
 
@@ -166,6 +184,7 @@ export class PostgresEventStore implements EventStore {
     streams: readonly NewStream[],
     inTransaction: boolean,
     also?: { sql: string; values: unknown[] },
+    notify = false,
   ): Promise<AppendResult[]> {
     if (streams.length === 0) return [];
     const names = new Set<string>();
@@ -191,10 +210,14 @@ export class PostgresEventStore implements EventStore {
     let rows: (AppendRow & { stream_name: string })[];
     const query: QueryConfig = also
       ? {
-          text: `WITH also AS (${also.sql}) ${CREATE_STREAMS_SQL}`,
+          text: createStreamsSql(notify, `also AS (${also.sql})`),
           values: [`[${docs.join(',')}]`, ...also.values],
         }
-      : { name: 'event_store_create_streams', text: CREATE_STREAMS_SQL, values: [`[${docs.join(',')}]`] };
+      : {
+          name: `event_store_create_streams${notify ? '_notify' : ''}`,
+          text: createStreamsSql(notify),
+          values: [`[${docs.join(',')}]`],
+        };
     try {
       rows = inTransaction
         ? await this.queryInSavepoint<AppendRow & { stream_name: string }>(client, query)
@@ -402,6 +425,7 @@ export class PostgresEventStore implements EventStore {
     events: readonly NewEvent[],
     expected: ExpectedRevision,
     inTransaction: boolean,
+    carry = false,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
     const mode = claimMode(expected);
@@ -420,9 +444,12 @@ export class PostgresEventStore implements EventStore {
       );
       values.push(`[${docs.join(',')}]`);
     }
+    // In a caller's transaction the notification is sent at its commit; autocommitted,
+    // when the throttle lets this append carry it.
+    const notify = inTransaction || carry;
     const query: QueryConfig = {
-      name: `event_store_append_${mode}_${shape}${inTransaction ? '_notify' : ''}`,
-      text: appendSql(mode, shape, inTransaction),
+      name: `event_store_append_${mode}_${shape}${notify ? '_notify' : ''}`,
+      text: appendSql(mode, shape, notify),
       values,
     };
 
