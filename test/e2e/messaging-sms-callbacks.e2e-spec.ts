@@ -82,4 +82,81 @@ describe('Messaging: a status callback sent as the provider answers (e2e)', () =
     expect(peer.callbackFailures).toBe(0);
     expect(peer.messages).toHaveLength(CHATS);
   });
+
+  /**
+   * The send decides on the chat as this process wrote it (its creation), the status
+   * callback on the chat as the worker left it after the dispatch: of the three, only the
+   * worker reads the chat's stream (a retried job must see a recorded provider id).
+   */
+  it("reads a chat's stream once per SMS sent and delivered (the worker's read), and decides anew on a stream another writer moved", async () => {
+    const post = (path: string, body: unknown) => t.request('POST', `/w/${wid}${path}`, { token: key, body });
+    const phones = await t.request('GET', `/w/${wid}/phone-numbers`, { token: key });
+    const phoneId = phones.body.items.find((p: { number: string }) => p.number === WORKSPACE_NUMBER)
+      .id as number;
+    const chats: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const member = await signup(t, wid, key, { phone: `+141555531${String(i).padStart(2, '0')}` });
+      await t.request('PUT', `/w/${wid}/members/${member.member.id}`, {
+        token: key,
+        body: { notifySms: true },
+      });
+      chats.push(
+        (await post('/chats', { channel: 'phone-sms', memberId: member.member.id, phoneNumberId: phoneId }))
+          .body.id as number,
+      );
+    }
+    const readStream = t.store.readStream.bind(t.store);
+    const reads = new Map<string, number>();
+    t.store.readStream = ((name: string, ...rest: unknown[]) => {
+      reads.set(name, (reads.get(name) ?? 0) + 1);
+      return (readStream as (...args: unknown[]) => unknown)(name, ...rest);
+    }) as typeof t.store.readStream;
+    const callbacksBefore = peer.callbacks;
+    try {
+      // Another writer (another process) moves the last chat on: this process's state of it is stale.
+      const stale = chats[2];
+      const [created] = await readStream(`chat-${stale}`);
+      await t.store.append(
+        `chat-${stale}`,
+        [
+          {
+            type: 'ChatUpdated',
+            data: {
+              chatId: stale,
+              workspaceId: wid,
+              changes: { title: 'Moved elsewhere' },
+              updatedAt: new Date().toISOString(),
+            },
+            metadata: { ...created.metadata, occurredAt: new Date().toISOString() },
+          },
+        ],
+        { expectedRevision: created.revision },
+      );
+      reads.clear();
+      for (const id of chats)
+        expect(
+          (await post(`/chats/${id}/send-assistant-message`, { message: 'See you Monday' })).status,
+        ).toBe(201);
+      await eventually(
+        async () => (peer.callbacks >= callbacksBefore + chats.length ? true : undefined),
+        'the status callbacks to be answered',
+      );
+      await eventually(async () => {
+        const types = (await readStream(`chat-${stale}`)).map((e) => e.type);
+        return types.at(-1) === 'MessageDelivered' ? true : undefined;
+      }, 'the last delivery to be recorded');
+      // Fresh chats: the worker's read only. The moved one: the send's retry on the stored stream too.
+      expect(chats.map((id) => reads.get(`chat-${id}`) ?? 0)).toEqual([1, 1, 2]);
+      for (const id of chats)
+        expect((await readStream(`chat-${id}`)).map((e) => e.type)).toEqual([
+          'ChatCreated',
+          ...(id === stale ? ['ChatUpdated'] : []),
+          'MessageSent',
+          'MessageDispatched',
+          'MessageDelivered',
+        ]);
+    } finally {
+      t.store.readStream = readStream;
+    }
+  });
 });

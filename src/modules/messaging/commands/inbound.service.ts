@@ -120,22 +120,28 @@ export class InboundMessages {
   async smsStatus(callback: SmsStatusCallback): Promise<void> {
     const outcome = outcomeOfStatus(callback.status);
     if (!outcome) return;
-    const loaded = await this.repo.load(chatStream(callback.chatId), chatDecider);
-    if (!loaded.state.chat) return;
-    await this.handle(
-      loaded.state.chat.workspaceId,
-      callback.chatId,
-      {
-        type: 'RecordOutcome',
-        messageId: callback.messageId,
-        recipientMemberId: callback.memberId,
-        outcome,
-        reason: outcome === 'failed' ? `provider_error:${callback.errorCode || callback.status}` : undefined,
-        providerMessageId: callback.providerMessageId,
-        now: new Date().toISOString(),
-      },
-      loaded,
-    );
+    // On the chat as this process's worker left it after recording the provider's id (the
+    // callback waited for that record), confirmed by the append's revision check; on the
+    // stream as stored when this process holds no state of it or the check fails.
+    await this.repo.cachedFirst(async (loader) => {
+      const loaded = await loader.load(chatStream(callback.chatId), chatDecider);
+      if (!loaded.state.chat) return;
+      await this.handle(
+        loaded.state.chat.workspaceId,
+        callback.chatId,
+        {
+          type: 'RecordOutcome',
+          messageId: callback.messageId,
+          recipientMemberId: callback.memberId,
+          outcome,
+          reason:
+            outcome === 'failed' ? `provider_error:${callback.errorCode || callback.status}` : undefined,
+          providerMessageId: callback.providerMessageId,
+          now: new Date().toISOString(),
+        },
+        loaded,
+      );
+    });
   }
 
   /**
@@ -263,7 +269,7 @@ export class InboundMessages {
     workspaceId: string,
     chatId: number,
     command: ChatCommand,
-    loaded?: { state: ChatState; revision: bigint | undefined },
+    loaded?: { state: ChatState; revision: bigint | undefined; cached?: boolean },
   ): Promise<boolean> {
     const { events } = await this.repo.handle({
       streamName: chatStream(chatId),

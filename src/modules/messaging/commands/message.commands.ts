@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { CachedLoader, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
 import { GetWorkspaceSettingsQuery, WorkspaceSettings } from '../../workspaces';
@@ -45,7 +45,11 @@ export class PostUserMessageHandler implements ICommandHandler<PostUserMessageCo
 
   async execute(cmd: PostUserMessageCommand): Promise<number> {
     if (!cmd.content.trim()) throw new ValidationError('content: must not be blank');
-    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId);
+    return this.lookup.cachedFirst((loader) => this.run(cmd, loader));
+  }
+
+  private async run(cmd: PostUserMessageCommand, loader: CachedLoader): Promise<number> {
+    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId, loader);
     const chat = loaded.state.chat!;
     assertMayWriteChat(cmd.caller, chat);
     const messageId = await nextId(this.db, 'chat_message_id_seq');
@@ -89,7 +93,14 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
 
   async execute(cmd: SendAssistantMessageCommand): Promise<number> {
     if (!cmd.message.trim()) throw new ValidationError('message: must not be blank');
-    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId);
+    // On the chat as this process last wrote it when it holds it (its creation, its last
+    // message), confirmed by the append's revision check; else, or should the check fail,
+    // on the stream as stored, every check below taken again.
+    return this.lookup.cachedFirst((loader) => this.run(cmd, loader));
+  }
+
+  private async run(cmd: SendAssistantMessageCommand, loader: CachedLoader): Promise<number> {
+    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId, loader);
     const chat = loaded.state.chat!;
     assertMaySendAsAssistant(cmd.caller, chat);
     const sms = chat.channel === 'phone-sms' ? smsSegments(cmd.message) : null;
