@@ -1,17 +1,17 @@
 import { Inject } from '@nestjs/common';
-import { CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { CachedLoader, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
-import { GetWorkspaceSettingsQuery, WorkspaceSettings } from '../../workspaces';
 import { ChatState, chatDecider, recipientsOf } from '../domain/chat';
 import { quietHoursEnd, REPLY_WINDOW_MS } from '../domain/quiet-hours';
 import { chatStream } from '../domain/chat.events';
 import { assertMaySendAsAssistant, assertMayWriteChat, Caller } from '../domain/messaging-access.policy';
 import { smsSegments } from '../domain/sms-segments';
 import { ChatLookup } from './chat-lookup.service';
+import { WorkspaceSendSettings } from './workspace-settings.service';
 
 export class PostUserMessageCommand {
   constructor(
@@ -88,7 +88,7 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
     private readonly lookup: ChatLookup,
     private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly queries: QueryBus,
+    private readonly settings: WorkspaceSendSettings,
   ) {}
 
   async execute(cmd: SendAssistantMessageCommand): Promise<number> {
@@ -158,9 +158,7 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
       return lastInbound === undefined || now.getTime() - Date.parse(lastInbound) > REPLY_WINDOW_MS;
     });
     if (!waiting.length) return undefined;
-    const settings = await this.queries.execute<GetWorkspaceSettingsQuery, WorkspaceSettings | undefined>(
-      new GetWorkspaceSettingsQuery(workspaceId),
-    );
+    const settings = await this.settings.get(workspaceId);
     const window = settings?.smsQuietHours;
     if (!window) return undefined;
     // Each recipient's own time zone, else the workspace's.
