@@ -159,4 +159,36 @@ describe('Messaging: a status callback sent as the provider answers (e2e)', () =
       t.store.readStream = readStream;
     }
   });
+  /**
+   * The worker takes the SMS address from the member's own stream, which it reads anyway for
+   * consent at send time, not from the members read model: a phone changed just before the
+   * send goes to the new number even while the read model still shows the old one.
+   */
+  it("sends to the phone the member's stream holds, ahead of the members read model", async () => {
+    const post = (path: string, body: unknown) => t.request('POST', `/w/${wid}${path}`, { token: key, body });
+    const phones = await t.request('GET', `/w/${wid}/phone-numbers`, { token: key });
+    const phoneId = phones.body.items.find((p: { number: string }) => p.number === WORKSPACE_NUMBER)
+      .id as number;
+    const member = await signup(t, wid, key, { phone: '+14155553200' });
+    const memberId = member.member.id as number;
+    const changed = await t.request('PUT', `/w/${wid}/members/${memberId}`, {
+      token: key,
+      body: { notifySms: true, phone: '+14155553201' },
+    });
+    expect(changed.status).toBe(200);
+    // The read model lagging behind the stream: it still shows the number before the PUT.
+    await t.database.pool().query(`UPDATE members SET phone = '+14155553200' WHERE id = $1`, [memberId]);
+    const chat = await post('/chats', { channel: 'phone-sms', memberId, phoneNumberId: phoneId });
+    expect(chat.status).toBe(201);
+    const sent = await post(`/chats/${chat.body.id as number}/send-assistant-message`, {
+      message: 'New number',
+    });
+    expect(sent.status).toBe(201);
+    const delivered = await eventually(
+      async () => peer.messages.find((m) => m.body === 'New number'),
+      'the SMS to reach the peer',
+    );
+    expect(delivered.to).toBe('+14155553201');
+    expect(peer.messages.filter((m) => m.to === '+14155553200')).toEqual([]);
+  });
 });

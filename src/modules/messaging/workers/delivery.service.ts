@@ -86,11 +86,11 @@ export class DeliveryService {
   ): Promise<DeliveryOutcome> {
     // Consent is read from the member's own stream, not from a read model: a STOP (or a
     // PUT turning notifySms off) appended before this send may not be projected yet, and
-    // the inbound webhook answers without waiting for its projections. The address and
-    // the sender number come from the read models, in the same round of queries.
-    const [[contact], consent, [facts]] = await Promise.all([
-      this.lookup.contacts(job.workspaceId, [job.recipientMemberId]),
-      sent.keywordReply ? undefined : this.smsConsent(job.workspaceId, job.recipientMemberId),
+    // the inbound webhook answers without waiting for its projections. The same read gives
+    // the address (the stream is where the members read model takes it from); the sender
+    // number comes from this room's read model, in the same round of queries.
+    const [recipient, [facts]] = await Promise.all([
+      this.smsRecipient(job.workspaceId, job.recipientMemberId),
       queryPrepared<{ number: string | null }>(
         this.db,
         `SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $2`,
@@ -99,8 +99,8 @@ export class DeliveryService {
     ]);
     // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since. A
     // keyword's own reply (the STOP confirmation) goes out regardless.
-    if (consent && consent !== 'consented') return this.fail(job, consent);
-    if (!contact?.phone || contact.status !== 'active') return this.fail(job, 'no_address');
+    if (!sent.keywordReply && recipient.consent !== 'consented') return this.fail(job, recipient.consent);
+    if (!recipient.phone || !recipient.active) return this.fail(job, 'no_address');
     const from = facts?.number;
     if (!from) return this.fail(job, 'no_sender');
     const query = new URLSearchParams({
@@ -115,7 +115,7 @@ export class DeliveryService {
       let result;
       try {
         result = await this.sms.send({
-          to: contact.phone,
+          to: recipient.phone,
           from,
           body: sent.content,
           statusCallback: `${this.config.publicBaseUrl}/providers/twilio/sms/status?${query.toString()}`,
@@ -153,28 +153,35 @@ export class DeliveryService {
   }
 
   /**
-   * The member's SMS consent as its stream says it now: the last opt-out or opt-in keyword
-   * (STOP holds until START, whatever notifySms says since), then notifySms as the last
-   * snapshot has it. Read at the moment of sending, so whatever was appended before it
-   * (before this message's MessageSent in particular) is honoured.
+   * The member's SMS consent and address as its stream says them now: the last opt-out or
+   * opt-in keyword (STOP holds until START, whatever notifySms says since), then notifySms,
+   * the phone and the status as the last snapshot has them. Read at the moment of sending,
+   * so whatever was appended before it (before this message's MessageSent in particular)
+   * is honoured. A member of another workspace has neither consent nor address here.
    */
-  private async smsConsent(
+  private async smsRecipient(
     workspaceId: string,
     memberId: number,
-  ): Promise<'consented' | 'opted_out' | 'no_consent'> {
+  ): Promise<{ consent: 'consented' | 'opted_out' | 'no_consent'; phone: string | null; active: boolean }> {
     const events = (await this.store.readStream(memberStream(memberId))) as unknown as MemberEvent[];
     let optedOut = false;
     let notifySms = false;
     let inWorkspace = false;
+    let phone: string | null = null;
+    let active = false;
     for (const e of events) {
       switch (e.type) {
         case 'MemberCreated':
           inWorkspace = e.data.workspaceId === workspaceId;
           notifySms = e.data.notifySms;
+          phone = e.data.phone;
+          active = true;
           break;
         case 'MemberUpdated':
         case 'MemberArchived':
           notifySms = e.data.member.notifySms;
+          phone = e.data.member.phone;
+          active = e.data.member.status === 'active';
           break;
         case 'MemberOptedOutOfSms':
           optedOut = true;
@@ -184,9 +191,8 @@ export class DeliveryService {
           break;
       }
     }
-    if (!inWorkspace) return 'no_consent';
-    if (optedOut) return 'opted_out';
-    return notifySms ? 'consented' : 'no_consent';
+    if (!inWorkspace) return { consent: 'no_consent', phone: null, active: false };
+    return { consent: optedOut ? 'opted_out' : notifySms ? 'consented' : 'no_consent', phone, active };
   }
 
   private async deliverEmail(
