@@ -1,6 +1,7 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 /** The wall-clock time `HH:MM:SS` of an instant in UTC. */
 function utcTime(ms: number): string {
@@ -8,14 +9,15 @@ function utcTime(ms: number): string {
 }
 
 /**
- * A send reads its workspace's quiet hours from a per-process cache (messaging's
- * WorkspaceSendSettings, in core's AuthCache). Two processes on one database: A (ROLE=all)
- * takes the settings' PUT and runs the projections, B (ROLE=api) takes the sends. Entries
- * live 60 s here, so B honouring a change within a second comes from the invalidation the
- * WorkspaceUpdated causes (the checkpoint notice of the projection that applied it), not
- * from entries ageing out.
+ * Messaging keeps two facts per process in core's AuthCache: a send's workspace quiet hours
+ * (WorkspaceSendSettings, read where the send is taken) and an SMS delivery's sender number
+ * (DeliveryService, read where the worker runs). Two processes on one database: A
+ * (ROLE=all) runs the projections and the workers, B (ROLE=api) only serves requests.
+ * Entries live 60 s here, so a change honoured within a second comes from the
+ * invalidation its event causes (the checkpoint notice of the projection that applied it),
+ * not from entries ageing out.
  */
-describe('Messaging: quiet hours cached per process, invalidated across processes (e2e)', () => {
+describe('Messaging: quiet hours and sender numbers cached per process, invalidated across processes (e2e)', () => {
   let db: TestDatabase;
   const prefix = testRedisPrefix();
   let urlA: string;
@@ -23,9 +25,11 @@ describe('Messaging: quiet hours cached per process, invalidated across processe
   let apiKey: string;
   let wid: string;
   let processes: ServiceProcess[] = [];
+  let peer: TwilioPeer;
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    peer = await startTwilioPeer();
     const env = {
       DATABASE_URL: db.url,
       REDIS_URL: TEST_REDIS_URL,
@@ -35,7 +39,8 @@ describe('Messaging: quiet hours cached per process, invalidated across processe
       AUTH_CACHE_TTL_MS: '60000',
       RATE_LIMIT_PER_MINUTE: '100000',
       RATE_LIMIT_CONCURRENCY: '1000',
-      SMS_PROVIDER: 'log',
+      ...twilioServiceEnv(peer),
+      PUBLIC_BASE_URL: 'https://cache.example.test/api/v2',
     };
     const { all: a, api: b } = await startAllAndApi(env, ['msg-all-a', 'msg-api-b']);
     urlA = a.url;
@@ -62,6 +67,7 @@ describe('Messaging: quiet hours cached per process, invalidated across processe
       if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
     }
     await killAll();
+    await peer?.close();
     await clearRedisPrefix(prefix);
     await db?.drop();
   });
@@ -81,21 +87,21 @@ describe('Messaging: quiet hours cached per process, invalidated across processe
     return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
   }
 
-  it('a quiet window set and lifted through A holds and frees the next send through B', async () => {
-    const phone = await call(urlA, 'POST', '/phone-numbers', { number: '+14155550777' });
-    expect(phone.status).toBe(201);
-    const member = await call(urlA, 'POST', '/create-signup', {
-      member: { phone: '+14155553777', email: 'quiet-member@example.com' },
-    });
+  /** A member with SMS consent and a phone-sms chat from `phoneNumberId`, made through A. */
+  async function smsChat(phone: string, phoneNumberId: number): Promise<number> {
+    const member = await call(urlA, 'POST', '/create-signup', { member: { phone } });
     expect([200, 201]).toContain(member.status);
     const memberId = (member.body.member as { id: number }).id;
     expect((await call(urlA, 'PUT', `/members/${memberId}`, { notifySms: true })).status).toBe(200);
-    const chat = await call(urlA, 'POST', '/chats', {
-      channel: 'phone-sms',
-      memberId,
-      phoneNumberId: phone.body.id,
-    });
+    const chat = await call(urlA, 'POST', '/chats', { channel: 'phone-sms', memberId, phoneNumberId });
     expect(chat.status).toBe(201);
+    return chat.body.id as number;
+  }
+
+  it('a quiet window set and lifted through A holds and frees the next send through B', async () => {
+    const phone = await call(urlA, 'POST', '/phone-numbers', { number: '+14155550777' });
+    expect(phone.status).toBe(201);
+    const chat = { body: { id: await smsChat('+14155553777', phone.body.id as number) } };
     const send = () =>
       call(urlB, 'POST', `/chats/${chat.body.id as number}/send-assistant-message`, { message: 'Hello' });
 
@@ -136,5 +142,43 @@ describe('Messaging: quiet hours cached per process, invalidated across processe
       1000,
       20,
     );
+  });
+
+  it("a sender number changed or deleted through B is what A's worker sends from next, or fails on", async () => {
+    const phone = await call(urlB, 'POST', '/phone-numbers', { number: '+14155550778' });
+    expect(phone.status).toBe(201);
+    const phoneId = phone.body.id as number;
+    const chatId = await smsChat('+14155553778', phoneId);
+    const sendAndDeliver = async (message: string) => {
+      const sent = await call(urlB, 'POST', `/chats/${chatId}/send-assistant-message`, { message });
+      expect(sent.status).toBe(201);
+      return eventually(async () => {
+        const got = await call(urlB, 'GET', `/chats/${chatId}/messages/${sent.body.id as number}`);
+        return got.body.status === 'sent' && !peer.messages.some((m) => m.body === message)
+          ? undefined
+          : got.body;
+      }, `"${message}" to be sent or to fail`);
+    };
+    // A's worker reads the number and keeps it.
+    await sendAndDeliver('first');
+    await sendAndDeliver('second');
+    expect(peer.messages.filter((m) => m.to === '+14155553778').map((m) => m.from)).toEqual([
+      '+14155550778',
+      '+14155550778',
+    ]);
+
+    expect((await call(urlB, 'PUT', `/phone-numbers/${phoneId}`, { number: '+14155550779' })).status).toBe(
+      200,
+    );
+    await sendAndDeliver('after the change');
+    expect(peer.messages.find((m) => m.body === 'after the change')?.from).toBe('+14155550779');
+
+    expect((await call(urlB, 'DELETE', `/phone-numbers/${phoneId}`)).status).toBe(204);
+    const failed = await eventually(async () => {
+      const m = await sendAndDeliver('after the deletion');
+      return m.status === 'failed' ? m : undefined;
+    }, 'the send after the deletion to fail');
+    expect(failed.failureReason).toBe('no_sender');
+    expect(peer.messages.some((m) => m.body === 'after the deletion')).toBe(false);
   });
 });

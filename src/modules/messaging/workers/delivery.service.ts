@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuthCache } from '../../../core/auth/auth-cache';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { fold } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
@@ -46,7 +48,11 @@ export class DeliveryService {
     @Inject(EMAIL_SENDER) private readonly email: EmailSender,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly webChat: WebChatStreams,
-  ) {}
+    private readonly cache: AuthCache,
+    feed: CheckpointFeed,
+  ) {
+    feed.invalidateAuthOn((e) => e.type === 'PhoneNumberUpdated' || e.type === 'PhoneNumberDeleted');
+  }
 
   async deliver(job: DeliveryJob): Promise<DeliveryOutcome> {
     const stored = await this.store.readStream(chatStream(job.chatId));
@@ -88,20 +94,15 @@ export class DeliveryService {
     // PUT turning notifySms off) appended before this send may not be projected yet, and
     // the inbound webhook answers without waiting for its projections. The same read gives
     // the address (the stream is where the members read model takes it from); the sender
-    // number comes from this room's read model, in the same round of queries.
-    const [recipient, [facts]] = await Promise.all([
+    // number comes from this room's read model (through the process's cache), meanwhile.
+    const [recipient, from] = await Promise.all([
       this.smsRecipient(job.workspaceId, job.recipientMemberId),
-      queryPrepared<{ number: string | null }>(
-        this.db,
-        `SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $2`,
-        [job.workspaceId, phoneNumberId],
-      ),
+      this.senderNumber(job.workspaceId, phoneNumberId),
     ]);
     // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since. A
     // keyword's own reply (the STOP confirmation) goes out regardless.
     if (!sent.keywordReply && recipient.consent !== 'consented') return this.fail(job, recipient.consent);
     if (!recipient.phone || !recipient.active) return this.fail(job, 'no_address');
-    const from = facts?.number;
     if (!from) return this.fail(job, 'no_sender');
     const query = new URLSearchParams({
       chatId: String(job.chatId),
@@ -135,6 +136,26 @@ export class DeliveryService {
       this.dispatching.delete(key);
       recorded();
     }
+  }
+
+  /**
+   * The number a chat's SMS go out from, read once per number and AUTH_CACHE_TTL_MS (1 s)
+   * at most rather than per SMS: kept in core's AuthCache, which every process empties once
+   * a projection batch holding a PhoneNumberUpdated or PhoneNumberDeleted commits (this
+   * process at once, the others through the checkpoint NOTIFY, milliseconds later). A
+   * number changed or deleted through the API is thus not used by a delivery that starts
+   * after the change's response and that notice; a missing one is never kept (`no_sender`).
+   */
+  private senderNumber(workspaceId: string, phoneNumberId: number | null): Promise<string | undefined> {
+    if (phoneNumberId === null) return Promise.resolve(undefined);
+    return this.cache.get(`messaging-sender:${workspaceId}:${phoneNumberId}`, async () => {
+      const [row] = await queryPrepared<{ number: string | null }>(
+        this.db,
+        `SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $2`,
+        [workspaceId, phoneNumberId],
+      );
+      return row?.number ?? undefined;
+    });
   }
 
   /**
