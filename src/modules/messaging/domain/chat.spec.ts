@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
-import { chatDecider, MESSAGE_MAX, MessageTooLongError } from './chat';
+import { CHAT_CACHE_MAX_ENTRIES, chatDecider, MESSAGE_MAX, MessageTooLongError } from './chat';
 import type {
   ChatCreated,
   MessageDelivered,
@@ -387,5 +387,20 @@ describe('chat decider: the outbound call', () => {
       .given([voice, placed])
       .when({ ...place, callSid: 'CA10' })
       .then([]);
+  });
+});
+
+describe('chat decider: what a process may cache', () => {
+  const withMessages = (count: number) => {
+    let state = chatDecider.evolve(chatDecider.initialState(), created);
+    for (let i = 0; i < count; i++)
+      state = chatDecider.evolve(state, { ...sent, data: { ...sent.data, messageId: 1000 + i } });
+    return state;
+  };
+
+  it(`keeps a chat of at most ${CHAT_CACHE_MAX_ENTRIES} deliveries, not a longer one`, () => {
+    // Two recipients per message: two deliveries each.
+    expect(chatDecider.cacheable!(withMessages(CHAT_CACHE_MAX_ENTRIES / 2))).toBe(true);
+    expect(chatDecider.cacheable!(withMessages(CHAT_CACHE_MAX_ENTRIES / 2 + 1))).toBe(false);
   });
 });

@@ -190,6 +190,9 @@ function spokenOutcomes(state: ChatState, outcome: CallOutcome, now: string): Ch
   return out;
 }
 
+/** The largest chat (deliveries plus inbound messages) a process keeps in its aggregate cache. */
+export const CHAT_CACHE_MAX_ENTRIES = 200;
+
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
   initialState: () => ({
     chat: null,
@@ -199,6 +202,16 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
     voice: initialCalls(),
     inboundAt: {},
   }),
+
+  // A chat's state grows with its messages: a process keeps (EventSourcedRepository's
+  // aggregate cache) only chats of at most CHAT_CACHE_MAX_ENTRIES deliveries and inbound
+  // messages; a longer one is read from its stream each time, as before the cache.
+  cacheable(state) {
+    let entries = 0;
+    for (const _key in state.deliveries) if (++entries > CHAT_CACHE_MAX_ENTRIES) return false;
+    for (const _key in state.received) if (++entries > CHAT_CACHE_MAX_ENTRIES) return false;
+    return true;
+  },
 
   evolve(state, event) {
     switch (event.type) {
