@@ -191,4 +191,53 @@ describe('Messaging: a status callback sent as the provider answers (e2e)', () =
     expect(delivered.to).toBe('+14155553201');
     expect(peer.messages.filter((m) => m.to === '+14155553200')).toEqual([]);
   });
+  /**
+   * A callback that reaches the service before the provider's answer does (the peer posts it
+   * first, answers 150 ms later) waits for the worker's record of that answer and rides in
+   * its append: the chat takes one append for the dispatch and the outcome, not two.
+   */
+  it("records a callback that came before the provider's answer in the dispatch's own append", async () => {
+    const post = (path: string, body: unknown) => t.request('POST', `/w/${wid}${path}`, { token: key, body });
+    const phones = await t.request('GET', `/w/${wid}/phone-numbers`, { token: key });
+    const phoneId = phones.body.items.find((p: { number: string }) => p.number === WORKSPACE_NUMBER)
+      .id as number;
+    const member = await signup(t, wid, key, { phone: '+14155553300' });
+    await t.request('PUT', `/w/${wid}/members/${member.member.id}`, {
+      token: key,
+      body: { notifySms: true },
+    });
+    const chatId = (
+      await post('/chats', { channel: 'phone-sms', memberId: member.member.id, phoneNumberId: phoneId })
+    ).body.id as number;
+    const auto = peer.autoStatus!;
+    peer.autoStatus = { ...auto, answerAfterMs: 150 };
+    const append = t.store.append.bind(t.store);
+    let appends = 0;
+    t.store.append = (async (...args: Parameters<typeof append>) => {
+      if (args[0] === `chat-${chatId}`) appends++;
+      return append(...args);
+    }) as typeof t.store.append;
+    const callbacksBefore = peer.callbacks;
+    try {
+      const sent = await post(`/chats/${chatId}/send-assistant-message`, { message: 'Early callback' });
+      expect(sent.status).toBe(201);
+      await eventually(async () => (peer.callbacks > callbacksBefore ? true : undefined), 'the callback');
+      const events = await t.store.readStream(`chat-${chatId}`);
+      expect(events.map((e) => e.type)).toEqual([
+        'ChatCreated',
+        'MessageSent',
+        'MessageDispatched',
+        'MessageDelivered',
+      ]);
+      expect(events[3].position.commit).toBe(events[2].position.commit);
+      expect(appends).toBe(2);
+      const message = await t.request('GET', `/w/${wid}/chats/${chatId}/messages/${sent.body.id as number}`, {
+        token: key,
+      });
+      expect(message.body.status).toBe('delivered');
+    } finally {
+      peer.autoStatus = auto;
+      t.store.append = append;
+    }
+  });
 });

@@ -31,9 +31,11 @@ export interface TwilioPeer {
    * When set, every accepted message gets this status posted to its StatusCallback right
    * after the REST answer, signed as Twilio signs it: a callback under `publicBaseUrl` goes
    * to the same path under `appBaseUrl`, any other address as it is. `callbacks` counts
-   * the callbacks answered 2xx, `callbackFailures` the others.
+   * the callbacks answered 2xx, `callbackFailures` the others. `answerAfterMs`: the
+   * callback goes out first and the REST answer that many milliseconds later (a callback
+   * that reaches the service before the provider's answer does).
    */
-  autoStatus?: { status: string; appBaseUrl: string; publicBaseUrl: string };
+  autoStatus?: { status: string; appBaseUrl: string; publicBaseUrl: string; answerAfterMs?: number };
   callbacks: number;
   callbackFailures: number;
   /**
@@ -147,7 +149,7 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
         password,
       };
       messages.push(message);
-      res.on('finish', () => {
+      const callBack = () => {
         const auto = peer.autoStatus;
         if (!auto || !message.statusCallback) return;
         const ours = message.statusCallback.startsWith(auto.publicBaseUrl);
@@ -161,7 +163,13 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
             },
             () => peer.callbackFailures++,
           );
-      });
+      };
+      const answerAfterMs = peer.autoStatus?.answerAfterMs;
+      if (answerAfterMs === undefined) res.on('finish', callBack);
+      else {
+        callBack();
+        await new Promise((r) => setTimeout(r, answerAfterMs));
+      }
       res.writeHead(201, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           sid,

@@ -159,6 +159,19 @@ describe('chat decider', () => {
       .thenThrows(NotFoundError);
   });
 
+  it('records a provider id with an outcome that came meanwhile in one decision, and nothing on a recorded one', () => {
+    const record = {
+      type: 'RecordDispatch',
+      messageId: 40,
+      recipientMemberId: 5,
+      providerMessageId: 'SM1',
+      now,
+      then: outcome('delivered'),
+    } as const;
+    spec.given([created, sent]).when(record).then([dispatched, delivered]);
+    spec.given([created, sent, dispatched]).when(record).then([]);
+  });
+
   it('moves a delivery forward only: sent → delivered | failed, never back or across', () => {
     spec.given([created, sent, dispatched]).when(outcome('delivered')).then([delivered]);
     spec.given([created, sent, dispatched]).when(outcome('failed', 'provider_error:30003')).then([failed]);

@@ -95,16 +95,23 @@ export type ChatCommand =
       recipientMemberId: number;
       providerMessageId: string;
       now: string;
+      /**
+       * The delivery's outcome, when the provider's status callback came while the dispatch
+       * was being recorded: decided on the dispatched state, in the same append.
+       */
+      then?: RecordOutcomeCommand;
     }
-  | {
-      type: 'RecordOutcome';
-      messageId: number;
-      recipientMemberId: number;
-      outcome: 'delivered' | 'failed';
-      reason?: FailureReason;
-      providerMessageId?: string | null;
-      now: string;
-    };
+  | RecordOutcomeCommand;
+
+export interface RecordOutcomeCommand {
+  type: 'RecordOutcome';
+  messageId: number;
+  recipientMemberId: number;
+  outcome: 'delivered' | 'failed';
+  reason?: FailureReason;
+  providerMessageId?: string | null;
+  now: string;
+}
 
 function existing(state: ChatState, workspaceId: string): ChatCreated['data'] {
   if (!state.chat || state.chat.workspaceId !== workspaceId) throw new NotFoundError('Chat not found');
@@ -136,10 +143,7 @@ export function recipientsOf(chat: ChatCreated['data'], senderMemberId: number |
   return chat.participants.map((p) => p.memberId).filter((id) => id !== senderMemberId);
 }
 
-function decideOutcome(
-  command: Extract<ChatCommand, { type: 'RecordOutcome' }>,
-  state: ChatState,
-): ChatEvent[] {
+function decideOutcome(command: RecordOutcomeCommand, state: ChatState): ChatEvent[] {
   const chat = state.chat;
   const delivery = state.deliveries[deliveryKey(command.messageId, command.recipientMemberId)];
   if (!chat || !delivery) throw new NotFoundError('Delivery not found');
@@ -351,19 +355,19 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
         const delivery = state.deliveries[deliveryKey(command.messageId, command.recipientMemberId)];
         if (!chat || !delivery) throw new NotFoundError('Delivery not found');
         if (delivery.providerMessageId !== null || delivery.status !== 'sent') return [];
-        return [
-          {
-            type: 'MessageDispatched',
-            data: {
-              chatId: chat.chatId,
-              workspaceId: chat.workspaceId,
-              messageId: command.messageId,
-              recipientMemberId: command.recipientMemberId,
-              providerMessageId: command.providerMessageId,
-              dispatchedAt: command.now,
-            },
+        const dispatched: ChatEvent = {
+          type: 'MessageDispatched',
+          data: {
+            chatId: chat.chatId,
+            workspaceId: chat.workspaceId,
+            messageId: command.messageId,
+            recipientMemberId: command.recipientMemberId,
+            providerMessageId: command.providerMessageId,
+            dispatchedAt: command.now,
           },
-        ];
+        };
+        if (!command.then) return [dispatched];
+        return [dispatched, ...decideOutcome(command.then, chatDecider.evolve(state, dispatched))];
       }
       case 'RecordOutcome':
         return decideOutcome(command, state);

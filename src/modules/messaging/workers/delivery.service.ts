@@ -9,7 +9,14 @@ import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.p
 import { memberStream } from '../../identity';
 import type { MemberContact, MemberEvent } from '../../identity';
 import { ChatLookup } from '../commands/chat-lookup.service';
-import { ChatCommand, chatDecider, ChatState, deliveryKey, deliveryOf } from '../domain/chat';
+import {
+  ChatCommand,
+  chatDecider,
+  ChatState,
+  deliveryKey,
+  deliveryOf,
+  RecordOutcomeCommand,
+} from '../domain/chat';
 import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/chat.events';
 import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
@@ -17,6 +24,19 @@ import { WebChatStreams } from '../http/web-chat-streams';
 import { queryPrepared } from '../../../core/database/prepared';
 import { InboxEntity } from '../projections/messaging.entities';
 import type { DeliveryJob } from './delivery-job';
+
+/** An SMS send under way in this process, from the provider call to the record of its id. */
+interface Dispatching {
+  chatId: number;
+  /** Resolved once the provider's id is recorded, or the send ended without. */
+  recorded: Promise<void>;
+  /** A status callback's outcome that came before the record, to append with it. */
+  outcome?: RecordOutcomeCommand;
+  /** The record is being decided: no outcome joins it any more. */
+  sealed: boolean;
+  /** The record's append carried `outcome`. */
+  included: boolean;
+}
 
 export type DeliveryOutcome =
   'already-done' | 'already-dispatched' | 'failed' | 'dispatched' | 'delivered' | 'queued';
@@ -35,7 +55,7 @@ const EXIT_AFTER_DISPATCH = 'MESSAGING_TEST_EXIT_AFTER_DISPATCH';
 export class DeliveryService {
   private readonly logger = new Logger('MessageDelivery');
   /** This process's SMS sends between the provider call and the record of its id, by delivery. */
-  private readonly dispatching = new Map<string, Promise<void>>();
+  private readonly dispatching = new Map<string, Dispatching>();
   /** The chat as deliver() read it, for the job's first decide(); dropped once used. */
   private readonly loaded = new WeakMap<DeliveryJob, { state: ChatState; revision: bigint | undefined }>();
 
@@ -111,7 +131,13 @@ export class DeliveryService {
     });
     const key = deliveryKey(job.messageId, job.recipientMemberId);
     let recorded!: () => void;
-    this.dispatching.set(key, new Promise<void>((resolve) => (recorded = resolve)));
+    const dispatching: Dispatching = {
+      chatId: job.chatId,
+      recorded: new Promise<void>((resolve) => (recorded = resolve)),
+      sealed: false,
+      included: false,
+    };
+    this.dispatching.set(key, dispatching);
     try {
       let result;
       try {
@@ -131,6 +157,7 @@ export class DeliveryService {
         result.status,
         result.errorCode,
         recorded,
+        dispatching,
       );
     } finally {
       this.dispatching.delete(key);
@@ -159,18 +186,30 @@ export class DeliveryService {
   }
 
   /**
-   * Resolves once this process has recorded the provider's id of the delivery it is sending
-   * (at once when it sends none), or after `maxWaitMs`. A status callback waits for it: the
-   * provider may call back as soon as it answers, and the callback's append would otherwise
-   * race the dispatch's on the chat's stream, the loser reading the stream and appending
-   * again. Only an ordering of two appends: either order leaves the same delivery state.
+   * A status callback for a delivery this process is sending: resolves once the provider's
+   * id is recorded (at once when no such send is under way), or after `maxWaitMs`; true
+   * when that record carried the callback's outcome too. The provider may call back as soon
+   * as it answers, and the callback's append would otherwise race the dispatch's on the
+   * chat's stream (the loser reading the stream and appending again). A callback that comes
+   * before the worker appends (half of them, when the provider calls back at once) has its
+   * outcome appended with the dispatch, in one append; on false the caller records it
+   * itself, as it would without a send under way (either order leaves the same state).
    */
-  async dispatchRecorded(messageId: number, recipientMemberId: number, maxWaitMs = 5000): Promise<void> {
-    const pending = this.dispatching.get(deliveryKey(messageId, recipientMemberId));
-    if (!pending) return;
+  async recordWithDispatch(
+    callback: { chatId: number; messageId: number; memberId: number; outcome?: RecordOutcomeCommand },
+    maxWaitMs = 5000,
+  ): Promise<boolean> {
+    const pending = this.dispatching.get(deliveryKey(callback.messageId, callback.memberId));
+    if (!pending) return false;
+    if (!pending.sealed && !pending.outcome && callback.outcome && pending.chatId === callback.chatId)
+      pending.outcome = callback.outcome;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([pending, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
+    await Promise.race([
+      pending.recorded,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs))),
+    ]);
     clearTimeout(timer);
+    return pending.included && pending.outcome === callback.outcome;
   }
 
   /**
@@ -242,15 +281,33 @@ export class DeliveryService {
     status: 'sent' | 'delivered' | 'failed',
     errorCode?: string,
     onRecorded?: () => void,
+    dispatching?: Dispatching,
   ): Promise<DeliveryOutcome> {
     const now = new Date().toISOString();
-    await this.decide(job, {
+    // A status callback that came meanwhile (recordWithDispatch) is recorded in the same
+    // append, when it reports on this send (its provider id) and the provider's answer left
+    // the outcome open; none joins once this decision is taken.
+    let then: RecordOutcomeCommand | undefined;
+    if (dispatching) {
+      dispatching.sealed = true;
+      const outcome = dispatching.outcome;
+      if (status === 'sent' && outcome && outcome.providerMessageId === providerMessageId) then = outcome;
+    }
+    const events = await this.decide(job, {
       type: 'RecordDispatch',
       messageId: job.messageId,
       recipientMemberId: job.recipientMemberId,
       providerMessageId,
       now,
+      ...(then ? { then } : {}),
     });
+    if (dispatching && then)
+      dispatching.included = events.some(
+        (e) =>
+          (e.type === 'MessageDelivered' || e.type === 'MessageFailed') &&
+          e.data.messageId === job.messageId &&
+          e.data.recipientMemberId === job.recipientMemberId,
+      );
     onRecorded?.();
     this.logger.log({
       msg: 'delivery dispatched',
@@ -284,10 +341,10 @@ export class DeliveryService {
     return 'failed';
   }
 
-  private async decide(job: DeliveryJob, command: ChatCommand): Promise<void> {
+  private async decide(job: DeliveryJob, command: ChatCommand): Promise<ChatEvent[]> {
     const loaded = this.loaded.get(job);
     this.loaded.delete(job);
-    const { state, append } = await this.repo.handle({
+    const { state, events, append } = await this.repo.handle({
       streamName: chatStream(job.chatId),
       workspaceId: job.workspaceId,
       decider: chatDecider,
@@ -297,5 +354,6 @@ export class DeliveryService {
     });
     // A following decision of the same job (the outcome after the dispatch) starts from here.
     if (append) this.loaded.set(job, { state, revision: append.nextExpectedRevision });
+    return events;
   }
 }
