@@ -1,3 +1,4 @@
+import { DeliveryService } from '../../src/modules/messaging/workers/delivery.service';
 import { WrongExpectedRevisionError } from '../../src/core/event-store/event-store.port';
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
@@ -193,8 +194,9 @@ describe('Messaging: a status callback sent as the provider answers (e2e)', () =
   });
   /**
    * A callback that reaches the service before the provider's answer does (the peer posts it
-   * first, answers 150 ms later) waits for the worker's record of that answer and rides in
-   * its append: the chat takes one append for the dispatch and the outcome, not two.
+   * first, and answers once the service has taken the callback in) waits for the worker's
+   * record of that answer and rides in its append: the chat takes one append for the
+   * dispatch and the outcome, not two.
    */
   it("records a callback that came before the provider's answer in the dispatch's own append", async () => {
     const post = (path: string, body: unknown) => t.request('POST', `/w/${wid}${path}`, { token: key, body });
@@ -209,8 +211,21 @@ describe('Messaging: a status callback sent as the provider answers (e2e)', () =
     const chatId = (
       await post('/chats', { channel: 'phone-sms', memberId: member.member.id, phoneNumberId: phoneId })
     ).body.id as number;
+    // Observed, not changed: the peer answers once the callback has reached the deliveries.
+    const deliveries = t.app.get(DeliveryService);
+    const recordWithDispatch = deliveries.recordWithDispatch.bind(deliveries);
+    let callbackIn!: () => void;
+    const callbackArrived = new Promise<void>((resolve) => (callbackIn = resolve));
+    deliveries.recordWithDispatch = (...args) => {
+      const recorded = recordWithDispatch(...args);
+      callbackIn();
+      return recorded;
+    };
     const auto = peer.autoStatus!;
-    peer.autoStatus = { ...auto, answerAfterMs: 150 };
+    peer.autoStatus = {
+      ...auto,
+      answerAfter: () => Promise.race([callbackArrived, new Promise((r) => setTimeout(r, 5000))]),
+    };
     const append = t.store.append.bind(t.store);
     let appends = 0;
     t.store.append = (async (...args: Parameters<typeof append>) => {
@@ -238,6 +253,7 @@ describe('Messaging: a status callback sent as the provider answers (e2e)', () =
     } finally {
       peer.autoStatus = auto;
       t.store.append = append;
+      deliveries.recordWithDispatch = recordWithDispatch;
     }
   });
 });

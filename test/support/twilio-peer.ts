@@ -31,11 +31,16 @@ export interface TwilioPeer {
    * When set, every accepted message gets this status posted to its StatusCallback right
    * after the REST answer, signed as Twilio signs it: a callback under `publicBaseUrl` goes
    * to the same path under `appBaseUrl`, any other address as it is. `callbacks` counts
-   * the callbacks answered 2xx, `callbackFailures` the others. `answerAfterMs`: the
-   * callback goes out first and the REST answer that many milliseconds later (a callback
-   * that reaches the service before the provider's answer does).
+   * the callbacks answered 2xx, `callbackFailures` the others. `answerAfter`: the
+   * callback goes out first and the REST answer once the promise it returns settles (a
+   * callback that reaches the service before the provider's answer does).
    */
-  autoStatus?: { status: string; appBaseUrl: string; publicBaseUrl: string; answerAfterMs?: number };
+  autoStatus?: {
+    status: string;
+    appBaseUrl: string;
+    publicBaseUrl: string;
+    answerAfter?: () => Promise<unknown>;
+  };
   callbacks: number;
   callbackFailures: number;
   /**
@@ -164,11 +169,11 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
             () => peer.callbackFailures++,
           );
       };
-      const answerAfterMs = peer.autoStatus?.answerAfterMs;
-      if (answerAfterMs === undefined) res.on('finish', callBack);
+      const answerAfter = peer.autoStatus?.answerAfter;
+      if (!answerAfter) res.on('finish', callBack);
       else {
         callBack();
-        await new Promise((r) => setTimeout(r, answerAfterMs));
+        await answerAfter().catch(() => undefined);
       }
       res.writeHead(201, { 'content-type': 'application/json' }).end(
         JSON.stringify({
