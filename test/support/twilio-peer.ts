@@ -31,9 +31,16 @@ export interface TwilioPeer {
    * When set, every accepted message gets this status posted to its StatusCallback right
    * after the REST answer, signed as Twilio signs it: a callback under `publicBaseUrl` goes
    * to the same path under `appBaseUrl`, any other address as it is. `callbacks` counts
-   * the callbacks answered 2xx, `callbackFailures` the others.
+   * the callbacks answered 2xx, `callbackFailures` the others. `answerAfter`: the
+   * callback goes out first and the REST answer once the promise it returns settles (a
+   * callback that reaches the service before the provider's answer does).
    */
-  autoStatus?: { status: string; appBaseUrl: string; publicBaseUrl: string };
+  autoStatus?: {
+    status: string;
+    appBaseUrl: string;
+    publicBaseUrl: string;
+    answerAfter?: () => Promise<unknown>;
+  };
   callbacks: number;
   callbackFailures: number;
   /**
@@ -147,7 +154,7 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
         password,
       };
       messages.push(message);
-      res.on('finish', () => {
+      const callBack = () => {
         const auto = peer.autoStatus;
         if (!auto || !message.statusCallback) return;
         const ours = message.statusCallback.startsWith(auto.publicBaseUrl);
@@ -161,7 +168,13 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
             },
             () => peer.callbackFailures++,
           );
-      });
+      };
+      const answerAfter = peer.autoStatus?.answerAfter;
+      if (!answerAfter) res.on('finish', callBack);
+      else {
+        callBack();
+        await answerAfter().catch(() => undefined);
+      }
       res.writeHead(201, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           sid,

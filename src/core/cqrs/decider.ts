@@ -12,6 +12,12 @@ export interface Decider<State, Command, Event extends DomainEvent> {
   initialState(): State;
   evolve(state: State, event: Event): State;
   decide(command: Command, state: State): Event[];
+  /**
+   * Whether EventSourcedRepository's per-process aggregate cache may hold this state
+   * (absent: always). An aggregate whose state grows with its history (a chat's
+   * deliveries) bounds what a process keeps of it; one it refuses is loaded from the store.
+   */
+  cacheable?(state: State): boolean;
 }
 
 export function fold<State, Event extends DomainEvent>(

@@ -233,4 +233,29 @@ describe('EventSourcedRepository cache size', () => {
     expect(repo.cachedAggregates).toBe(AGGREGATE_CACHE_SIZE);
     return store.close();
   });
+
+  it('keeps no state its decider calls too large, and drops the one it held of that stream', async () => {
+    const store = new InMemoryEventStore();
+    const { store: countedStore, reads } = counted(store);
+    const repo = new EventSourcedRepository(countedStore);
+    const bounded: Decider<State, Command, Event> = {
+      ...decider,
+      cacheable: (s) => (s.name ?? '').length <= 5,
+    };
+    const stream = newStream();
+    repo.remember(stream, bounded, bounded.initialState(), 0n);
+    await repo.handle({ streamName: stream, workspaceId: ws, decider: bounded, command: { name: 'short' } });
+    expect(repo.cachedAggregates).toBe(1);
+    await repo.handle({
+      streamName: stream,
+      workspaceId: ws,
+      decider: bounded,
+      command: { name: 'much longer' },
+    });
+    expect(repo.cachedAggregates).toBe(0);
+    const before = reads();
+    await repo.cachedFirst((loader) => loader.load(stream, bounded));
+    expect(reads()).toBe(before + 1);
+    return store.close();
+  });
 });

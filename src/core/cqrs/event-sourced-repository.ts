@@ -167,12 +167,14 @@ export class EventSourcedRepository {
    */
   remember<State>(
     streamName: string,
-    decider: Pick<Decider<State, never, DomainEvent>, 'initialState' | 'evolve'>,
+    decider: Pick<Decider<State, never, DomainEvent>, 'initialState' | 'evolve' | 'cacheable'>,
     state: State,
     revision: bigint,
   ): void {
     this.cachedDeciders.add(decider);
     this.cache.delete(streamName);
+    // A state the decider calls too large to keep is not kept (nor any older one of the stream).
+    if (decider.cacheable && !decider.cacheable(state)) return;
     if (this.cache.size >= AGGREGATE_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(streamName, { decider, state, revision });
   }

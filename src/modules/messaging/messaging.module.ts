@@ -17,6 +17,7 @@ import { ChatsController } from './http/chats.controller';
 import { InboxesController } from './http/inboxes.controller';
 import { PhoneNumbersController } from './http/phone-numbers.controller';
 import { ProvidersController } from './http/providers.controller';
+import { WorkspaceSendSettings } from './commands/workspace-settings.service';
 import { WebChatStreams } from './http/web-chat-streams';
 import { Messaging1764000007600 } from './messaging.migration';
 import { MessagingWorkflows1764000008000 } from './messaging-workflows.migration';
@@ -99,6 +100,7 @@ import { DeliveryService } from './workers/delivery.service';
         FetchRecordingWhenReceivedReactor,
         VoiceCalls,
         ChatLookup,
+        WorkspaceSendSettings,
         WebChatStreams,
         DeliveryService,
         InboundMessages,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { CLAIM_FENCED } from '../../../core/claims/claims';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { CachedLoader, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
@@ -97,12 +97,20 @@ export class ChatLookup {
     return state;
   }
 
-  /** The chat as its stream tells it; 404 when absent or of another workspace. */
+  /**
+   * The chat as its stream tells it; 404 when absent or of another workspace. Through
+   * `loader` (in `cachedFirst`), the state this process last read or wrote, when it holds
+   * one (`cached`): the command's append then confirms it by its revision check, and
+   * `cachedFirst` runs the whole command again on the stream as stored should it fail.
+   */
   async chat(
     workspaceId: string,
     chatId: number,
-  ): Promise<{ state: ChatState; revision: bigint | undefined }> {
-    const loaded = await this.repo.load(chatStream(chatId), chatDecider);
+    loader?: CachedLoader,
+  ): Promise<{ state: ChatState; revision: bigint | undefined; cached?: boolean }> {
+    const loaded = loader
+      ? await loader.load(chatStream(chatId), chatDecider)
+      : await this.repo.load(chatStream(chatId), chatDecider);
     if (!loaded.state.chat || loaded.state.chat.workspaceId !== workspaceId)
       throw new NotFoundError('Chat not found');
     return loaded;
@@ -120,5 +128,20 @@ export class ChatLookup {
         state = chatDecider.evolve(state, { type: e.type, data: e.data } as ChatEvent);
     if (!state.chat || state.chat.workspaceId !== workspaceId) throw new NotFoundError('Chat not found');
     return { state, revision: events.at(-1)?.revision };
+  }
+
+  /**
+   * Runs a load-decide-append command of a chat first on the chat as this process last
+   * read or wrote it, and again on the stored stream should that state prove stale or
+   * anything fail on it (EventSourcedRepository.cachedFirst). The command appends once,
+   * as its last step.
+   */
+  cachedFirst<T>(command: (loader: CachedLoader) => Promise<T>): Promise<T> {
+    return this.repo.cachedFirst(command);
+  }
+
+  /** A chat's state as just written, kept for `cachedFirst` (its first message reads no stream). */
+  remember(chatId: number, state: ChatState, revision: bigint): void {
+    this.repo.remember(chatStream(chatId), chatDecider, state, revision);
   }
 }

@@ -128,12 +128,13 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
           roleId: caller.roleId,
         }),
       );
-    await this.repo.handle({
+    const { state, append } = await this.repo.handle({
       streamName: chatStream(chat.chatId),
       workspaceId,
       decider: chatDecider,
       command: { type: 'CreateChat', chat, now: new Date().toISOString() },
     });
+    if (append) this.lookup.remember(chat.chatId, state, append.nextExpectedRevision);
     return chat.chatId;
   }
 }

@@ -9,7 +9,7 @@ import { nextId } from '../../../core/database/ids';
 import { storableText } from '../../../core/text/storable-text';
 import { ContactMember, FindOrCreateContactMemberCommand, RecordSmsConsentCommand } from '../../identity';
 import { GetWorkspaceNamesQuery } from '../../workspaces';
-import { chatDecider, ChatCommand, ChatState } from '../domain/chat';
+import { chatDecider, ChatCommand, ChatState, RecordOutcomeCommand } from '../domain/chat';
 import { Channel, chatStream, MessageReceived } from '../domain/chat.events';
 import { inboundChatClaim } from '../domain/inbound-chat-claim';
 import { keywordReply, smsKeyword } from '../domain/sms-keywords';
@@ -34,6 +34,21 @@ export interface SmsStatusCallback {
   providerMessageId: string;
   status: string;
   errorCode?: string;
+}
+
+/** What a status callback records: an outcome (delivered, failed); undefined for anything else (queued, sent). */
+export function smsOutcomeCommand(callback: SmsStatusCallback): RecordOutcomeCommand | undefined {
+  const outcome = outcomeOfStatus(callback.status);
+  if (!outcome) return undefined;
+  return {
+    type: 'RecordOutcome',
+    messageId: callback.messageId,
+    recipientMemberId: callback.memberId,
+    outcome,
+    reason: outcome === 'failed' ? `provider_error:${callback.errorCode || callback.status}` : undefined,
+    providerMessageId: callback.providerMessageId,
+    now: new Date().toISOString(),
+  };
 }
 
 /**
@@ -118,24 +133,16 @@ export class InboundMessages {
 
   /** A status callback: an outcome moves the delivery forward; anything else (queued, sent) changes nothing. */
   async smsStatus(callback: SmsStatusCallback): Promise<void> {
-    const outcome = outcomeOfStatus(callback.status);
-    if (!outcome) return;
-    const loaded = await this.repo.load(chatStream(callback.chatId), chatDecider);
-    if (!loaded.state.chat) return;
-    await this.handle(
-      loaded.state.chat.workspaceId,
-      callback.chatId,
-      {
-        type: 'RecordOutcome',
-        messageId: callback.messageId,
-        recipientMemberId: callback.memberId,
-        outcome,
-        reason: outcome === 'failed' ? `provider_error:${callback.errorCode || callback.status}` : undefined,
-        providerMessageId: callback.providerMessageId,
-        now: new Date().toISOString(),
-      },
-      loaded,
-    );
+    const command = smsOutcomeCommand(callback);
+    if (!command) return;
+    // On the chat as this process's worker left it after recording the provider's id (the
+    // callback waited for that record), confirmed by the append's revision check; on the
+    // stream as stored when this process holds no state of it or the check fails.
+    await this.repo.cachedFirst(async (loader) => {
+      const loaded = await loader.load(chatStream(callback.chatId), chatDecider);
+      if (!loaded.state.chat) return;
+      await this.handle(loaded.state.chat.workspaceId, callback.chatId, command, loaded);
+    });
   }
 
   /**
@@ -263,7 +270,7 @@ export class InboundMessages {
     workspaceId: string,
     chatId: number,
     command: ChatCommand,
-    loaded?: { state: ChatState; revision: bigint | undefined },
+    loaded?: { state: ChatState; revision: bigint | undefined; cached?: boolean },
   ): Promise<boolean> {
     const { events } = await this.repo.handle({
       streamName: chatStream(chatId),

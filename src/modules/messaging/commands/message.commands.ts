@@ -1,18 +1,18 @@
 import { Inject } from '@nestjs/common';
-import { CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { CachedLoader, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
-import { GetWorkspaceSettingsQuery, WorkspaceSettings } from '../../workspaces';
 import { ChatState, chatDecider, recipientsOf } from '../domain/chat';
 import { quietHoursEnd, REPLY_WINDOW_MS } from '../domain/quiet-hours';
 import { chatStream } from '../domain/chat.events';
 import { assertMaySendAsAssistant, assertMayWriteChat, Caller } from '../domain/messaging-access.policy';
 import { smsSegments } from '../domain/sms-segments';
 import { ChatLookup } from './chat-lookup.service';
+import { WorkspaceSendSettings } from './workspace-settings.service';
 
 export class PostUserMessageCommand {
   constructor(
@@ -55,7 +55,11 @@ export class PostUserMessageHandler implements ICommandHandler<PostUserMessageCo
 
   async execute(cmd: PostUserMessageCommand): Promise<number> {
     if (!cmd.content.trim()) throw new ValidationError('content: must not be blank');
-    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId);
+    return this.lookup.cachedFirst((loader) => this.run(cmd, loader));
+  }
+
+  private async run(cmd: PostUserMessageCommand, loader: CachedLoader): Promise<number> {
+    const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId, loader);
     const chat = loaded.state.chat!;
     assertMayWriteChat(cmd.caller, chat);
     const messageId = await nextId(this.db, 'chat_message_id_seq');
@@ -94,14 +98,24 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
     private readonly lookup: ChatLookup,
     private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly queries: QueryBus,
+    private readonly settings: WorkspaceSendSettings,
   ) {}
 
   async execute(cmd: SendAssistantMessageCommand): Promise<number> {
     if (!cmd.message.trim()) throw new ValidationError('message: must not be blank');
+    // The reply job's own read of the stream (asRead) is decided on as it is: a stale one
+    // fails the append, and the job reads and checks again.
+    if (cmd.asRead) return this.run(cmd);
+    // On the chat as this process last wrote it when it holds it (its creation, its last
+    // message), confirmed by the append's revision check; else, or should the check fail,
+    // on the stream as stored, every check below taken again.
+    return this.lookup.cachedFirst((loader) => this.run(cmd, loader));
+  }
+
+  private async run(cmd: SendAssistantMessageCommand, loader?: CachedLoader): Promise<number> {
     const loaded = cmd.asRead
       ? this.lookup.chatAsRead(cmd.workspaceId, cmd.asRead)
-      : await this.lookup.chat(cmd.workspaceId, cmd.chatId);
+      : await this.lookup.chat(cmd.workspaceId, cmd.chatId, loader);
     const chat = loaded.state.chat!;
     if (chat.chatId !== cmd.chatId) throw new ValidationError('asRead: the stream of another chat');
     assertMaySendAsAssistant(cmd.caller, chat);
@@ -162,9 +176,7 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
       return lastInbound === undefined || now.getTime() - Date.parse(lastInbound) > REPLY_WINDOW_MS;
     });
     if (!waiting.length) return undefined;
-    const settings = await this.queries.execute<GetWorkspaceSettingsQuery, WorkspaceSettings | undefined>(
-      new GetWorkspaceSettingsQuery(workspaceId),
-    );
+    const settings = await this.settings.get(workspaceId);
     const window = settings?.smsQuietHours;
     if (!window) return undefined;
     // Each recipient's own time zone, else the workspace's.

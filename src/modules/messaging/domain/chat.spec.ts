@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
-import { chatDecider, MESSAGE_MAX, MessageTooLongError } from './chat';
+import { CHAT_CACHE_MAX_ENTRIES, chatDecider, MESSAGE_MAX, MessageTooLongError } from './chat';
 import type {
   ChatCreated,
   MessageDelivered,
@@ -157,6 +157,19 @@ describe('chat decider', () => {
       .given([created, sent])
       .when({ ...record, recipientMemberId: 99 })
       .thenThrows(NotFoundError);
+  });
+
+  it('records a provider id with an outcome that came meanwhile in one decision, and nothing on a recorded one', () => {
+    const record = {
+      type: 'RecordDispatch',
+      messageId: 40,
+      recipientMemberId: 5,
+      providerMessageId: 'SM1',
+      now,
+      then: outcome('delivered'),
+    } as const;
+    spec.given([created, sent]).when(record).then([dispatched, delivered]);
+    spec.given([created, sent, dispatched]).when(record).then([]);
   });
 
   it('moves a delivery forward only: sent → delivered | failed, never back or across', () => {
@@ -387,5 +400,20 @@ describe('chat decider: the outbound call', () => {
       .given([voice, placed])
       .when({ ...place, callSid: 'CA10' })
       .then([]);
+  });
+});
+
+describe('chat decider: what a process may cache', () => {
+  const withMessages = (count: number) => {
+    let state = chatDecider.evolve(chatDecider.initialState(), created);
+    for (let i = 0; i < count; i++)
+      state = chatDecider.evolve(state, { ...sent, data: { ...sent.data, messageId: 1000 + i } });
+    return state;
+  };
+
+  it(`keeps a chat of at most ${CHAT_CACHE_MAX_ENTRIES} deliveries, not a longer one`, () => {
+    // Two recipients per message: two deliveries each.
+    expect(chatDecider.cacheable!(withMessages(CHAT_CACHE_MAX_ENTRIES / 2))).toBe(true);
+    expect(chatDecider.cacheable!(withMessages(CHAT_CACHE_MAX_ENTRIES / 2 + 1))).toBe(false);
   });
 });

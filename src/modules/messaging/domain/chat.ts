@@ -95,16 +95,23 @@ export type ChatCommand =
       recipientMemberId: number;
       providerMessageId: string;
       now: string;
+      /**
+       * The delivery's outcome, when the provider's status callback came while the dispatch
+       * was being recorded: decided on the dispatched state, in the same append.
+       */
+      then?: RecordOutcomeCommand;
     }
-  | {
-      type: 'RecordOutcome';
-      messageId: number;
-      recipientMemberId: number;
-      outcome: 'delivered' | 'failed';
-      reason?: FailureReason;
-      providerMessageId?: string | null;
-      now: string;
-    };
+  | RecordOutcomeCommand;
+
+export interface RecordOutcomeCommand {
+  type: 'RecordOutcome';
+  messageId: number;
+  recipientMemberId: number;
+  outcome: 'delivered' | 'failed';
+  reason?: FailureReason;
+  providerMessageId?: string | null;
+  now: string;
+}
 
 function existing(state: ChatState, workspaceId: string): ChatCreated['data'] {
   if (!state.chat || state.chat.workspaceId !== workspaceId) throw new NotFoundError('Chat not found');
@@ -136,10 +143,7 @@ export function recipientsOf(chat: ChatCreated['data'], senderMemberId: number |
   return chat.participants.map((p) => p.memberId).filter((id) => id !== senderMemberId);
 }
 
-function decideOutcome(
-  command: Extract<ChatCommand, { type: 'RecordOutcome' }>,
-  state: ChatState,
-): ChatEvent[] {
+function decideOutcome(command: RecordOutcomeCommand, state: ChatState): ChatEvent[] {
   const chat = state.chat;
   const delivery = state.deliveries[deliveryKey(command.messageId, command.recipientMemberId)];
   if (!chat || !delivery) throw new NotFoundError('Delivery not found');
@@ -190,6 +194,9 @@ function spokenOutcomes(state: ChatState, outcome: CallOutcome, now: string): Ch
   return out;
 }
 
+/** The largest chat (deliveries plus inbound messages) a process keeps in its aggregate cache. */
+export const CHAT_CACHE_MAX_ENTRIES = 200;
+
 export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
   initialState: () => ({
     chat: null,
@@ -199,6 +206,16 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
     voice: initialCalls(),
     inboundAt: {},
   }),
+
+  // A chat's state grows with its messages: a process keeps (EventSourcedRepository's
+  // aggregate cache) only chats of at most CHAT_CACHE_MAX_ENTRIES deliveries and inbound
+  // messages; a longer one is read from its stream each time, as before the cache.
+  cacheable(state) {
+    let entries = 0;
+    for (const _key in state.deliveries) if (++entries > CHAT_CACHE_MAX_ENTRIES) return false;
+    for (const _key in state.received) if (++entries > CHAT_CACHE_MAX_ENTRIES) return false;
+    return true;
+  },
 
   evolve(state, event) {
     switch (event.type) {
@@ -338,19 +355,19 @@ export const chatDecider: Decider<ChatState, ChatCommand, ChatEvent> = {
         const delivery = state.deliveries[deliveryKey(command.messageId, command.recipientMemberId)];
         if (!chat || !delivery) throw new NotFoundError('Delivery not found');
         if (delivery.providerMessageId !== null || delivery.status !== 'sent') return [];
-        return [
-          {
-            type: 'MessageDispatched',
-            data: {
-              chatId: chat.chatId,
-              workspaceId: chat.workspaceId,
-              messageId: command.messageId,
-              recipientMemberId: command.recipientMemberId,
-              providerMessageId: command.providerMessageId,
-              dispatchedAt: command.now,
-            },
+        const dispatched: ChatEvent = {
+          type: 'MessageDispatched',
+          data: {
+            chatId: chat.chatId,
+            workspaceId: chat.workspaceId,
+            messageId: command.messageId,
+            recipientMemberId: command.recipientMemberId,
+            providerMessageId: command.providerMessageId,
+            dispatchedAt: command.now,
           },
-        ];
+        };
+        if (!command.then) return [dispatched];
+        return [dispatched, ...decideOutcome(command.then, chatDecider.evolve(state, dispatched))];
       }
       case 'RecordOutcome':
         return decideOutcome(command, state);

@@ -10,7 +10,7 @@ import { BodyCleanedByRoute } from '../../../core/http/input-guard';
 import { storableText } from '../../../core/text/storable-text';
 import { SkipRateLimit } from '../../../core/rate-limit/rate-limiter';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
-import { InboundMessages } from '../commands/inbound.service';
+import { InboundMessages, smsOutcomeCommand } from '../commands/inbound.service';
 import { VoiceCalls } from '../commands/voice.service';
 import { SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
 import { DeliveryService } from '../workers/delivery.service';
@@ -99,16 +99,19 @@ export class ProvidersController {
       return Number(raw);
     };
     const [chatId, messageId, memberId] = [id('chatId'), id('messageId'), id('memberId')];
-    // A callback sent as the provider answers waits for this process's record of that answer.
-    await this.deliveries.dispatchRecorded(messageId, memberId);
-    await this.inbound.smsStatus({
+    const callback = {
       chatId,
       messageId,
       memberId,
       providerMessageId: field(form, 'MessageSid'),
       status: field(form, 'MessageStatus'),
       errorCode: form.ErrorCode,
-    });
+    };
+    // A callback sent as the provider answers waits for this process's record of that
+    // answer, and is recorded with it when it came before that record's append.
+    if (await this.deliveries.recordWithDispatch({ ...callback, outcome: smsOutcomeCommand(callback) }))
+      return;
+    await this.inbound.smsStatus(callback);
   }
 
   /** Voice status callbacks (the call's URL names its chat): CallStarted, CallCompleted. */

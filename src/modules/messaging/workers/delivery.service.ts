@@ -1,13 +1,22 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuthCache } from '../../../core/auth/auth-cache';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { fold } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
 import { memberStream } from '../../identity';
 import type { MemberContact, MemberEvent } from '../../identity';
 import { ChatLookup } from '../commands/chat-lookup.service';
-import { ChatCommand, chatDecider, ChatState, deliveryKey, deliveryOf } from '../domain/chat';
+import {
+  ChatCommand,
+  chatDecider,
+  ChatState,
+  deliveryKey,
+  deliveryOf,
+  RecordOutcomeCommand,
+} from '../domain/chat';
 import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/chat.events';
 import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
@@ -15,6 +24,19 @@ import { WebChatStreams } from '../http/web-chat-streams';
 import { queryPrepared } from '../../../core/database/prepared';
 import { InboxEntity } from '../projections/messaging.entities';
 import type { DeliveryJob } from './delivery-job';
+
+/** An SMS send under way in this process, from the provider call to the record of its id. */
+interface Dispatching {
+  chatId: number;
+  /** Resolved once the provider's id is recorded, or the send ended without. */
+  recorded: Promise<void>;
+  /** A status callback's outcome that came before the record, to append with it. */
+  outcome?: RecordOutcomeCommand;
+  /** The record is being decided: no outcome joins it any more. */
+  sealed: boolean;
+  /** The record's append carried `outcome`. */
+  included: boolean;
+}
 
 export type DeliveryOutcome =
   'already-done' | 'already-dispatched' | 'failed' | 'dispatched' | 'delivered' | 'queued';
@@ -33,7 +55,7 @@ const EXIT_AFTER_DISPATCH = 'MESSAGING_TEST_EXIT_AFTER_DISPATCH';
 export class DeliveryService {
   private readonly logger = new Logger('MessageDelivery');
   /** This process's SMS sends between the provider call and the record of its id, by delivery. */
-  private readonly dispatching = new Map<string, Promise<void>>();
+  private readonly dispatching = new Map<string, Dispatching>();
   /** The chat as deliver() read it, for the job's first decide(); dropped once used. */
   private readonly loaded = new WeakMap<DeliveryJob, { state: ChatState; revision: bigint | undefined }>();
 
@@ -46,7 +68,11 @@ export class DeliveryService {
     @Inject(EMAIL_SENDER) private readonly email: EmailSender,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly webChat: WebChatStreams,
-  ) {}
+    private readonly cache: AuthCache,
+    feed: CheckpointFeed,
+  ) {
+    feed.invalidateAuthOn((e) => e.type === 'PhoneNumberUpdated' || e.type === 'PhoneNumberDeleted');
+  }
 
   async deliver(job: DeliveryJob): Promise<DeliveryOutcome> {
     const stored = await this.store.readStream(chatStream(job.chatId));
@@ -86,22 +112,17 @@ export class DeliveryService {
   ): Promise<DeliveryOutcome> {
     // Consent is read from the member's own stream, not from a read model: a STOP (or a
     // PUT turning notifySms off) appended before this send may not be projected yet, and
-    // the inbound webhook answers without waiting for its projections. The address and
-    // the sender number come from the read models, in the same round of queries.
-    const [[contact], consent, [facts]] = await Promise.all([
-      this.lookup.contacts(job.workspaceId, [job.recipientMemberId]),
-      sent.keywordReply ? undefined : this.smsConsent(job.workspaceId, job.recipientMemberId),
-      queryPrepared<{ number: string | null }>(
-        this.db,
-        `SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $2`,
-        [job.workspaceId, phoneNumberId],
-      ),
+    // the inbound webhook answers without waiting for its projections. The same read gives
+    // the address (the stream is where the members read model takes it from); the sender
+    // number comes from this room's read model (through the process's cache), meanwhile.
+    const [recipient, from] = await Promise.all([
+      this.smsRecipient(job.workspaceId, job.recipientMemberId),
+      this.senderNumber(job.workspaceId, phoneNumberId),
     ]);
     // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since. A
     // keyword's own reply (the STOP confirmation) goes out regardless.
-    if (consent && consent !== 'consented') return this.fail(job, consent);
-    if (!contact?.phone || contact.status !== 'active') return this.fail(job, 'no_address');
-    const from = facts?.number;
+    if (!sent.keywordReply && recipient.consent !== 'consented') return this.fail(job, recipient.consent);
+    if (!recipient.phone || !recipient.active) return this.fail(job, 'no_address');
     if (!from) return this.fail(job, 'no_sender');
     const query = new URLSearchParams({
       chatId: String(job.chatId),
@@ -110,12 +131,18 @@ export class DeliveryService {
     });
     const key = deliveryKey(job.messageId, job.recipientMemberId);
     let recorded!: () => void;
-    this.dispatching.set(key, new Promise<void>((resolve) => (recorded = resolve)));
+    const dispatching: Dispatching = {
+      chatId: job.chatId,
+      recorded: new Promise<void>((resolve) => (recorded = resolve)),
+      sealed: false,
+      included: false,
+    };
+    this.dispatching.set(key, dispatching);
     try {
       let result;
       try {
         result = await this.sms.send({
-          to: contact.phone,
+          to: recipient.phone,
           from,
           body: sent.content,
           statusCallback: `${this.config.publicBaseUrl}/providers/twilio/sms/status?${query.toString()}`,
@@ -130,6 +157,7 @@ export class DeliveryService {
         result.status,
         result.errorCode,
         recorded,
+        dispatching,
       );
     } finally {
       this.dispatching.delete(key);
@@ -138,43 +166,82 @@ export class DeliveryService {
   }
 
   /**
-   * Resolves once this process has recorded the provider's id of the delivery it is sending
-   * (at once when it sends none), or after `maxWaitMs`. A status callback waits for it: the
-   * provider may call back as soon as it answers, and the callback's append would otherwise
-   * race the dispatch's on the chat's stream, the loser reading the stream and appending
-   * again. Only an ordering of two appends: either order leaves the same delivery state.
+   * The number a chat's SMS go out from, read once per number and AUTH_CACHE_TTL_MS (1 s)
+   * at most rather than per SMS: kept in core's AuthCache, which every process empties once
+   * a projection batch holding a PhoneNumberUpdated or PhoneNumberDeleted commits (this
+   * process at once, the others through the checkpoint NOTIFY, milliseconds later). A
+   * number changed or deleted through the API is thus not used by a delivery that starts
+   * after the change's response and that notice; a missing one is never kept (`no_sender`).
    */
-  async dispatchRecorded(messageId: number, recipientMemberId: number, maxWaitMs = 5000): Promise<void> {
-    const pending = this.dispatching.get(deliveryKey(messageId, recipientMemberId));
-    if (!pending) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([pending, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
-    clearTimeout(timer);
+  private senderNumber(workspaceId: string, phoneNumberId: number | null): Promise<string | undefined> {
+    if (phoneNumberId === null) return Promise.resolve(undefined);
+    return this.cache.get(`messaging-sender:${workspaceId}:${phoneNumberId}`, async () => {
+      const [row] = await queryPrepared<{ number: string | null }>(
+        this.db,
+        `SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $2`,
+        [workspaceId, phoneNumberId],
+      );
+      return row?.number ?? undefined;
+    });
   }
 
   /**
-   * The member's SMS consent as its stream says it now: the last opt-out or opt-in keyword
-   * (STOP holds until START, whatever notifySms says since), then notifySms as the last
-   * snapshot has it. Read at the moment of sending, so whatever was appended before it
-   * (before this message's MessageSent in particular) is honoured.
+   * A status callback for a delivery this process is sending: resolves once the provider's
+   * id is recorded (at once when no such send is under way), or after `maxWaitMs`; true
+   * when that record carried the callback's outcome too. The provider may call back as soon
+   * as it answers, and the callback's append would otherwise race the dispatch's on the
+   * chat's stream (the loser reading the stream and appending again). A callback that comes
+   * before the worker appends (half of them, when the provider calls back at once) has its
+   * outcome appended with the dispatch, in one append; on false the caller records it
+   * itself, as it would without a send under way (either order leaves the same state).
    */
-  private async smsConsent(
+  async recordWithDispatch(
+    callback: { chatId: number; messageId: number; memberId: number; outcome?: RecordOutcomeCommand },
+    maxWaitMs = 5000,
+  ): Promise<boolean> {
+    const pending = this.dispatching.get(deliveryKey(callback.messageId, callback.memberId));
+    if (!pending) return false;
+    if (!pending.sealed && !pending.outcome && callback.outcome && pending.chatId === callback.chatId)
+      pending.outcome = callback.outcome;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      pending.recorded,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs))),
+    ]);
+    clearTimeout(timer);
+    return pending.included && pending.outcome === callback.outcome;
+  }
+
+  /**
+   * The member's SMS consent and address as its stream says them now: the last opt-out or
+   * opt-in keyword (STOP holds until START, whatever notifySms says since), then notifySms,
+   * the phone and the status as the last snapshot has them. Read at the moment of sending,
+   * so whatever was appended before it (before this message's MessageSent in particular)
+   * is honoured. A member of another workspace has neither consent nor address here.
+   */
+  private async smsRecipient(
     workspaceId: string,
     memberId: number,
-  ): Promise<'consented' | 'opted_out' | 'no_consent'> {
+  ): Promise<{ consent: 'consented' | 'opted_out' | 'no_consent'; phone: string | null; active: boolean }> {
     const events = (await this.store.readStream(memberStream(memberId))) as unknown as MemberEvent[];
     let optedOut = false;
     let notifySms = false;
     let inWorkspace = false;
+    let phone: string | null = null;
+    let active = false;
     for (const e of events) {
       switch (e.type) {
         case 'MemberCreated':
           inWorkspace = e.data.workspaceId === workspaceId;
           notifySms = e.data.notifySms;
+          phone = e.data.phone;
+          active = true;
           break;
         case 'MemberUpdated':
         case 'MemberArchived':
           notifySms = e.data.member.notifySms;
+          phone = e.data.member.phone;
+          active = e.data.member.status === 'active';
           break;
         case 'MemberOptedOutOfSms':
           optedOut = true;
@@ -184,9 +251,8 @@ export class DeliveryService {
           break;
       }
     }
-    if (!inWorkspace) return 'no_consent';
-    if (optedOut) return 'opted_out';
-    return notifySms ? 'consented' : 'no_consent';
+    if (!inWorkspace) return { consent: 'no_consent', phone: null, active: false };
+    return { consent: optedOut ? 'opted_out' : notifySms ? 'consented' : 'no_consent', phone, active };
   }
 
   private async deliverEmail(
@@ -215,15 +281,33 @@ export class DeliveryService {
     status: 'sent' | 'delivered' | 'failed',
     errorCode?: string,
     onRecorded?: () => void,
+    dispatching?: Dispatching,
   ): Promise<DeliveryOutcome> {
     const now = new Date().toISOString();
-    await this.decide(job, {
+    // A status callback that came meanwhile (recordWithDispatch) is recorded in the same
+    // append, when it reports on this send (its provider id) and the provider's answer left
+    // the outcome open; none joins once this decision is taken.
+    let then: RecordOutcomeCommand | undefined;
+    if (dispatching) {
+      dispatching.sealed = true;
+      const outcome = dispatching.outcome;
+      if (status === 'sent' && outcome && outcome.providerMessageId === providerMessageId) then = outcome;
+    }
+    const events = await this.decide(job, {
       type: 'RecordDispatch',
       messageId: job.messageId,
       recipientMemberId: job.recipientMemberId,
       providerMessageId,
       now,
+      ...(then ? { then } : {}),
     });
+    if (dispatching && then)
+      dispatching.included = events.some(
+        (e) =>
+          (e.type === 'MessageDelivered' || e.type === 'MessageFailed') &&
+          e.data.messageId === job.messageId &&
+          e.data.recipientMemberId === job.recipientMemberId,
+      );
     onRecorded?.();
     this.logger.log({
       msg: 'delivery dispatched',
@@ -257,10 +341,10 @@ export class DeliveryService {
     return 'failed';
   }
 
-  private async decide(job: DeliveryJob, command: ChatCommand): Promise<void> {
+  private async decide(job: DeliveryJob, command: ChatCommand): Promise<ChatEvent[]> {
     const loaded = this.loaded.get(job);
     this.loaded.delete(job);
-    const { state, append } = await this.repo.handle({
+    const { state, events, append } = await this.repo.handle({
       streamName: chatStream(job.chatId),
       workspaceId: job.workspaceId,
       decider: chatDecider,
@@ -270,5 +354,6 @@ export class DeliveryService {
     });
     // A following decision of the same job (the outcome after the dispatch) starts from here.
     if (append) this.loaded.set(job, { state, revision: append.nextExpectedRevision });
+    return events;
   }
 }

@@ -1,0 +1,184 @@
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
+import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
+
+/** The wall-clock time `HH:MM:SS` of an instant in UTC. */
+function utcTime(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
+/**
+ * Messaging keeps two facts per process in core's AuthCache: a send's workspace quiet hours
+ * (WorkspaceSendSettings, read where the send is taken) and an SMS delivery's sender number
+ * (DeliveryService, read where the worker runs). Two processes on one database: A
+ * (ROLE=all) runs the projections and the workers, B (ROLE=api) only serves requests.
+ * Entries live 60 s here, so a change honoured within a second comes from the
+ * invalidation its event causes (the checkpoint notice of the projection that applied it),
+ * not from entries ageing out.
+ */
+describe('Messaging: quiet hours and sender numbers cached per process, invalidated across processes (e2e)', () => {
+  let db: TestDatabase;
+  const prefix = testRedisPrefix();
+  let urlA: string;
+  let urlB: string;
+  let apiKey: string;
+  let wid: string;
+  let processes: ServiceProcess[] = [];
+  let peer: TwilioPeer;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    peer = await startTwilioPeer();
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      AUTH_CACHE_TTL_MS: '60000',
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_CONCURRENCY: '1000',
+      ...twilioServiceEnv(peer),
+      PUBLIC_BASE_URL: 'https://cache.example.test/api/v2',
+    };
+    const { all: a, api: b } = await startAllAndApi(env, ['msg-all-a', 'msg-api-b']);
+    urlA = a.url;
+    urlB = b.url;
+    processes = [a.proc, b.proc];
+    const out = await runToCompletion(
+      'src/cli.ts',
+      ['bootstrap', '--workspace', 'Quiet Cache', '--email', 'quiet-cache@example.com', '--json'],
+      { ...env, LOG_LEVEL: 'warn' },
+      90_000,
+    );
+    ({ apiKey, workspaceId: wid } = JSON.parse(out.trim().split('\n').pop()!) as {
+      apiKey: string;
+      workspaceId: string;
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const p of processes) {
+      const errors = p
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"level":"error"'));
+      if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
+    }
+    await killAll();
+    await peer?.close();
+    await clearRedisPrefix(prefix);
+    await db?.drop();
+  });
+
+  async function call(
+    base: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${base}/w/${wid}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  }
+
+  /** A member with SMS consent and a phone-sms chat from `phoneNumberId`, made through A. */
+  async function smsChat(phone: string, phoneNumberId: number): Promise<number> {
+    const member = await call(urlA, 'POST', '/create-signup', { member: { phone } });
+    expect([200, 201]).toContain(member.status);
+    const memberId = (member.body.member as { id: number }).id;
+    expect((await call(urlA, 'PUT', `/members/${memberId}`, { notifySms: true })).status).toBe(200);
+    const chat = await call(urlA, 'POST', '/chats', { channel: 'phone-sms', memberId, phoneNumberId });
+    expect(chat.status).toBe(201);
+    return chat.body.id as number;
+  }
+
+  it('a quiet window set and lifted through A holds and frees the next send through B', async () => {
+    const phone = await call(urlA, 'POST', '/phone-numbers', { number: '+14155550777' });
+    expect(phone.status).toBe(201);
+    const chat = { body: { id: await smsChat('+14155553777', phone.body.id as number) } };
+    const send = () =>
+      call(urlB, 'POST', `/chats/${chat.body.id as number}/send-assistant-message`, { message: 'Hello' });
+
+    // B reads the settings (no quiet hours) and keeps them.
+    for (let i = 0; i < 2; i++) {
+      const sent = await send();
+      expect(sent.status).toBe(201);
+      expect(sent.body.scheduledFor ?? null).toBeNull();
+    }
+
+    const now = Date.now();
+    const window = { start: utcTime(now - 3_600_000), end: utcTime(now + 3_600_000) };
+    expect(
+      (await call(urlA, 'PUT', '', { settings: { timezone: 'UTC', smsQuietHours: window } })).status,
+    ).toBe(200);
+    const held = await eventually(
+      async () => {
+        const sent = await send();
+        expect(sent.status).toBe(201);
+        return sent.body.scheduledFor ?? undefined;
+      },
+      'process B to hold a send inside the new quiet window',
+      1000,
+      20,
+    );
+    expect(Date.parse(held as string)).toBeGreaterThan(now);
+    const again = await send();
+    expect(again.body.scheduledFor).toBe(held);
+
+    expect((await call(urlA, 'PUT', '', { settings: { smsQuietHours: null } })).status).toBe(200);
+    await eventually(
+      async () => {
+        const sent = await send();
+        expect(sent.status).toBe(201);
+        return (sent.body.scheduledFor ?? null) === null;
+      },
+      'process B to send at once after the window was lifted',
+      1000,
+      20,
+    );
+  });
+
+  it("a sender number changed or deleted through B is what A's worker sends from next, or fails on", async () => {
+    const phone = await call(urlB, 'POST', '/phone-numbers', { number: '+14155550778' });
+    expect(phone.status).toBe(201);
+    const phoneId = phone.body.id as number;
+    const chatId = await smsChat('+14155553778', phoneId);
+    const sendAndDeliver = async (message: string) => {
+      const sent = await call(urlB, 'POST', `/chats/${chatId}/send-assistant-message`, { message });
+      expect(sent.status).toBe(201);
+      return eventually(async () => {
+        const got = await call(urlB, 'GET', `/chats/${chatId}/messages/${sent.body.id as number}`);
+        return got.body.status === 'sent' && !peer.messages.some((m) => m.body === message)
+          ? undefined
+          : got.body;
+      }, `"${message}" to be sent or to fail`);
+    };
+    // A's worker reads the number and keeps it.
+    await sendAndDeliver('first');
+    await sendAndDeliver('second');
+    expect(peer.messages.filter((m) => m.to === '+14155553778').map((m) => m.from)).toEqual([
+      '+14155550778',
+      '+14155550778',
+    ]);
+
+    expect((await call(urlB, 'PUT', `/phone-numbers/${phoneId}`, { number: '+14155550779' })).status).toBe(
+      200,
+    );
+    await sendAndDeliver('after the change');
+    expect(peer.messages.find((m) => m.body === 'after the change')?.from).toBe('+14155550779');
+
+    expect((await call(urlB, 'DELETE', `/phone-numbers/${phoneId}`)).status).toBe(204);
+    const failed = await eventually(async () => {
+      const m = await sendAndDeliver('after the deletion');
+      return m.status === 'failed' ? m : undefined;
+    }, 'the send after the deletion to fail');
+    expect(failed.failureReason).toBe('no_sender');
+    expect(peer.messages.some((m) => m.body === 'after the deletion')).toBe(false);
+  });
+});
