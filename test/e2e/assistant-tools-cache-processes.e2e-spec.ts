@@ -1,9 +1,9 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { lastUserText, OpenAiPeer, PeerChatRequest, startOpenAiPeer } from '../support/openai-peer';
 import {
+  bootstrapWithCli,
   eventually,
-  killAll,
-  runToCompletion,
+  reportErrorsAndKillAll,
   ServiceProcess,
   spawnOnFreePort,
   spawnService,
@@ -58,27 +58,11 @@ describe('assistant: the tools on offer, cached across processes (e2e)', () => {
     const b = spawnService('worker-b', 'src/worker.ts', { ...env, OPENAI_BASE_URL: modelB.url });
     processes = [a.proc, b];
     await b.waitForLine(/"msg":"worker started"/, 90_000);
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Tools', '--email', 'tools@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    ({ apiKey, workspaceId: wid } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    });
+    ({ apiKey, workspaceId: wid } = await bootstrapWithCli(env, 'Tools', 'tools@example.com'));
   }, 180_000);
 
   afterAll(async () => {
-    for (const p of processes) {
-      const errors = p
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('"level":"error"'));
-      if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
-    }
-    await killAll();
+    await reportErrorsAndKillAll(processes);
     await Promise.all([modelA?.close(), modelB?.close()]);
     await clearRedisPrefix(prefix);
     await db?.drop();

@@ -1,5 +1,11 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
+import {
+  bootstrapWithCli,
+  eventually,
+  reportErrorsAndKillAll,
+  ServiceProcess,
+  startAllAndApi,
+} from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
 /**
@@ -38,27 +44,11 @@ describe('Attack: member writes across two processes (aggregate cache, cached ef
     urlA = a.url;
     worker = w.proc;
     processes = [w.proc, a.proc];
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Stale', '--email', 'stale@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    ({ apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    });
+    ({ apiKey, workspaceId } = await bootstrapWithCli(env, 'Stale', 'stale@example.com'));
   }, 180_000);
 
   afterAll(async () => {
-    for (const p of processes) {
-      const errors = p
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('"level":"error"'));
-      if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
-    }
-    await killAll();
+    await reportErrorsAndKillAll(processes);
     await clearRedisPrefix(prefix);
     await db?.drop();
   });
@@ -165,13 +155,7 @@ describe('Attack: member writes across two processes (aggregate cache, cached ef
     expect(key.status).toBe(201);
     const desk = key.body.secret as string;
     // A person with an Account (a merge onto Manager needs one) holding the narrow role.
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Elsewhere', '--email', 'held@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    const held = JSON.parse(out.trim().split('\n').pop()!) as { apiKey: string };
+    const held = await bootstrapWithCli(env, 'Elsewhere', 'held@example.com');
     const invited = await call(urlW, 'POST', w('/invitations'), apiKey, {
       email: 'held@example.com',
       memberRoleId: narrow,

@@ -1,5 +1,11 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
+import {
+  bootstrapWithCli,
+  eventually,
+  reportErrorsAndKillAll,
+  ServiceProcess,
+  startAllAndApi,
+} from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
 interface Member {
@@ -42,20 +48,6 @@ describe('Attack: member list and auth caches across two processes (e2e)', () =>
   let processes: ServiceProcess[] = [];
   let env: Record<string, string>;
 
-  const bootstrap = async (name: string, email: string) => {
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', name, '--email', email, '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    return JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-      memberId: number;
-    };
-  };
-
   beforeAll(async () => {
     db = await createTestDatabase();
     env = {
@@ -72,8 +64,16 @@ describe('Attack: member list and auth caches across two processes (e2e)', () =>
     urlW = all.url;
     urlA = api.url;
     processes = [all.proc, api.proc];
-    ({ apiKey, workspaceId, memberId: ownerId } = await bootstrap('Attacked', 'attacked@example.com'));
-    ({ apiKey: otherKey, workspaceId: otherWorkspaceId } = await bootstrap('Other', 'other@example.com'));
+    ({
+      apiKey,
+      workspaceId,
+      memberId: ownerId,
+    } = await bootstrapWithCli(env, 'Attacked', 'attacked@example.com'));
+    ({ apiKey: otherKey, workspaceId: otherWorkspaceId } = await bootstrapWithCli(
+      env,
+      'Other',
+      'other@example.com',
+    ));
     const listed = await call<{ items: { id: number; name: string }[] }>(
       urlW,
       'GET',
@@ -85,14 +85,7 @@ describe('Attack: member list and auth caches across two processes (e2e)', () =>
   }, 240_000);
 
   afterAll(async () => {
-    for (const p of processes) {
-      const errors = p
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('"level":"error"'));
-      if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
-    }
-    await killAll();
+    await reportErrorsAndKillAll(processes);
     await clearRedisPrefix(prefix);
     await db?.drop();
   });
@@ -194,7 +187,7 @@ describe('Attack: member list and auth caches across two processes (e2e)', () =>
     const readers = await role('Readers', ['members:read']);
     const admins = await role('Admins', ['members:read', 'members:write', 'members:admin']);
     // A person of another workspace (its bootstrap key acts wherever it is a member), invited here as an admin.
-    const person = await bootstrap('Elsewhere', 'demoted@example.com');
+    const person = await bootstrapWithCli(env, 'Elsewhere', 'demoted@example.com');
     const invited = await call<{ id: string }>(urlW, 'POST', w('/invitations'), apiKey, {
       email: 'demoted@example.com',
       memberRoleId: admins,

@@ -1,5 +1,11 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
+import {
+  bootstrapWithCli,
+  eventually,
+  reportErrorsAndKillAll,
+  ServiceProcess,
+  startAllAndApi,
+} from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
 /**
@@ -35,29 +41,11 @@ describe('credential and membership cache across processes (e2e)', () => {
     urlA = a.url;
     urlB = b.url;
     processes = [a.proc, b.proc];
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Cache', '--email', 'cache@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    ({ apiKey, workspaceId, memberId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-      memberId: number;
-    });
+    ({ apiKey, workspaceId, memberId } = await bootstrapWithCli(env, 'Cache', 'cache@example.com'));
   }, 180_000);
 
   afterAll(async () => {
-    // A failure above is easier to read with what the services logged as errors.
-    for (const p of processes) {
-      const errors = p
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('"level":"error"'));
-      if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
-    }
-    await killAll();
+    await reportErrorsAndKillAll(processes);
     await clearRedisPrefix(prefix);
     await db?.drop();
   });

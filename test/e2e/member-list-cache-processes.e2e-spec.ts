@@ -1,5 +1,10 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
+import {
+  bootstrapWithCli,
+  reportErrorsAndKillAll,
+  ServiceProcess,
+  startAllAndApi,
+} from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
 interface Page {
@@ -42,32 +47,11 @@ describe('member list pages kept per process, across processes (e2e)', () => {
     urlW = w.url;
     urlA = a.url;
     processes = [w.proc, a.proc];
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Lists', '--email', 'lists@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    ({
-      apiKey,
-      workspaceId,
-      memberId: ownerId,
-    } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-      memberId: number;
-    });
+    ({ apiKey, workspaceId, memberId: ownerId } = await bootstrapWithCli(env, 'Lists', 'lists@example.com'));
   }, 180_000);
 
   afterAll(async () => {
-    for (const p of processes) {
-      const errors = p
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('"level":"error"'));
-      if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
-    }
-    await killAll();
+    await reportErrorsAndKillAll(processes);
     await clearRedisPrefix(prefix);
     await db?.drop();
   });

@@ -1,5 +1,11 @@
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { eventually, killAll, runToCompletion, ServiceProcess, startAllAndApi } from '../support/processes';
+import {
+  bootstrapWithCli,
+  eventually,
+  reportErrorsAndKillAll,
+  ServiceProcess,
+  startAllAndApi,
+} from '../support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
@@ -46,27 +52,11 @@ describe('Messaging: quiet hours and sender numbers cached per process, invalida
     urlA = a.url;
     urlB = b.url;
     processes = [a.proc, b.proc];
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Quiet Cache', '--email', 'quiet-cache@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    ({ apiKey, workspaceId: wid } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    });
+    ({ apiKey, workspaceId: wid } = await bootstrapWithCli(env, 'Quiet Cache', 'quiet-cache@example.com'));
   }, 180_000);
 
   afterAll(async () => {
-    for (const p of processes) {
-      const errors = p
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('"level":"error"'));
-      if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
-    }
-    await killAll();
+    await reportErrorsAndKillAll(processes);
     await peer?.close();
     await clearRedisPrefix(prefix);
     await db?.drop();

@@ -8,9 +8,9 @@ import { jobIdFor } from '../../src/core/reactors/reactor';
 import { bullConnection } from '../../src/core/redis/redis';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import {
+  bootstrapWithCli,
   eventually,
   killAll,
-  runToCompletion,
   ServiceProcess,
   spawnOnFreePort,
   spawnService,
@@ -65,16 +65,7 @@ describe('api and worker processes (e2e)', () => {
       ...workers.map((w) => w.waitForLine(/"msg":"worker started"/, 90_000)),
     ]);
     baseUrl = `http://127.0.0.1:${started.port}/api/v2`;
-    const out = await runToCompletion(
-      'src/cli.ts',
-      ['bootstrap', '--workspace', 'Split roles', '--email', 'roles@example.com', '--json'],
-      { ...env, LOG_LEVEL: 'warn' },
-      90_000,
-    );
-    ({ apiKey, workspaceId } = JSON.parse(out.trim().split('\n').pop()!) as {
-      apiKey: string;
-      workspaceId: string;
-    });
+    ({ apiKey, workspaceId } = await bootstrapWithCli(env, 'Split roles', 'roles@example.com'));
   }, 180_000);
 
   afterAll(async () => {

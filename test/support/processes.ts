@@ -194,3 +194,40 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** What the CLI's `bootstrap --json` prints: a workspace, its owner's member id and an API key. */
+export interface CliWorkspace {
+  apiKey: string;
+  workspaceId: string;
+  memberId: number;
+}
+
+/** A workspace made by the CLI's `bootstrap` against the database of `env` (as an operator would). */
+export async function bootstrapWithCli(
+  env: Record<string, string>,
+  workspace: string,
+  email: string,
+): Promise<CliWorkspace> {
+  const out = await runToCompletion(
+    'src/cli.ts',
+    ['bootstrap', '--workspace', workspace, '--email', email, '--json'],
+    { ...env, LOG_LEVEL: 'warn' },
+    90_000,
+  );
+  return JSON.parse(out.trim().split('\n').pop()!) as CliWorkspace;
+}
+
+/**
+ * afterAll of a multi-process spec: prints the first error lines each process logged (a
+ * failure above is easier to read with them), then kills every process still running.
+ */
+export async function reportErrorsAndKillAll(processes: readonly ServiceProcess[]): Promise<void> {
+  for (const p of processes) {
+    const errors = p
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"level":"error"'));
+    if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
+  }
+  await killAll();
+}
