@@ -4,11 +4,12 @@ import {
   bootstrapWithCli,
   eventually,
   reportErrorsAndKillAll,
+  serviceEnv,
   ServiceProcess,
   spawnOnFreePort,
   spawnService,
 } from '../support/processes';
-import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
 
 /**
  * The reply job keeps a workspace's enabled toolkit and MCP server tools in an in-process
@@ -33,20 +34,13 @@ describe('assistant: the tools on offer, cached across processes (e2e)', () => {
     // Slow enough answers that both processes' workers take jobs of a batch.
     [modelA, modelB] = await Promise.all([startOpenAiPeer(150), startOpenAiPeer(150)]);
     for (const m of [modelA, modelB]) m.script = (r) => ({ content: `echo: ${lastUserText(r)}` });
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
+    const env = serviceEnv(db.url, prefix, {
       AUTH_CACHE_TTL_MS: '60000',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_CONCURRENCY: '1000',
       ASSISTANT_PROVIDER: 'openai',
       ASSISTANT_MODEL: 'test-model',
       ASSISTANT_DEBOUNCE_MS: '0',
       ASSISTANT_CONCURRENCY: '1',
-    };
+    });
     const a = await spawnOnFreePort(
       'all-a',
       'src/main.ts',

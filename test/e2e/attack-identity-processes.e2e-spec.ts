@@ -3,10 +3,11 @@ import {
   bootstrapWithCli,
   eventually,
   reportErrorsAndKillAll,
+  serviceEnv,
   ServiceProcess,
   startAllAndApi,
 } from '../support/processes';
-import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
 
 /**
  * Attack: a member's effective role is kept in the auth cache (emptied once a role's merge
@@ -29,16 +30,9 @@ describe('Attack: member writes across two processes (aggregate cache, cached ef
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
+    env = serviceEnv(db.url, prefix, {
       AUTH_CACHE_TTL_MS: '60000',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_CONCURRENCY: '1000',
-    };
+    });
     const { all: w, api: a } = await startAllAndApi(env, ['all-w', 'api-a']);
     urlW = w.url;
     urlA = a.url;

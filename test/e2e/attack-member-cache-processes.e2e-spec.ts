@@ -3,10 +3,11 @@ import {
   bootstrapWithCli,
   eventually,
   reportErrorsAndKillAll,
+  serviceEnv,
   ServiceProcess,
   startAllAndApi,
 } from '../support/processes';
-import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
 
 interface Member {
   id: number;
@@ -50,16 +51,9 @@ describe('Attack: member list and auth caches across two processes (e2e)', () =>
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
+    env = serviceEnv(db.url, prefix, {
       AUTH_CACHE_TTL_MS: '60000',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_CONCURRENCY: '1000',
-    };
+    });
     const { all, api } = await startAllAndApi(env, ['all-w', 'api-a']);
     urlW = all.url;
     urlA = api.url;

@@ -3,10 +3,11 @@ import {
   bootstrapWithCli,
   eventually,
   reportErrorsAndKillAll,
+  serviceEnv,
   ServiceProcess,
   startAllAndApi,
 } from '../support/processes';
-import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
 
 /**
  * Each API process caches resolved credentials and memberships (core AuthCache). Two
@@ -27,16 +28,9 @@ describe('credential and membership cache across processes (e2e)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
+    const env = serviceEnv(db.url, prefix, {
       AUTH_CACHE_TTL_MS: '60000',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_CONCURRENCY: '1000',
-    };
+    });
     const { all: a, api: b } = await startAllAndApi(env, ['api-a', 'api-b']);
     urlA = a.url;
     urlB = b.url;

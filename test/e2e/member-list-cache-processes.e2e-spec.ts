@@ -2,10 +2,11 @@ import { createTestDatabase, TestDatabase } from '../support/database';
 import {
   bootstrapWithCli,
   reportErrorsAndKillAll,
+  serviceEnv,
   ServiceProcess,
   startAllAndApi,
 } from '../support/processes';
-import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
 
 interface Page {
   items: { id: number; name: string | null; status: string }[];
@@ -34,15 +35,7 @@ describe('member list pages kept per process, across processes (e2e)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_CONCURRENCY: '1000',
-    };
+    const env = serviceEnv(db.url, prefix);
     const { all: w, api: a } = await startAllAndApi(env, ['all-w', 'api-a']);
     urlW = w.url;
     urlA = a.url;

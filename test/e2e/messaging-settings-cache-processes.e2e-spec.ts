@@ -3,10 +3,11 @@ import {
   bootstrapWithCli,
   eventually,
   reportErrorsAndKillAll,
+  serviceEnv,
   ServiceProcess,
   startAllAndApi,
 } from '../support/processes';
-import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
+import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
 import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 /** The wall-clock time `HH:MM:SS` of an instant in UTC. */
@@ -36,18 +37,11 @@ describe('Messaging: quiet hours and sender numbers cached per process, invalida
   beforeAll(async () => {
     db = await createTestDatabase();
     peer = await startTwilioPeer();
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
+    const env = serviceEnv(db.url, prefix, {
       AUTH_CACHE_TTL_MS: '60000',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_CONCURRENCY: '1000',
       ...twilioServiceEnv(peer),
       PUBLIC_BASE_URL: 'https://cache.example.test/api/v2',
-    };
+    });
     const { all: a, api: b } = await startAllAndApi(env, ['msg-all-a', 'msg-api-b']);
     urlA = a.url;
     urlB = b.url;

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { TEST_REDIS_URL } from './redis';
 
 export const ROOT = path.resolve(__dirname, '../..');
 /** A worker with the spine's test-only subscribers and processor (see spine-test.module.ts). */
@@ -230,4 +231,25 @@ export async function reportErrorsAndKillAll(processes: readonly ServiceProcess[
     if (errors.length) console.error(`${p.name}:\n${errors.slice(0, 5).join('\n')}`);
   }
   await killAll();
+}
+
+/**
+ * The environment of a spawned service on a test's database and Redis prefix: test mode,
+ * info logs (what reportErrorsAndKillAll reads), rate limits far above any spec's load.
+ */
+export function serviceEnv(
+  databaseUrl: string,
+  prefix: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    RATE_LIMIT_CONCURRENCY: '1000',
+    ...extra,
+  };
 }
