@@ -15,7 +15,7 @@ import { inboundChatClaim } from '../domain/inbound-chat-claim';
 import { keywordReply, smsKeyword } from '../domain/sms-keywords';
 import { smsSegments } from '../domain/sms-segments';
 import { outcomeOfStatus } from '../providers/sms-provider.port';
-import { ChatEntity, InboxEntity, PhoneNumberEntity } from '../projections/messaging.entities';
+import { InboxEntity, PhoneNumberEntity } from '../projections/messaging.entities';
 import { normaliseNumber } from './phone-number.commands';
 
 type ReceivedMessage = Omit<MessageReceived['data'], 'receivedAt' | 'chatId' | 'workspaceId'>;
@@ -192,22 +192,26 @@ export class InboundMessages {
     message: Omit<ReceivedMessage, 'messageId'>,
   ): Promise<{ chatId: number; recorded: boolean }> {
     const { memberId } = message;
-    const existing = await this.db.getRepository(ChatEntity).findOne({
-      where: { workspaceId, memberId, channel, ...(phoneNumberId !== null ? { phoneNumberId } : {}) },
-      order: { id: 'DESC' },
-    });
-    if (existing) {
-      const messageId = await nextId(this.db, 'chat_message_id_seq');
-      return {
-        chatId: existing.id,
-        recorded: await this.record(workspaceId, existing.id, messageId, message),
-      };
-    }
-    // Both ids in one round trip.
+    // The member's latest chat on this channel (and number) and the message's id in one
+    // round trip, with a new chat's id when there is none.
     const [ids] = (await this.db.query(
-      `SELECT nextval('chat_id_seq')::int AS chat_id, nextval('chat_message_id_seq')::int AS message_id`,
-    )) as { chat_id: number; message_id: number }[];
-    const chatId = ids.chat_id;
+      `SELECT c.id AS existing, nextval('chat_message_id_seq')::int AS message_id,
+         CASE WHEN c.id IS NULL THEN nextval('chat_id_seq')::int END AS chat_id
+       FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+         SELECT id FROM chats WHERE workspace_id = $1 AND member_id = $2 AND channel = $3
+           ${phoneNumberId !== null ? 'AND phone_number_id = $4' : ''}
+         ORDER BY id DESC LIMIT 1
+       ) AS c ON true`,
+      phoneNumberId !== null
+        ? [workspaceId, memberId, channel, phoneNumberId]
+        : [workspaceId, memberId, channel],
+    )) as { existing: number | null; message_id: number; chat_id: number | null }[];
+    if (ids.existing !== null)
+      return {
+        chatId: ids.existing,
+        recorded: await this.record(workspaceId, ids.existing, ids.message_id, message),
+      };
+    const chatId = ids.chat_id as number;
     const now = new Date().toISOString();
     const created = chatDecider.decide(
       {
