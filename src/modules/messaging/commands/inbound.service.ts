@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AuthCache } from '../../../core/auth/auth-cache';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { simpleParser } from 'mailparser';
 import { randomUUID } from 'node:crypto';
@@ -73,7 +75,11 @@ export class InboundMessages {
     private readonly queries: QueryBus,
     private readonly db: DataSource,
     @Inject(CLAIMS) private readonly claims: Claims,
-  ) {}
+    private readonly cache: AuthCache,
+    feed: CheckpointFeed,
+  ) {
+    feed.invalidateAuthOn((e) => e.type === 'PhoneNumberUpdated' || e.type === 'PhoneNumberDeleted');
+  }
 
   /** An inbound SMS to one of the service's numbers; false when no workspace has that number. */
   async sms(sms: InboundSms): Promise<boolean> {
@@ -83,7 +89,7 @@ export class InboundMessages {
     } catch {
       return false;
     }
-    const number = await this.db.getRepository(PhoneNumberEntity).findOneBy({ number: to });
+    const number = await this.numberOf(to);
     if (!number) return false;
     const workspaceId = number.workspaceId;
     const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
@@ -129,6 +135,20 @@ export class InboundMessages {
       now: new Date().toISOString(),
     });
     return true;
+  }
+
+  /**
+   * The workspace number a text was sent to, read once per number and AUTH_CACHE_TTL_MS at
+   * most rather than per text: kept in core's AuthCache, which every process empties once a
+   * projection batch holding a PhoneNumberUpdated or PhoneNumberDeleted commits (this process
+   * at once, the others through the checkpoint notice). A number not found is never kept, so
+   * a new one answers at once.
+   */
+  private numberOf(to: string): Promise<{ id: number; workspaceId: string } | undefined> {
+    return this.cache.get(`messaging-inbound-number:${to}`, async () => {
+      const row = await this.db.getRepository(PhoneNumberEntity).findOneBy({ number: to });
+      return row ? { id: row.id, workspaceId: row.workspaceId } : undefined;
+    });
   }
 
   /** A status callback: an outcome moves the delivery forward; anything else (queued, sent) changes nothing. */
