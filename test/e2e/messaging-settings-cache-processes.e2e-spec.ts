@@ -16,9 +16,10 @@ function utcTime(ms: number): string {
 }
 
 /**
- * Messaging keeps two facts per process in core's AuthCache: a send's workspace quiet hours
- * (WorkspaceSendSettings, read where the send is taken) and an SMS delivery's sender number
- * (DeliveryService, read where the worker runs). Two processes on one database: A
+ * Messaging keeps three facts per process in core's AuthCache: a send's workspace quiet hours
+ * (WorkspaceSendSettings, read where the send is taken), an SMS delivery's sender number
+ * (DeliveryService, read where the worker runs) and the workspace number an inbound text was
+ * sent to (InboundMessages, read where the webhook is answered). Two processes on one database: A
  * (ROLE=all) runs the projections and the workers, B (ROLE=api) only serves requests.
  * Entries live 60 s here, so a change honoured within a second comes from the
  * invalidation its event causes (the checkpoint notice of the projection that applied it),
@@ -164,5 +165,60 @@ describe('Messaging: quiet hours and sender numbers cached per process, invalida
     }, 'the send after the deletion to fail');
     expect(failed.failureReason).toBe('no_sender');
     expect(peer.messages.some((m) => m.body === 'after the deletion')).toBe(false);
+  });
+
+  it('a workspace number changed or deleted through A takes no more texts in B', async () => {
+    const publicBase = 'https://cache.example.test/api/v2';
+    const text = (to: string, body: string, sid: string) =>
+      peer.webhook(`${publicBase}/providers/twilio/sms/inbound`, urlB, publicBase, {
+        AccountSid: peer.accountSid,
+        MessageSid: sid,
+        From: '+14155553781',
+        To: to,
+        Body: body,
+      });
+    const phone = await call(urlA, 'POST', '/phone-numbers', { number: '+14155550781' });
+    expect(phone.status).toBe(201);
+    const phoneId = phone.body.id as number;
+    const chatId = await smsChat('+14155553781', phoneId);
+    const memberId = ((await call(urlA, 'GET', `/chats/${chatId}`)).body.memberId as number) ?? 0;
+    // A second number with its own chat of the same member: what B records there shows
+    // that B has answered the texts sent before.
+    const witness = await call(urlA, 'POST', '/phone-numbers', { number: '+14155550783' });
+    expect(witness.status).toBe(201);
+    const witnessChat = await call(urlA, 'POST', '/chats', {
+      channel: 'phone-sms',
+      memberId,
+      phoneNumberId: witness.body.id as number,
+    });
+    expect(witnessChat.status).toBe(201);
+    const contents = async (id: number) =>
+      ((await call(urlB, 'GET', `/chats/${id}/messages`)).body.items as { content: string }[]).map(
+        (m) => m.content,
+      );
+    const recorded = (id: number, body: string) =>
+      eventually(async () => (await contents(id)).includes(body) || undefined, `"${body}" in chat ${id}`);
+
+    // B reads the number and keeps it.
+    expect((await text('+14155550781', 'one', 'SMcache0001')).status).toBe(200);
+    expect((await text('+14155550781', 'two', 'SMcache0002')).status).toBe(200);
+    await recorded(chatId, 'two');
+
+    expect((await call(urlA, 'PUT', `/phone-numbers/${phoneId}`, { number: '+14155550782' })).status).toBe(
+      200,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await text('+14155550781', 'to the old number', 'SMcache0003')).status).toBe(200);
+    expect((await text('+14155550782', 'to the new number', 'SMcache0004')).status).toBe(200);
+    await recorded(chatId, 'to the new number');
+    expect(await contents(chatId)).not.toContain('to the old number');
+
+    expect((await call(urlA, 'DELETE', `/phone-numbers/${phoneId}`)).status).toBe(204);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await text('+14155550782', 'after the deletion', 'SMcache0005')).status).toBe(200);
+    expect((await text('+14155550783', 'witness', 'SMcache0006')).status).toBe(200);
+    await recorded(witnessChat.body.id as number, 'witness');
+    expect(await contents(chatId)).not.toContain('after the deletion');
+    expect(await contents(witnessChat.body.id as number)).toEqual(['witness']);
   });
 });

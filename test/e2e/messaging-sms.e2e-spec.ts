@@ -474,6 +474,45 @@ describe('Messaging: SMS over the Twilio-compatible provider (e2e)', () => {
     );
   });
 
+  it("finds the member's chat and takes the ids in one round trip, the workspace number from the cache", async () => {
+    // The statements of this process that look a chat up or take a chat or message id.
+    const seen: string[] = [];
+    // And those reading the workspace number a text was sent to (kept in the AuthCache).
+    const numbers: string[] = [];
+    const original = Client.prototype.query as (...args: unknown[]) => unknown;
+    (Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (
+      this: Client,
+      ...args: unknown[]
+    ) {
+      const first = args[0] as string | { text?: string } | undefined;
+      const text = typeof first === 'string' ? first : (first?.text ?? '');
+      if (
+        /^\s*SELECT\b/i.test(text) &&
+        /\bFROM\s+"?chats"?[\s"]|nextval\('chat_(message_)?id_seq'\)/i.test(text)
+      )
+        seen.push(text);
+      if (/^\s*SELECT\b/i.test(text) && /\bFROM\s+"?phone_numbers"?[\s"]/i.test(text)) numbers.push(text);
+      return original.apply(this, args);
+    };
+    try {
+      // The webhook answers once its statements are done.
+      const first = await inbound('+14155552031', 'First', 'SMroundtrip0001');
+      expect(first.status).toBe(200);
+      expect(seen).toHaveLength(1);
+      const second = await inbound('+14155552031', 'Second', 'SMroundtrip0002');
+      expect(second.status).toBe(200);
+      expect(seen).toHaveLength(2);
+      // The number read for the first text at most, not again for the second.
+      expect(numbers.length).toBeLessThanOrEqual(1);
+      const [, created] = await appendedBy(first, 3);
+      expect((await appendedBy(second, 1)).map((e) => [e.type, e.streamName])).toEqual([
+        ['MessageReceived', created.streamName],
+      ]);
+    } finally {
+      (Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = original;
+    }
+  });
+
   it('answers an inbound text without waiting for the read models (Twilio reads nothing back)', async () => {
     const phone = '+14155552008';
     const { chatId } = await smsChat(phone, true);

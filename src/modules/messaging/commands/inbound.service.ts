@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AuthCache } from '../../../core/auth/auth-cache';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { simpleParser } from 'mailparser';
 import { randomUUID } from 'node:crypto';
@@ -15,7 +17,7 @@ import { inboundChatClaim } from '../domain/inbound-chat-claim';
 import { keywordReply, smsKeyword } from '../domain/sms-keywords';
 import { smsSegments } from '../domain/sms-segments';
 import { outcomeOfStatus } from '../providers/sms-provider.port';
-import { ChatEntity, InboxEntity, PhoneNumberEntity } from '../projections/messaging.entities';
+import { InboxEntity, PhoneNumberEntity } from '../projections/messaging.entities';
 import { normaliseNumber } from './phone-number.commands';
 
 type ReceivedMessage = Omit<MessageReceived['data'], 'receivedAt' | 'chatId' | 'workspaceId'>;
@@ -73,7 +75,11 @@ export class InboundMessages {
     private readonly queries: QueryBus,
     private readonly db: DataSource,
     @Inject(CLAIMS) private readonly claims: Claims,
-  ) {}
+    private readonly cache: AuthCache,
+    feed: CheckpointFeed,
+  ) {
+    feed.invalidateAuthOn((e) => e.type === 'PhoneNumberUpdated' || e.type === 'PhoneNumberDeleted');
+  }
 
   /** An inbound SMS to one of the service's numbers; false when no workspace has that number. */
   async sms(sms: InboundSms): Promise<boolean> {
@@ -83,7 +89,7 @@ export class InboundMessages {
     } catch {
       return false;
     }
-    const number = await this.db.getRepository(PhoneNumberEntity).findOneBy({ number: to });
+    const number = await this.numberOf(to);
     if (!number) return false;
     const workspaceId = number.workspaceId;
     const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
@@ -129,6 +135,20 @@ export class InboundMessages {
       now: new Date().toISOString(),
     });
     return true;
+  }
+
+  /**
+   * The workspace number a text was sent to, read once per number and AUTH_CACHE_TTL_MS at
+   * most rather than per text: kept in core's AuthCache, which every process empties once a
+   * projection batch holding a PhoneNumberUpdated or PhoneNumberDeleted commits (this process
+   * at once, the others through the checkpoint notice). A number not found is never kept, so
+   * a new one answers at once.
+   */
+  private numberOf(to: string): Promise<{ id: number; workspaceId: string } | undefined> {
+    return this.cache.get(`messaging-inbound-number:${to}`, async () => {
+      const row = await this.db.getRepository(PhoneNumberEntity).findOneBy({ number: to });
+      return row ? { id: row.id, workspaceId: row.workspaceId } : undefined;
+    });
   }
 
   /** A status callback: an outcome moves the delivery forward; anything else (queued, sent) changes nothing. */
@@ -192,22 +212,26 @@ export class InboundMessages {
     message: Omit<ReceivedMessage, 'messageId'>,
   ): Promise<{ chatId: number; recorded: boolean }> {
     const { memberId } = message;
-    const existing = await this.db.getRepository(ChatEntity).findOne({
-      where: { workspaceId, memberId, channel, ...(phoneNumberId !== null ? { phoneNumberId } : {}) },
-      order: { id: 'DESC' },
-    });
-    if (existing) {
-      const messageId = await nextId(this.db, 'chat_message_id_seq');
-      return {
-        chatId: existing.id,
-        recorded: await this.record(workspaceId, existing.id, messageId, message),
-      };
-    }
-    // Both ids in one round trip.
+    // The member's latest chat on this channel (and number) and the message's id in one
+    // round trip, with a new chat's id when there is none.
     const [ids] = (await this.db.query(
-      `SELECT nextval('chat_id_seq')::int AS chat_id, nextval('chat_message_id_seq')::int AS message_id`,
-    )) as { chat_id: number; message_id: number }[];
-    const chatId = ids.chat_id;
+      `SELECT c.id AS existing, nextval('chat_message_id_seq')::int AS message_id,
+         CASE WHEN c.id IS NULL THEN nextval('chat_id_seq')::int END AS chat_id
+       FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+         SELECT id FROM chats WHERE workspace_id = $1 AND member_id = $2 AND channel = $3
+           ${phoneNumberId !== null ? 'AND phone_number_id = $4' : ''}
+         ORDER BY id DESC LIMIT 1
+       ) AS c ON true`,
+      phoneNumberId !== null
+        ? [workspaceId, memberId, channel, phoneNumberId]
+        : [workspaceId, memberId, channel],
+    )) as { existing: number | null; message_id: number; chat_id: number | null }[];
+    if (ids.existing !== null)
+      return {
+        chatId: ids.existing,
+        recorded: await this.record(workspaceId, ids.existing, ids.message_id, message),
+      };
+    const chatId = ids.chat_id as number;
     const now = new Date().toISOString();
     const created = chatDecider.decide(
       {

@@ -210,9 +210,135 @@ describe('ChatsProjection: message events in one batch', () => {
       { message_id: 14, member_id: 1, status: 'sent' },
       { message_id: 16, member_id: 1, status: 'delivered' },
     ]);
-    // 18 events, one by one 28 statements: three runs of two (the first ends before the
+    // 18 events, one by one 27 statements: three runs of two (the first ends before the
     // dispatch after its message's outcome, the second at the message received, which
-    // takes its own two).
-    expect(statements).toHaveLength(8);
+    // takes its own one).
+    expect(statements).toHaveLength(7);
+  });
+});
+
+/**
+ * An inbound text or mail from a member without a chat appends ChatCreated and its first
+ * MessageReceived together: the batch path writes both rows in one statement, and a
+ * message received in an existing chat takes one statement too.
+ */
+describe('ChatsProjection: a chat created with its first message', () => {
+  const scratch = useReadModelDatabase(ENTITIES);
+  const projection = new ChatsProjection();
+
+  function events(o: number): StoredEvent[] {
+    const revisions = new Map<number, number>();
+    const ev = (type: string, chat: number, data: Record<string, unknown>): StoredEvent => {
+      const revision = revisions.get(chat) ?? 0;
+      revisions.set(chat, revision + 1);
+      return {
+        id: `0190a6c4-0000-7000-8000-${String(++seq).padStart(12, '0')}`,
+        type,
+        data: { chatId: o + chat, workspaceId: ws, ...data },
+        metadata: meta(),
+        streamName: `chat-${o + chat}`,
+        revision: BigInt(revision),
+        position: { commit: 1n, prepare: BigInt(seq) },
+      };
+    };
+    const created = (chat: number, assistantKind: string) =>
+      ev('ChatCreated', chat, {
+        uuid: `0190a6c4-0000-7000-9000-${String(o + chat).padStart(12, '0')}`,
+        channel: chat === 2 ? 'email' : 'phone-sms',
+        memberId: 1,
+        phoneNumberId: chat === 2 ? null : 7,
+        assistantKind,
+        assistantMemberId: assistantKind === 'human' ? 1 : null,
+        participants: [{ memberId: 1, role: 'user' }],
+        title: null,
+        createdAt: '2026-11-23T10:00:00.000Z',
+      });
+    const received = (chat: number, message: number, minute: number) =>
+      ev('MessageReceived', chat, {
+        messageId: o + message,
+        memberId: 1,
+        content: `Hello ${message}`,
+        source: chat === 2 ? 'email' : 'sms',
+        providerMessageId: `SMin${message}`,
+        subject: chat === 2 ? 'Hi' : undefined,
+        receivedAt: `2026-11-23T10:0${minute}:00.000Z`,
+      });
+    return [
+      created(1, 'ai'),
+      received(1, 10, 1),
+      received(1, 11, 2),
+      created(2, 'human'),
+      received(2, 12, 3),
+      created(3, 'ai'),
+    ];
+  }
+
+  const tables = async (o: number) => ({
+    chats: (await scratch.ds.query(
+      `SELECT id - $1 AS id, channel, assistant_kind, needs_response, created_at, updated_at, version,
+              stream_revision::text AS rev
+         FROM chats WHERE id BETWEEN $1 + 1 AND $1 + 3 ORDER BY id`,
+      [o],
+    )) as unknown[],
+    messages: (await scratch.ds.query(
+      `SELECT id - $1 AS id, chat_id - $1 AS chat_id, direction, role, content, subject, sender_member_id, status,
+              provider_message_id, created_at, delivered_at
+         FROM chat_messages WHERE chat_id BETWEEN $1 + 1 AND $1 + 3 ORDER BY id`,
+      [o],
+    )) as unknown[],
+  });
+
+  /** Applies the batch, returning its statements. */
+  const batch = async (batched: StoredEvent[]): Promise<string[]> => {
+    const statements: string[] = [];
+    await scratch.ds.transaction(async (em) => {
+      const query = em.query.bind(em);
+      em.query = ((sql: string, params?: unknown[]) => {
+        statements.push(sql);
+        return query(sql, params);
+      }) as typeof em.query;
+      await projection.handleBatch(batched, em);
+    });
+    return statements;
+  };
+
+  it('ends as the events one by one do, the chat and its first message in one statement', async () => {
+    const one = events(200);
+    await scratch.ds.transaction(async (em) => {
+      for (const e of one) await projection.handle(e, em);
+    });
+    const statements = await batch(events(300));
+
+    const expected = await tables(200);
+    expect(await tables(300)).toEqual(expected);
+    expect(expected.chats).toMatchObject([
+      { id: 1, needs_response: true, version: 3, rev: '2' },
+      { id: 2, channel: 'email', needs_response: false, version: 2, rev: '1' },
+      { id: 3, needs_response: false, version: 1, rev: '0' },
+    ]);
+    expect(expected.messages).toMatchObject([
+      { id: 10, chat_id: 1, direction: 'inbound', content: 'Hello 10', status: 'delivered' },
+      { id: 11, chat_id: 1 },
+      { id: 12, chat_id: 2, subject: 'Hi' },
+    ]);
+    // One by one 6: chat 1 and its first message, the second message, chat 2 with its
+    // message, chat 3 alone.
+    expect(statements).toHaveLength(4);
+  });
+
+  it('applies a replayed chat and first message over the rows as one by one', async () => {
+    const one = events(400);
+    const replayed = events(500);
+    await scratch.ds.transaction(async (em) => {
+      for (const e of [...one, ...one]) await projection.handle(e, em);
+      for (const e of replayed) await projection.handle(e, em);
+    });
+    await batch(replayed);
+    expect(await tables(500)).toEqual(await tables(400));
+    expect((await tables(400)).chats).toMatchObject([
+      { id: 1, version: 5 },
+      { id: 2, version: 3 },
+      { id: 3 },
+    ]);
   });
 });

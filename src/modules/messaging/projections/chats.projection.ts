@@ -3,10 +3,20 @@ import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { MemberOptedInToSms, MemberOptedOutOfSms } from '../../identity';
-import { CHAT_EVENT_TYPES, ChatEvent } from '../domain/chat.events';
+import { CHAT_EVENT_TYPES, ChatCreated, ChatEvent, MessageReceived } from '../domain/chat.events';
 import { MessageRun } from './message-runs';
 
 type ConsentEvent = MemberOptedOutOfSms | MemberOptedInToSms;
+
+/** A MessageReceived right after its chat's ChatCreated, in the same stream. */
+function isFirstMessage(created: StoredEvent, next: StoredEvent | undefined): next is StoredEvent {
+  return (
+    created.type === 'ChatCreated' &&
+    next?.type === 'MessageReceived' &&
+    next.streamName === created.streamName &&
+    next.revision === created.revision + 1n
+  );
+}
 
 /** A message's scheduledFor: when its last held delivery goes out (null: none held). */
 function latest(scheduledFor: Record<string, string> | undefined): string | null {
@@ -39,16 +49,70 @@ export class ChatsProjection implements ProjectionHandler {
       else if (run.events.length > 1) await this.applyRun(run, em);
       run = new MessageRun();
     };
-    for (const event of events) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i];
       if (run.accepts(event)) {
         run.add(event);
         continue;
       }
       await flush();
       if (run.accepts(event)) run.add(event);
+      else if (isFirstMessage(event, events[i + 1])) await this.createWithMessage(event, events[++i], em);
       else await this.handle(event, em);
     }
     await flush();
+  }
+
+  /**
+   * A chat created with its first message in the same append (an inbound text or mail from
+   * a member without a chat): the chat's row and the message's in one statement, ending as
+   * ChatCreated then MessageReceived one by one do (on a replay over an existing row, the
+   * message's change of the chat still applies).
+   */
+  private async createWithMessage(
+    created: StoredEvent,
+    received: StoredEvent,
+    em: EntityManager,
+  ): Promise<void> {
+    const c = (created as unknown as { data: ChatCreated['data'] }).data;
+    const m = (received as unknown as { data: MessageReceived['data'] }).data;
+    await em.query(
+      `WITH chat AS (
+         INSERT INTO chats (id, uuid, workspace_id, channel, member_id, phone_number_id, assistant_kind,
+           assistant_member_id, participants, participant_ids, title, paused, needs_response, created_at,
+           updated_at, version, stream_revision, workflow_id, assignment_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, $22, $12, $13, 2, $14, $15, $16)
+         ON CONFLICT (id) DO UPDATE SET needs_response = (chats.assistant_kind = 'ai'), updated_at = $13,
+           version = chats.version + 1, stream_revision = $14
+       )
+       INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, subject, sender_member_id,
+         status, provider_message_id, created_at, delivered_at)
+       VALUES ($17, $1, $3, 'inbound', 'user', $18, $19, $20, 'delivered', $21, $13, $13) ON CONFLICT (id) DO NOTHING`,
+      [
+        c.chatId,
+        c.uuid,
+        c.workspaceId,
+        c.channel,
+        c.memberId,
+        c.phoneNumberId,
+        c.assistantKind,
+        c.assistantMemberId,
+        JSON.stringify(c.participants),
+        c.participants.map((p) => p.memberId),
+        c.title,
+        c.createdAt,
+        m.receivedAt,
+        received.revision.toString(),
+        c.workflowId ?? null,
+        c.assignmentId ?? null,
+        m.messageId,
+        m.content,
+        m.subject ?? null,
+        m.memberId,
+        m.providerMessageId,
+        c.assistantKind === 'ai',
+      ],
+    );
   }
 
   /** A run of message events (MessageRun): the new messages, every delivery, every chat in one statement. */
@@ -170,10 +234,16 @@ export class ChatsProjection implements ProjectionHandler {
       }
       case 'MessageReceived': {
         const d = event.data;
+        // The message and the chat's change in one round trip; a member's message awaits an
+        // answer on an AI chat.
         await em.query(
-          `INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, subject, sender_member_id,
-             status, provider_message_id, created_at, delivered_at)
-           VALUES ($1, $2, $3, 'inbound', 'user', $4, $5, $6, 'delivered', $7, $8, $8) ON CONFLICT (id) DO NOTHING`,
+          `WITH message AS (
+             INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, subject, sender_member_id,
+               status, provider_message_id, created_at, delivered_at)
+             VALUES ($1, $2, $3, 'inbound', 'user', $4, $5, $6, 'delivered', $7, $8, $8) ON CONFLICT (id) DO NOTHING
+           )
+           UPDATE chats SET needs_response = (assistant_kind = 'ai'), updated_at = $8, version = version + 1,
+             stream_revision = $9 WHERE id = $2`,
           [
             d.messageId,
             d.chatId,
@@ -183,13 +253,8 @@ export class ChatsProjection implements ProjectionHandler {
             d.memberId,
             d.providerMessageId,
             d.receivedAt,
+            revision,
           ],
-        );
-        // A member's message awaits an answer on an AI chat.
-        await em.query(
-          `UPDATE chats SET needs_response = (assistant_kind = 'ai'), updated_at = $2, version = version + 1,
-             stream_revision = $3 WHERE id = $1`,
-          [d.chatId, d.receivedAt, revision],
         );
         return;
       }
