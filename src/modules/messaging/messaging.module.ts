@@ -18,6 +18,7 @@ import { InboxesController } from './http/inboxes.controller';
 import { PhoneNumbersController } from './http/phone-numbers.controller';
 import { ProvidersController } from './http/providers.controller';
 import { WorkspaceSendSettings } from './commands/workspace-settings.service';
+import { PhoneNumberFacts } from './commands/phone-number-facts.service';
 import { WebChatStreams } from './http/web-chat-streams';
 import { Messaging1764000007600 } from './messaging.migration';
 import { MessagingWorkflows1764000008000 } from './messaging-workflows.migration';
@@ -101,6 +102,7 @@ import { DeliveryService } from './workers/delivery.service';
         VoiceCalls,
         ChatLookup,
         WorkspaceSendSettings,
+        PhoneNumberFacts,
         WebChatStreams,
         DeliveryService,
         InboundMessages,

@@ -1,7 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AuthCache } from '../../../core/auth/auth-cache';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
-import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { simpleParser } from 'mailparser';
 import { randomUUID } from 'node:crypto';
@@ -17,7 +15,8 @@ import { inboundChatClaim } from '../domain/inbound-chat-claim';
 import { keywordReply, smsKeyword } from '../domain/sms-keywords';
 import { smsSegments } from '../domain/sms-segments';
 import { outcomeOfStatus } from '../providers/sms-provider.port';
-import { InboxEntity, PhoneNumberEntity } from '../projections/messaging.entities';
+import { InboxEntity } from '../projections/messaging.entities';
+import { PhoneNumberFacts } from './phone-number-facts.service';
 import { normaliseNumber } from './phone-number.commands';
 
 type ReceivedMessage = Omit<MessageReceived['data'], 'receivedAt' | 'chatId' | 'workspaceId'>;
@@ -75,11 +74,8 @@ export class InboundMessages {
     private readonly queries: QueryBus,
     private readonly db: DataSource,
     @Inject(CLAIMS) private readonly claims: Claims,
-    private readonly cache: AuthCache,
-    feed: CheckpointFeed,
-  ) {
-    feed.invalidateAuthOn((e) => e.type === 'PhoneNumberUpdated' || e.type === 'PhoneNumberDeleted');
-  }
+    private readonly numbers: PhoneNumberFacts,
+  ) {}
 
   /** An inbound SMS to one of the service's numbers; false when no workspace has that number. */
   async sms(sms: InboundSms): Promise<boolean> {
@@ -89,7 +85,7 @@ export class InboundMessages {
     } catch {
       return false;
     }
-    const number = await this.numberOf(to);
+    const number = await this.numbers.byNumber(to);
     if (!number) return false;
     const workspaceId = number.workspaceId;
     const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
@@ -135,20 +131,6 @@ export class InboundMessages {
       now: new Date().toISOString(),
     });
     return true;
-  }
-
-  /**
-   * The workspace number a text was sent to, read once per number and AUTH_CACHE_TTL_MS at
-   * most rather than per text: kept in core's AuthCache, which every process empties once a
-   * projection batch holding a PhoneNumberUpdated or PhoneNumberDeleted commits (this process
-   * at once, the others through the checkpoint notice). A number not found is never kept, so
-   * a new one answers at once.
-   */
-  private numberOf(to: string): Promise<{ id: number; workspaceId: string } | undefined> {
-    return this.cache.get(`messaging-inbound-number:${to}`, async () => {
-      const row = await this.db.getRepository(PhoneNumberEntity).findOneBy({ number: to });
-      return row ? { id: row.id, workspaceId: row.workspaceId } : undefined;
-    });
   }
 
   /** A status callback: an outcome moves the delivery forward; anything else (queued, sent) changes nothing. */

@@ -1,14 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AuthCache } from '../../../core/auth/auth-cache';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { fold } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
 import { memberStream } from '../../identity';
 import type { MemberContact, MemberEvent } from '../../identity';
 import { ChatLookup } from '../commands/chat-lookup.service';
+import { PhoneNumberFacts } from '../commands/phone-number-facts.service';
 import {
   ChatCommand,
   chatDecider,
@@ -21,7 +20,6 @@ import { ChatEvent, chatStream, FailureReason, MessageSent } from '../domain/cha
 import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
 import { WebChatStreams } from '../http/web-chat-streams';
-import { queryPrepared } from '../../../core/database/prepared';
 import { InboxEntity } from '../projections/messaging.entities';
 import type { DeliveryJob } from './delivery-job';
 
@@ -68,11 +66,8 @@ export class DeliveryService {
     @Inject(EMAIL_SENDER) private readonly email: EmailSender,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly webChat: WebChatStreams,
-    private readonly cache: AuthCache,
-    feed: CheckpointFeed,
-  ) {
-    feed.invalidateAuthOn((e) => e.type === 'PhoneNumberUpdated' || e.type === 'PhoneNumberDeleted');
-  }
+    private readonly numbers: PhoneNumberFacts,
+  ) {}
 
   async deliver(job: DeliveryJob): Promise<DeliveryOutcome> {
     const stored = await this.store.readStream(chatStream(job.chatId));
@@ -117,7 +112,7 @@ export class DeliveryService {
     // number comes from this room's read model (through the process's cache), meanwhile.
     const [recipient, from] = await Promise.all([
       this.smsRecipient(job.workspaceId, job.recipientMemberId),
-      this.senderNumber(job.workspaceId, phoneNumberId),
+      this.numbers.numberOf(job.workspaceId, phoneNumberId),
     ]);
     // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since. A
     // keyword's own reply (the STOP confirmation) goes out regardless.
@@ -163,26 +158,6 @@ export class DeliveryService {
       this.dispatching.delete(key);
       recorded();
     }
-  }
-
-  /**
-   * The number a chat's SMS go out from, read once per number and AUTH_CACHE_TTL_MS (1 s)
-   * at most rather than per SMS: kept in core's AuthCache, which every process empties once
-   * a projection batch holding a PhoneNumberUpdated or PhoneNumberDeleted commits (this
-   * process at once, the others through the checkpoint NOTIFY, milliseconds later). A
-   * number changed or deleted through the API is thus not used by a delivery that starts
-   * after the change's response and that notice; a missing one is never kept (`no_sender`).
-   */
-  private senderNumber(workspaceId: string, phoneNumberId: number | null): Promise<string | undefined> {
-    if (phoneNumberId === null) return Promise.resolve(undefined);
-    return this.cache.get(`messaging-sender:${workspaceId}:${phoneNumberId}`, async () => {
-      const [row] = await queryPrepared<{ number: string | null }>(
-        this.db,
-        `SELECT number FROM phone_numbers WHERE workspace_id = $1 AND id = $2`,
-        [workspaceId, phoneNumberId],
-      );
-      return row?.number ?? undefined;
-    });
   }
 
   /**
