@@ -254,8 +254,15 @@ describe('Messaging: phone numbers, inboxes, chats (e2e)', () => {
       });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ title: 'Renamed', paused: true });
+      // Pausing summarises the chat (a job the request's events cause, same correlation):
+      // wait for it, so that the request's events are complete whatever the job's timing.
+      await eventually(
+        async () => (await get(`/chats/${chat.body.id}/summary`)).status === 200,
+        'the summary of the paused chat',
+      );
       await t.expectEvents(res, [
         { type: 'ChatUpdated', data: { changes: { title: 'Renamed', paused: true } } },
+        { type: 'ChatSummarized', data: { chatId: chat.body.id, trigger: 'paused', messageCount: 0 } },
       ]);
       const paused = await get('/chats?paused=true');
       expect(paused.body.items.map((c: { id: number }) => c.id)).toContain(chat.body.id);
