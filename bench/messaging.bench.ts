@@ -23,11 +23,20 @@
  * printed beside each service round (Linux /proc). Writes bench-results/messaging-<timestamp>.json.
  */
 import { createServer, Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { startTwilioPeer, TwilioPeer } from '../test/support/twilio-peer';
-import { bootstrapBenchWorkspace, cpuBetween, cpuSnapshot, Service, startService } from './http.bench';
+import {
+  bootstrapBenchWorkspace,
+  cpuBetween,
+  cpuSnapshot,
+  Service,
+  startService,
+  statementCounts,
+} from './http.bench';
 import { LoadClient, LoadRequest, Response } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
 
@@ -37,6 +46,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const HOST = '127.0.0.1';
 /** BENCH_MESSAGING_STATS=1: print per-message transactions, scans and row writes by table (pg_stat_*). */
 const STATS = process.env.BENCH_MESSAGING_STATS === '1';
+/**
+ * BENCH_MESSAGING_COUNT_STATEMENTS=1: print per message the service's PostgreSQL round trips
+ * by kind (bench/statement-counter.ts preloaded), counted from the first send until a second
+ * after the last delivery.
+ */
+const COUNT_STATEMENTS = process.env.BENCH_MESSAGING_COUNT_STATEMENTS === '1';
 const PUBLIC_BASE_URL = 'https://bench.example.test/api/v2';
 const NUMBER = '+14155550999';
 
@@ -153,6 +168,9 @@ export async function run(): Promise<void> {
       TWILIO_AUTH_TOKEN: peer.authToken,
       TWILIO_API_BASE_URL: peer.url,
       PUBLIC_BASE_URL,
+      ...(COUNT_STATEMENTS
+        ? { BENCH_STATEMENT_COUNTS_FILE: join(tmpdir(), `messaging-bench-statements-${process.pid}.json`) }
+        : {}),
     };
     const svc = await startService(env);
     service = svc.proc;
@@ -255,6 +273,7 @@ export async function run(): Promise<void> {
       const chatIds = chats.map((c) => (JSON.parse(c.body) as { id: number }).id);
       const failuresBefore = peer.callbackFailures;
       const statsBefore = STATS ? await dbStats(pool) : undefined;
+      await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
       const cpuBefore = await cpuNow();
       const start = performance.now();
       const sent = await sendAll(
@@ -283,6 +302,16 @@ export async function run(): Promise<void> {
       const seconds = (performance.now() - start) / 1000;
       const cpu = cpuBetween(cpuBefore, await cpuNow());
       if (statsBefore) printStatsDelta(statsBefore, await dbStats(pool), CHATS);
+      else if (COUNT_STATEMENTS) await new Promise((r) => setTimeout(r, 1000));
+      const counts = await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
+      if (counts) {
+        const total = Object.values(counts).reduce((a, b) => a + b, 0);
+        const top = Object.entries(counts)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${(v / CHATS).toFixed(2)}`)
+          .join('; ');
+        console.log(`\nround ${round}: ${(total / CHATS).toFixed(1)} statements per message: ${top}`);
+      }
       if (peer.callbackFailures > failuresBefore)
         throw new Error(`${peer.callbackFailures - failuresBefore} status callbacks were refused`);
       results.push({

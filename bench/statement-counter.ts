@@ -32,6 +32,21 @@ if (file) {
     counts.set(key, (counts.get(key) ?? 0) + 1);
     return original.apply(this, args);
   };
+  // BENCH_STATEMENT_COUNTS_REDIS=1: Redis commands too, as `redis <command>` (`redis+ <command>`
+  // for one written in a pipeline or multi with others, in one round trip).
+  if (process.env.BENCH_STATEMENT_COUNTS_REDIS === '1') {
+    const { Redis } = require('ioredis') as typeof import('ioredis');
+    const send = Redis.prototype.sendCommand as (...args: unknown[]) => unknown;
+    (Redis.prototype as unknown as { sendCommand: (...args: unknown[]) => unknown }).sendCommand = function (
+      this: unknown,
+      ...args: unknown[]
+    ) {
+      const command = args[0] as { name?: string } | undefined;
+      const key = `${args[1] ? 'redis+' : 'redis'} ${command?.name ?? '?'}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      return send.apply(this, args);
+    };
+  }
   process.on('SIGUSR2', () => {
     writeFileSync(file, JSON.stringify(Object.fromEntries(counts)));
     counts = new Map();

@@ -118,6 +118,9 @@ describe('Messaging: SMS quiet hours (e2e)', () => {
     expect(message.deliveries).toEqual([
       expect.objectContaining({ status: 'sent', scheduledFor: expectedAt }),
     ]);
+    // The send answers with the message as it wrote it, which is what the read model holds
+    // while the delivery is held.
+    expect(sent.body).toEqual(message);
     const listed = (await get(`/chats/${chatId}/messages`)).body.items;
     expect(listed.find((m: { id: number }) => m.id === sent.body.id).scheduledFor).toBe(expectedAt);
 

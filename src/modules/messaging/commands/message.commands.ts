@@ -8,9 +8,11 @@ import { nextId } from '../../../core/database/ids';
 import { ValidationError } from '../../../core/http/domain-errors';
 import { ChatState, chatDecider, recipientsOf } from '../domain/chat';
 import { quietHoursEnd, REPLY_WINDOW_MS } from '../domain/quiet-hours';
-import { chatStream } from '../domain/chat.events';
+import { chatStream, MessageSent } from '../domain/chat.events';
 import { assertMaySendAsAssistant, assertMayWriteChat, Caller } from '../domain/messaging-access.policy';
 import { smsSegments } from '../domain/sms-segments';
+import type { MessageResponse } from '../http/chat.responses';
+import { sentMessageResponse } from '../queries/messaging.queries';
 import { ChatLookup } from './chat-lookup.service';
 import { WorkspaceSendSettings } from './workspace-settings.service';
 
@@ -38,6 +40,13 @@ export class SendAssistantMessageCommand {
      * send reads the stream itself and re-decides lost races.
      */
     readonly asRead?: readonly StoredEvent[],
+    /**
+     * Filled with the message as the send wrote it (GetMessageQuery's shape), for a caller
+     * that answers with it instead of reading it back: the send route, whose response still
+     * waits until the projections have passed the append (read-your-writes). The caller
+     * passed the chat's visibility rule to send at all (assertMaySendAsAssistant).
+     */
+    readonly written?: { response?: MessageResponse },
   ) {}
 }
 
@@ -131,7 +140,7 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
       ? await this.quietHours(cmd.workspaceId, loaded.state, recipientsOf(chat, senderMemberId), now)
       : undefined;
     const messageId = await nextId(this.db, 'chat_message_id_seq');
-    await this.repo.handle({
+    const { events } = await this.repo.handle({
       streamName: chatStream(cmd.chatId),
       workspaceId: cmd.workspaceId,
       decider: chatDecider,
@@ -154,6 +163,12 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
       // Decided on what the caller checked, or not at all: a lost race is the caller's to re-check.
       ...(cmd.asRead ? { maxRetries: 0 } : {}),
     });
+    if (cmd.written) {
+      const sent = events.find(
+        (e): e is MessageSent => e.type === 'MessageSent' && e.data.messageId === messageId,
+      );
+      cmd.written.response = sent ? sentMessageResponse(sent.data) : undefined;
+    }
     return messageId;
   }
 

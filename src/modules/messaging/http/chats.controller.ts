@@ -183,10 +183,16 @@ export class ChatsController {
     const workspaceId = wid.toLowerCase();
     const chatId = pathId(rawId, 'Chat');
     const caller = callerOf(principal);
+    const written: { response?: MessageResponse } = {};
     const messageId = await this.commands.execute<SendAssistantMessageCommand, number>(
-      new SendAssistantMessageCommand(workspaceId, chatId, body.message, caller),
+      new SendAssistantMessageCommand(workspaceId, chatId, body.message, caller, undefined, written),
     );
-    return this.queries.execute(new GetMessageQuery(workspaceId, chatId, messageId, caller));
+    // The message as the send wrote it: one read less per send. The response still waits
+    // until the projections have passed the append (RequestContextInterceptor), so the
+    // caller's next read shows it, as it shows a message read back here.
+    return (
+      written.response ?? this.queries.execute(new GetMessageQuery(workspaceId, chatId, messageId, caller))
+    );
   }
 
   @Get(':chatId/messages')

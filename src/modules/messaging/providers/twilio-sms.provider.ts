@@ -8,40 +8,44 @@ import {
   SmsProvider,
   SmsSendResult,
 } from './sms-provider.port';
-
-const TWILIO_API = 'https://api.twilio.com';
-
-/**
- * The twilio package's own client, with its HTTP client's target moved to
- * TWILIO_API_BASE_URL (a Twilio-compatible API; the tests' local peer): requests keep the
- * package's paths, form encoding and Basic authentication.
- */
-class RebasedRequestClient extends twilio.RequestClient {
-  constructor(private readonly baseUrl: string) {
-    super({ timeout: 15_000 });
-  }
-
-  override request<TData>(opts: Parameters<twilio.RequestClient['request']>[0] & { data?: TData }) {
-    const uri = opts.uri.startsWith(TWILIO_API) ? this.baseUrl + opts.uri.slice(TWILIO_API.length) : opts.uri;
-    return super.request<TData>({ ...opts, uri });
-  }
-}
+import { TWILIO_API, TwilioHttpClient } from './twilio-http-client';
 
 /** Twilio's errors that retrying cannot fix: a bad or unreachable number, a blocked recipient. */
 const PERMANENT_CODES = new Set([21211, 21408, 21610, 21612, 21614, 30003, 30005, 30006]);
 
-/** SMS_PROVIDER=twilio: Messages API to send, X-Twilio-Signature on webhooks. */
+/**
+ * With these set (a proxy, a CA bundle), Twilio's own API is reached through the package's
+ * own HTTP client, which honours them and TwilioHttpClient does not. A rebased API
+ * (TWILIO_API_BASE_URL) is reached directly, as that client reached an http:// one.
+ */
+const PACKAGE_CLIENT_ENV = ['HTTP_PROXY', 'TWILIO_CA_BUNDLE'];
+
+/**
+ * SMS_PROVIDER=twilio: Messages API to send, X-Twilio-Signature on webhooks. The twilio
+ * package's own client builds and reads every request; it sends them through
+ * TwilioHttpClient (undici), rebased on TWILIO_API_BASE_URL when that is not Twilio's
+ * (a Twilio-compatible API; the tests' local peer).
+ */
 export class TwilioSmsProvider implements SmsProvider, CallProvider {
   readonly name = 'twilio' as const;
   private readonly client: twilio.Twilio;
   private readonly authToken: string;
+  private readonly http: TwilioHttpClient | undefined;
 
   constructor(config: AppConfig) {
     this.authToken = config.twilioAuthToken!;
     const baseUrl = config.twilioApiBaseUrl.replace(/\/+$/, '');
-    this.client = twilio(config.twilioAccountSid, this.authToken, {
-      httpClient: baseUrl === TWILIO_API ? undefined : new RebasedRequestClient(baseUrl),
-    });
+    const packageClient =
+      baseUrl === TWILIO_API && PACKAGE_CLIENT_ENV.some((name) => process.env[name] !== undefined);
+    this.http = packageClient
+      ? undefined
+      : new TwilioHttpClient(baseUrl, baseUrl === TWILIO_API ? 30_000 : 15_000);
+    this.client = twilio(config.twilioAccountSid, this.authToken, { httpClient: this.http });
+  }
+
+  /** Lets requests under way finish, then closes the connections. */
+  async onModuleDestroy(): Promise<void> {
+    await this.http?.close();
   }
 
   async send(sms: OutboundSms): Promise<SmsSendResult> {

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../../core/http/domain-errors';
 import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { withVersion } from '../../../core/http/preconditions';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
-import type { Channel } from '../domain/chat.events';
+import type { Channel, MessageSent } from '../domain/chat.events';
 import {
   assertMaySeeChat,
   Caller,
@@ -266,6 +266,51 @@ function messageResponse(m: ChatMessageEntity, deliveries: MessageDeliveryEntity
     deliveredAt: iso(m.deliveredAt),
     scheduledFor: iso(m.scheduledFor),
   };
+}
+
+/**
+ * A message as its MessageSent leaves it in the read model (ChatsProjection: an outbound
+ * row, status `sent`, one `sent` delivery per recipient, `scheduledFor` the latest held
+ * one), in GetMessageQuery's shape: the answer of the send that wrote it.
+ */
+export function sentMessageResponse(d: MessageSent['data']): MessageResponse {
+  const at = new Date(d.sentAt);
+  const held = Object.values(d.scheduledFor ?? {}).sort();
+  const deliveries = [...new Set(d.recipientMemberIds)]
+    .sort((a, b) => a - b)
+    .map((memberId): MessageDeliveryEntity => ({
+      messageId: d.messageId,
+      memberId,
+      chatId: d.chatId,
+      workspaceId: d.workspaceId,
+      status: 'sent',
+      failureReason: null,
+      providerMessageId: null,
+      updatedAt: at,
+      deliveredAt: null,
+      scheduledFor: dateOf(d.scheduledFor?.[String(memberId)]),
+    }));
+  return messageResponse(
+    {
+      id: d.messageId,
+      chatId: d.chatId,
+      workspaceId: d.workspaceId,
+      direction: 'outbound',
+      role: d.role,
+      content: d.content,
+      subject: null,
+      senderMemberId: d.senderMemberId,
+      encoding: d.encoding,
+      segments: d.segments,
+      status: 'sent',
+      failureReason: null,
+      providerMessageId: null,
+      createdAt: at,
+      deliveredAt: null,
+      scheduledFor: dateOf(held.at(-1)),
+    },
+    deliveries,
+  );
 }
 
 async function visibleChat(
