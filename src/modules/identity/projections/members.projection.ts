@@ -98,9 +98,10 @@ export class MembersProjection implements ProjectionHandler {
     let registered: StoredEvent[] = [];
     const registeredIds = new Set<string>();
     const flush = async () => {
-      if (created.length) await this.created(created, em);
+      // A run of signups' members and accounts: one statement for both.
+      if (created.length) await this.created(created, em, registered);
       if (updated.length) await this.updated(updated, em);
-      if (registered.length) await this.registered(registered, em);
+      if (registered.length && !created.length) await this.registered(registered, em);
       created = [];
       updated = [];
       registered = [];
@@ -301,35 +302,26 @@ export class MembersProjection implements ProjectionHandler {
 
   /** AccountRegistered events of distinct accounts, in one upsert. */
   private async registered(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    const rows = events.map((e) => {
-      const d = e.data as AccountRegistered['data'];
-      return {
-        accountUuid: d.accountUuid,
-        email: d.email,
-        phone: d.phone,
-        name: d.name,
-        createdAt: d.createdAt,
-      };
-    });
-    await em.query(
-      `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
-       SELECT r."accountUuid", r.email, r.email, r.phone, r.name, r."createdAt", r."createdAt"
-       FROM jsonb_to_recordset($1::jsonb) AS r("accountUuid" uuid, email text, phone text, name text,
-            "createdAt" timestamptz)
-       ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
-         phone = excluded.phone, name = excluded.name, email_verified = true`,
-      [JSON.stringify(rows)],
-    );
+    await em.query(upsertAccounts('$1'), [accountRows(events)]);
   }
 
-  private async created(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
+  /**
+   * MemberCreated events in one multi-row insert; with `registered` (AccountRegistered of
+   * distinct accounts) the accounts' upsert too, as one more CTE of the same statement.
+   */
+  private async created(
+    events: readonly StoredEvent[],
+    em: EntityManager,
+    registered: readonly StoredEvent[] = [],
+  ): Promise<void> {
     const rows = events.map((e) => ({
       ...(e.data as MemberCreated['data']),
       streamRevision: e.revision.toString(),
     }));
+    const accounts = registered.length ? `accounts AS (${upsertAccounts('$2')}),` : '';
     // The counts grow by the rows inserted (none for a member already there).
     await em.query(
-      `WITH inserted AS (
+      `WITH ${accounts} inserted AS (
        INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
                             notify_sms, notify_email, notify_voice, agent_model, agent_instructions,
                             created_at, updated_at, version, stream_revision)
@@ -346,7 +338,32 @@ export class MembersProjection implements ProjectionHandler {
        INSERT INTO member_counts (workspace_id, status, members)
        SELECT workspace_id, status, count(*) FROM inserted GROUP BY workspace_id, status
        ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
-      [JSON.stringify(rows)],
+      registered.length ? [JSON.stringify(rows), accountRows(registered)] : [JSON.stringify(rows)],
     );
   }
+}
+
+/** The upsert of AccountRegistered rows (`accountRows`) given as the jsonb parameter `param`. */
+function upsertAccounts(param: string): string {
+  return `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
+       SELECT r."accountUuid", r.email, r.email, r.phone, r.name, r."createdAt", r."createdAt"
+       FROM jsonb_to_recordset(${param}::jsonb) AS r("accountUuid" uuid, email text, phone text, name text,
+            "createdAt" timestamptz)
+       ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
+         phone = excluded.phone, name = excluded.name, email_verified = true`;
+}
+
+function accountRows(events: readonly StoredEvent[]): string {
+  return JSON.stringify(
+    events.map((e) => {
+      const d = e.data as AccountRegistered['data'];
+      return {
+        accountUuid: d.accountUuid,
+        email: d.email,
+        phone: d.phone,
+        name: d.name,
+        createdAt: d.createdAt,
+      };
+    }),
+  );
 }
