@@ -150,7 +150,7 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
   });
 });
 
-/** Signups append MemberCreated and AccountRegistered in turn: a batch of them is one statement. */
+/** Signups append MemberCreated, AccountRegistered and MemberTokenIssued in turn: a batch of them is one statement. */
 describe('MembersProjection: a run of signups in one batch', () => {
   const scratch = useReadModelDatabase(ENTITIES);
   const projection = new MembersProjection();
@@ -170,9 +170,29 @@ describe('MembersProjection: a run of signups in one batch', () => {
     ),
     streamName: `account-${account(n)}`,
   });
+  const token = (n: number) => `0190a6c4-0000-7000-a000-${String(n).padStart(12, '0')}`;
+  const issued = (n: number): StoredEvent => ({
+    ...stored(
+      'MemberTokenIssued',
+      {
+        tokenId: token(n),
+        workspaceId: ws,
+        memberId: n,
+        accountUuid: account(n),
+        prefix: `wsm_p${n}`,
+        secretHash: `hash-${n}`,
+        issuedAt: '2026-11-23T10:00:00.000Z',
+        expiresAt: '2026-12-23T10:00:00.000Z',
+      },
+      n,
+      0,
+    ),
+    streamName: `member-token-${token(n)}`,
+  });
   const signup = (n: number): StoredEvent[] => [
     { ...created(n), data: { ...(created(n).data as object), accountUuid: account(n) } },
     registered(n),
+    issued(n),
   ];
   const state = async (ids: number[]) => ({
     members: (await scratch.ds.query(
@@ -185,9 +205,15 @@ describe('MembersProjection: a run of signups in one batch', () => {
          FROM accounts WHERE uuid = ANY($1::uuid[]) ORDER BY uuid`,
       [ids.map(account)],
     )) as Record<string, unknown>[],
+    tokens: (await scratch.ds.query(
+      `SELECT member_id - $2::int AS n, prefix IS NOT NULL AS prefixed, workspace_id, created_at, expires_at,
+              revoked_at, expired_at
+         FROM member_tokens WHERE id = ANY($1::uuid[]) ORDER BY id`,
+      [ids.map(token), ids[0]],
+    )) as Record<string, unknown>[],
   });
 
-  it('writes the members and their accounts as the events one by one do, in one statement', async () => {
+  it('writes the members, their accounts and tokens as the events one by one do, in one statement', async () => {
     await scratch.ds.transaction(async (em) => {
       for (const e of [1, 2, 3].flatMap(signup)) await projection.handle(e, em);
     });
@@ -214,6 +240,13 @@ describe('MembersProjection: a run of signups in one batch', () => {
     ]);
     expect(batched.accounts[0]).toMatchObject({ registered_email: 's11@example.com', email_verified: true });
     expect(oneByOne.accounts).toHaveLength(3);
+    expect(oneByOne.tokens).toHaveLength(3);
+    expect(batched.tokens).toEqual(oneByOne.tokens);
+    expect(
+      await scratch.ds.query(`SELECT prefix, secret_hash, account_uuid FROM member_tokens WHERE id = $1`, [
+        token(12),
+      ]),
+    ).toEqual([{ prefix: 'wsm_p12', secret_hash: 'hash-12', account_uuid: account(12) }]);
     expect(
       await scratch.ds.query(`SELECT status, members FROM member_counts WHERE workspace_id = $1`, [ws]),
     ).toEqual([{ status: 'active', members: 6 }]);
