@@ -227,8 +227,8 @@ describe('create-signup (e2e)', () => {
   });
 
   it('thirty concurrent signups of different people: each account, member and token is in the read models as its response says', async () => {
-    // Concurrent signups reach the members and member-tokens projections in batches, where
-    // their accounts, members and tokens are written as multi-row statements.
+    // Concurrent signups reach the members projection in batches, where their accounts,
+    // members and tokens are written in one multi-row statement.
     const a = await t.bootstrap();
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
