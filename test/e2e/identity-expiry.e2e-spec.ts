@@ -135,7 +135,7 @@ describe('invitations and member tokens lapse (e2e)', () => {
         expired_at: Date | null;
       }[];
       return r[0]?.expired_at;
-    }, 'the member-tokens projection to show the lapse');
+    }, 'the members projection to show the lapse');
     const me = await t.request('GET', '/me', { token: signup.body.token });
     expect(me.status).toBe(401);
   });

@@ -123,6 +123,49 @@ describe('OAuth authorization code flow', () => {
     expect(apps.status).toBe(403);
   });
 
+  it('signs in as the account registered with the email that has the password; an address set later with PUT /me does not sign in', async () => {
+    const email = `shared-${process.pid}@example.com`;
+    const first = await ownerWithPassword(t, 'First Co', 'first co password 1234');
+    // A signup in First Co registers another account with the address, without a password.
+    const signup = await t.request('POST', `/w/${first.workspaceId}/create-signup`, {
+      token: first.apiKey,
+      body: { member: { email } },
+    });
+    expect(signup.status).toBe(201);
+    // Bootstrap finds the account registered with the address and gives it a workspace.
+    const alpha = await t.bootstrap('Alpha Co', email);
+    const set = await t.request('PUT', '/me/password', {
+      token: alpha.apiKey,
+      body: { newPassword: 'alpha co password 1234' },
+    });
+    expect(set.status).toBe(204);
+    // The first owner moves its own address to the shared one: unproven, it signs nobody in.
+    const moved = await t.request('PUT', '/me', { token: first.apiKey, body: { email } });
+    expect(moved.status).toBe(200);
+    const app = await createApp(t, owner.apiKey);
+    const signedInAs = async (password: string) => {
+      const browser = new OAuthBrowser();
+      const { challenge } = pkcePair();
+      const page = await browser.get(
+        authorizeUrl(t, {
+          response_type: 'code',
+          client_id: app.clientId,
+          redirect_uri: REDIRECT,
+          scope: 'workspace:read',
+          state: 's',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
+      const after = await browser.submit(page.form(), { email: email.toUpperCase(), password });
+      if (after.status !== 303) return after.status;
+      return (await browser.get(after.location!)).text;
+    };
+    const signedIn = await signedInAs('alpha co password 1234');
+    expect(signedIn).toEqual(expect.stringContaining('Alpha Co'));
+    expect(await signedInAs('first co password 1234')).toBe(401);
+  });
+
   it("acts as the person through the app: the events it appends name the OAuth app as the actor's client", async () => {
     const app = await createApp(t, owner.apiKey, { scopes: ['members:write'] });
     const tokens = await tokensFor(t, owner, app, 'members:write');

@@ -198,9 +198,37 @@ describe('create-signup (e2e)', () => {
     expect(list.body.items.filter((m: { email: string }) => m.email === 'bob@example.com')).toHaveLength(1);
   });
 
+  it('values of two members: the one holding the externalId is found, whichever value the write refused first', async () => {
+    const a = await t.bootstrap();
+    const byEmail = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { email: 'ann@example.com' } },
+    });
+    const byExternalId = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { phone: '+442079460959', externalId: 'ext-ann' } },
+    });
+    expect([byEmail.status, byExternalId.status]).toEqual([201, 201]);
+    const again = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { email: 'ann@example.com', externalId: 'ext-ann' } },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.member.id).toBe(byExternalId.body.member.id);
+    const byPhone = await t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+      token: a.apiKey,
+      body: { member: { email: 'ann@example.com', phone: '+442079460959' } },
+    });
+    expect(byPhone.status).toBe(200);
+    expect(byPhone.body.member.id).toBe(byEmail.body.member.id);
+    await t.expectEvents(byPhone, [
+      { type: 'MemberTokenIssued', data: { memberId: byEmail.body.member.id } },
+    ]);
+  });
+
   it('thirty concurrent signups of different people: each account, member and token is in the read models as its response says', async () => {
-    // Concurrent signups reach the members and member-tokens projections in batches, where
-    // their accounts, members and tokens are written as multi-row statements.
+    // Concurrent signups reach the members projection in batches, where their accounts,
+    // members and tokens are written in one multi-row statement.
     const a = await t.bootstrap();
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>

@@ -33,6 +33,11 @@ const TAKE_MANY_SQL = `
    WHERE claims.owner = EXCLUDED.owner
   RETURNING scope, kind, value_hash`;
 const OWNER_SQL = `SELECT owner FROM claims WHERE scope = $1 AND kind = $2 AND value_hash = $3`;
+// The holders of many keys in one statement: who refused a new owners' write.
+const HOLDERS_SQL = `
+  SELECT c.scope, c.kind, c.value_hash, c.owner
+    FROM claims c JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(scope, kind, value_hash)
+      USING (scope, kind, value_hash)`;
 
 const params = (ref: ClaimRef) => [ref.scope, ref.kind.name, hashClaimValue(ref.value)];
 
@@ -98,15 +103,15 @@ export class PostgresClaims implements Claims {
     if (requests.every((r) => r.expectedRevision === 'no_stream') && plans.every((p) => !p.release.length)) {
       // In one key order for every writer, so two batches never wait on each other in a cycle.
       // Each row's key is built once, not in every comparison (an import batch sorts 500+).
-      const rows = plans
+      const keyed = plans
         .flatMap((plan, i) =>
           plan.take.map((ref) => {
             const row = [...params(ref), requests[i].stream];
-            return { key: row.slice(0, 3).join('\u0000'), row };
+            return { key: row.slice(0, 3).join('\u0000'), row, ref };
           }),
         )
-        .sort((a, b) => (a.key < b.key ? -1 : 1))
-        .map((keyed) => keyed.row);
+        .sort((a, b) => (a.key < b.key ? -1 : 1));
+      const rows = keyed.map((k) => k.row);
       try {
         return await this.store.createStreams(
           requests.map((r) => ({ streamName: r.stream, events: r.events })),
@@ -117,6 +122,24 @@ export class PostgresClaims implements Claims {
       } catch (error) {
         if (!(error instanceof DatabaseError && error.code === '23505' && error.table === 'claims'))
           throw error;
+      }
+      // A value is held (a member signing up again, a duplicate in an import): name its holder
+      // in one read, as the transaction below would (the first key in key order held by
+      // another owner). Only a value freed since, or one the owner itself holds, goes on.
+      const { rows: held } = await this.pool.query<{
+        scope: string;
+        kind: string;
+        value_hash: string;
+        owner: string;
+      }>(
+        HOLDERS_SQL,
+        [0, 1, 2].map((c) => rows.map((r) => r[c])),
+      );
+      const holders = new Map(held.map((h) => [[h.scope, h.kind, h.value_hash].join('\u0000'), h.owner]));
+      for (const k of keyed) {
+        const holder = holders.get(k.key);
+        if (holder !== undefined && holder !== k.row[3])
+          throw new ClaimTakenError(k.ref.scope, k.ref.kind.name, k.ref.value, holder);
       }
     }
     const client = await this.pool.connect();

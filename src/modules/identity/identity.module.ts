@@ -29,7 +29,6 @@ import { SignupController } from './http/signup.controller';
 import { AccountEntity, MemberEntity } from './projections/identity.entities';
 import { InvitationsProjection } from './projections/invitations.projection';
 import { InvitationEntity, MemberTokenEntity } from './projections/member.entities';
-import { MemberTokensProjection } from './projections/member-tokens.projection';
 import { MembersProjection } from './projections/members.projection';
 import {
   GetInvitationHandler,
@@ -53,10 +52,13 @@ import { IdentityMembers1764000002500 } from './members.migration';
 import { MemberClaims1764000006400 } from './member-claims.migration';
 import { MemberCounts1764000008500 } from './member-counts.migration';
 import { MemberListVersions1764000010000 } from './member-list-versions.migration';
+import { AccountLoginEmail1764000010300 } from './account-login-email.migration';
+import { MemberTokensInMembers1764000010320 } from './member-tokens-in-members.migration';
 
 import { FindOrCreateContactMemberHandler } from './commands/find-or-create-contact.command';
 import { RecordSmsConsentHandler } from './commands/sms-consent.command';
 import { GetMemberContactsHandler } from './queries/member-contacts.query';
+import { FindAccountsByRegisteredEmailHandler } from './queries/registered-email.query';
 import { ExpireWhenLapsedReactor } from './reactors/expire-when-lapsed.reactor';
 import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
 
@@ -77,6 +79,8 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
     MemberTimezone1764000008910,
     MemberAgentSettings1764000009450,
     MemberListVersions1764000010000,
+    AccountLoginEmail1764000010300,
+    MemberTokensInMembers1764000010320,
   ],
   versionedResources: ['members'],
   publicEvents: IDENTITY_PUBLIC_EVENTS,
@@ -88,7 +92,6 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
       controllers: [SignupController, MembersController, MeController, InvitationsController],
       providers: [
         MembersProjection,
-        MemberTokensProjection,
         InvitationsProjection,
         ExpireWhenLapsedReactor,
         BootstrapService,
@@ -123,6 +126,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
         RecordSmsConsentHandler,
         FindOrCreateContactMemberHandler,
         GetMemberContactsHandler,
+        FindAccountsByRegisteredEmailHandler,
       ],
       exports: [MEMBERSHIP_RESOLVER, BootstrapService],
     },

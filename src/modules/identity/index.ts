@@ -18,6 +18,7 @@ export { RecordSmsConsentCommand } from './commands/sms-consent.command';
 export { FindOrCreateContactMemberCommand } from './commands/find-or-create-contact.command';
 export type { ContactMember } from './commands/find-or-create-contact.command';
 export { GetMemberContactsQuery } from './queries/member-contacts.query';
+export { FindAccountsByRegisteredEmailQuery } from './queries/registered-email.query';
 export { GetAgentPersonaQuery } from './queries/agent-persona.query';
 export type { AgentPersona } from './queries/agent-persona.query';
 export type { MemberContact } from './queries/member-contacts.query';

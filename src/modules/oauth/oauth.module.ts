@@ -17,6 +17,7 @@ import { OAuthAppsController } from './http/oauth-apps.controller';
 import { PasswordController } from './http/password.controller';
 import { TokenController } from './http/token.controller';
 import { OAuth1764000007700 } from './oauth.migration';
+import { OAuthAccountLoginsDropped1764000010310 } from './account-logins-dropped.migration';
 import { OAuthProjection } from './projections/oauth.projection';
 import { GetOAuthAppHandler, ListOAuthAppsHandler } from './queries/oauth-app.queries';
 import { BrowserSessions } from './server/browser-session';
@@ -40,7 +41,7 @@ declare module '../../core/features/feature' {
  */
 @Feature({
   name: 'oauth',
-  migrations: [OAuth1764000007700],
+  migrations: [OAuth1764000007700, OAuthAccountLoginsDropped1764000010310],
   versionedResources: ['oauth_apps'],
 })
 @Module({

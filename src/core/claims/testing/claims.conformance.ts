@@ -239,6 +239,37 @@ export function describeClaimsConformance(
         expect(await claims.ownerOf(ws, NAME_CLAIM, 'y')).toBe(`${ws}-y`);
       });
 
+      it('names the holder when new owners meet a value already held, and writes nothing', async () => {
+        const ws = scope();
+        await claims.append({
+          stream: `${ws}-x`,
+          events: [named('held')],
+          expectedRevision: 'no_stream',
+          take: [ref(ws, 'held')],
+        });
+        const failed = claims.appendMany!([
+          {
+            stream: `${ws}-a`,
+            events: [named('free')],
+            expectedRevision: 'no_stream',
+            take: [ref(ws, 'free')],
+          },
+          {
+            stream: `${ws}-b`,
+            events: [named('held')],
+            expectedRevision: 'no_stream',
+            take: [ref(ws, 'other'), ref(ws, 'held')],
+          },
+        ]);
+        await expect(failed).rejects.toBeInstanceOf(ClaimTakenError);
+        await expect(failed).rejects.toMatchObject({ value: 'held', owner: `${ws}-x` });
+        expect(await written(`${ws}-a`)).toEqual([]);
+        expect(await written(`${ws}-b`)).toEqual([]);
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'free')).toBeUndefined();
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'other')).toBeUndefined();
+        expect(await claims.ownerOf(ws, NAME_CLAIM, 'held')).toBe(`${ws}-x`);
+      });
+
       it('writes nothing and takes no claim when one stream already exists', async () => {
         const ws = scope();
         await store.append(`${ws}-b`, [named(null)]);

@@ -80,11 +80,12 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     const who = normaliseSignup(input);
     const data = input.data && Object.keys(input.data).length ? input.data : undefined;
     // Checked against the member the signup will find (or none: a new one), as the write will meet it.
-    if (data)
-      await this.queries.execute(
-        new CheckSignupDataQuery(workspaceId, data, caller, (await this.find(workspaceId, who)) ?? null),
-      );
-    const result = await this.signup(workspaceId, who);
+    let found: number | null | undefined;
+    if (data) {
+      found = (await this.find(workspaceId, who)) ?? null;
+      await this.queries.execute(new CheckSignupDataQuery(workspaceId, data, caller, found));
+    }
+    const result = await this.signup(workspaceId, who, found);
     if (data) {
       // From the member's stream: its read model may not show a member created just now.
       const m = await this.members.get(workspaceId, result.member.id);
@@ -94,28 +95,32 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     return result;
   }
 
-  private async signup(workspaceId: string, who: Normalised): Promise<SignupResult> {
+  /**
+   * A new person, the usual signup, is written at once, without looking anyone up: the
+   * atomic write (createAtOnce) fails whole when a value is already claimed, and it says
+   * by whom. Only then, or where the store cannot write atomically, is the member looked
+   * up in the spec's order (externalId, then email, then phone). `found`: the member the
+   * caller's own lookup found (null: nobody, so the write is tried at once).
+   */
+  private async signup(workspaceId: string, who: Normalised, found?: number | null): Promise<SignupResult> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const existingId = await this.find(workspaceId, who);
+      let existingId = attempt === 0 ? (found ?? undefined) : undefined;
+      if (attempt === 0 && existingId === undefined) {
+        const first = await this.createAtOnce(workspaceId, who);
+        if (first?.kind === 'created') return first.result;
+        // The value refused is the first the lookup would try: its holder is the member.
+        if (first?.kind === 'taken' && first.field === LOOKUP_ORDER.find((f) => who[f]))
+          existingId = first.holder;
+        else existingId = await this.find(workspaceId, who);
+      } else if (existingId === undefined) existingId = await this.find(workspaceId, who);
       if (existingId !== undefined) return this.existing(workspaceId, existingId, who);
       const role = await this.roles.defaultFor(workspaceId, 'person');
       const accountUuid = randomUUID();
-      const newMember = {
-        workspaceId,
-        accountUuid,
-        ...who,
-        memberRoleId: role.roleId,
-        kind: 'person' as const,
-        notifySms: false,
-        notifyEmail: false,
-        notifyVoice: false,
-      };
-      if (attempt === 0) {
-        const done = await this.createAtOnce(newMember, role);
-        if (done) return done;
-        // A value is or was claimed (or the store appends stream by stream): step by step.
-      }
-      const outcome = await this.members.create(newMember, role, 'operator');
+      const outcome = await this.members.create(
+        this.newMember(workspaceId, who, role, accountUuid),
+        role,
+        'operator',
+      );
       // Lost a race on one of the values: the next round finds the member that won it.
       if (outcome.kind !== 'created') continue;
       const account = await this.accounts.ensure(accountUuid, who, workspaceId);
@@ -126,29 +131,59 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     );
   }
 
+  private newMember(
+    workspaceId: string,
+    who: Normalised,
+    role: Awaited<ReturnType<RoleLookup['defaultFor']>>,
+    accountUuid: string,
+  ): Parameters<MemberWriter['create']>[0] {
+    return {
+      workspaceId,
+      accountUuid,
+      ...who,
+      memberRoleId: role.roleId,
+      kind: 'person',
+      notifySms: false,
+      notifyEmail: false,
+      notifyVoice: false,
+    };
+  }
+
   /**
    * Where the store writes several new streams atomically: the claims, the member, its
    * account and its token in one append, the same events the steps below append one by
-   * one. Undefined, with nothing written, when any of those streams already exists.
+   * one. Undefined where the store cannot; otherwise the outcome, nothing written unless
+   * `created` (`taken` names the member holding a value).
    */
   private async createAtOnce(
-    newMember: Parameters<MemberWriter['create']>[0],
-    role: Awaited<ReturnType<RoleLookup['defaultFor']>>,
-  ): Promise<SignupResult | undefined> {
+    workspaceId: string,
+    who: Normalised,
+  ): Promise<
+    | { kind: 'created'; result: SignupResult }
+    | Exclude<Awaited<ReturnType<MemberWriter['create']>>, { kind: 'created' }>
+    | undefined
+  > {
+    if (!this.members.canCreateMany) return undefined;
+    const role = await this.roles.defaultFor(workspaceId, 'person');
+    const newMember = this.newMember(workspaceId, who, role, randomUUID());
     const profile = { email: newMember.email, phone: newMember.phone, name: newMember.name };
     const registration = this.accounts.registration(newMember.accountUuid!, profile);
     let token = '';
-    const member = await this.members.createWith(newMember, role, 'operator', (m) => {
+    const outcome = await this.members.createWith(newMember, role, 'operator', (m) => {
       const issued = this.tokens.newToken(m.workspaceId, m.id, registration.account.uuid);
       token = issued.token;
       return [registration, issued];
     });
-    if (!member) return undefined;
+    if (outcome?.kind !== 'created') return outcome;
+    const member = outcome.member;
     return {
-      token,
-      account: registration.account,
-      member: { id: member.id, email: member.email, memberRoleId: member.memberRoleId },
-      wasCreated: true,
+      kind: 'created',
+      result: {
+        token,
+        account: registration.account,
+        member: { id: member.id, email: member.email, memberRoleId: member.memberRoleId },
+        wasCreated: true,
+      },
     };
   }
 

@@ -14,15 +14,14 @@ export class MemberTokenService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Returns the token; it is shown this once, only its hash is kept. */
+  /**
+   * Returns the token; it is shown this once, only its hash is kept. Its stream is new (a
+   * fresh uuidv7): decided on the empty state and appended expecting no stream, without
+   * reading it first.
+   */
   async issue(workspaceId: string, memberId: number, accountUuid: string): Promise<string> {
-    const { token, command } = this.issueCommand(workspaceId, memberId, accountUuid);
-    await this.repo.handle({
-      streamName: memberTokenStream(command.tokenId),
-      workspaceId,
-      decider: memberTokenDecider,
-      command,
-    });
+    const { token, streamName, events } = this.newToken(workspaceId, memberId, accountUuid);
+    await this.repo.append(streamName, workspaceId, events, 'no_stream');
     return token;
   }
 

@@ -174,27 +174,39 @@ export class MemberWriter {
 
   /**
    * Creates one new member with its claims and the given further new streams (its
-   * account, its first token) in one atomic write. Undefined when the store cannot, or
-   * when a value is already claimed: then nothing was written, and the caller takes the
-   * step-by-step path.
+   * account, its first token) in one atomic write. Undefined when the store cannot (then
+   * nothing was tried); `taken` or `fenced`, with nothing written, when a value is
+   * already claimed or a stream exists: the caller then looks the member up, or goes
+   * step by step.
    */
   async createWith(
     input: Omit<NewMember, 'memberId'>,
     role: RoleFacts,
     assigner: Assigner,
     also: (member: MemberSnapshot) => { streamName: string; events: DomainEvent[] }[],
-  ): Promise<MemberSnapshot | undefined> {
+  ): Promise<CreateOutcome | undefined> {
     if (!this.repo.canAppendClaimedMany) return undefined;
     checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
     const member: NewMember = { ...input, memberId: await nextId(this.db, 'member_id_seq') };
     const { events, created } = this.decideCreate(member, role, assigner);
-    const written = await this.appendMany(input.workspaceId, [
-      { streamName: memberStream(member.memberId), events, plan: memberClaimPlan(null, created) },
-      ...also(created),
-    ]);
-    if (!written) return undefined;
-    this.remember(events, written[0]);
-    return created;
+    try {
+      const written = await this.repo.appendClaimedMany(input.workspaceId, [
+        {
+          streamName: memberStream(member.memberId),
+          events,
+          expectedRevision: 'no_stream',
+          plan: memberClaimPlan(null, created),
+        },
+        ...also(created).map((s) => ({ ...s, expectedRevision: 'no_stream' as const })),
+      ]);
+      this.remember(events, written[0]);
+      return { kind: 'created', member: created };
+    } catch (err) {
+      if (err instanceof ClaimTakenError)
+        return { kind: 'taken', holder: memberIdOf(err.owner), field: fieldOfKind(err.kind) };
+      if (err instanceof WrongExpectedRevisionError) return { kind: 'fenced' };
+      throw err;
+    }
   }
 
   async update(

@@ -150,6 +150,109 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
   });
 });
 
+/** Signups append MemberCreated, AccountRegistered and MemberTokenIssued in turn: a batch of them is one statement. */
+describe('MembersProjection: a run of signups in one batch', () => {
+  const scratch = useReadModelDatabase(ENTITIES);
+  const projection = new MembersProjection();
+  const account = (n: number) => `0190a6c4-0000-7000-9000-${String(n).padStart(12, '0')}`;
+  const registered = (n: number): StoredEvent => ({
+    ...stored(
+      'AccountRegistered',
+      {
+        accountUuid: account(n),
+        email: `s${n}@example.com`,
+        phone: null,
+        name: `Signup ${n}`,
+        createdAt: '2026-11-23T10:00:00.000Z',
+      },
+      n,
+      0,
+    ),
+    streamName: `account-${account(n)}`,
+  });
+  const token = (n: number) => `0190a6c4-0000-7000-a000-${String(n).padStart(12, '0')}`;
+  const issued = (n: number): StoredEvent => ({
+    ...stored(
+      'MemberTokenIssued',
+      {
+        tokenId: token(n),
+        workspaceId: ws,
+        memberId: n,
+        accountUuid: account(n),
+        prefix: `wsm_p${n}`,
+        secretHash: `hash-${n}`,
+        issuedAt: '2026-11-23T10:00:00.000Z',
+        expiresAt: '2026-12-23T10:00:00.000Z',
+      },
+      n,
+      0,
+    ),
+    streamName: `member-token-${token(n)}`,
+  });
+  const signup = (n: number): StoredEvent[] => [
+    { ...created(n), data: { ...(created(n).data as object), accountUuid: account(n) } },
+    registered(n),
+    issued(n),
+  ];
+  const state = async (ids: number[]) => ({
+    members: (await scratch.ds.query(
+      `SELECT id - $2::int AS n, account_uuid, name IS NOT NULL AS named, version, stream_revision::text AS rev
+         FROM members WHERE id = ANY($1::int[]) ORDER BY id`,
+      [ids, ids[0]],
+    )) as Record<string, unknown>[],
+    accounts: (await scratch.ds.query(
+      `SELECT email, registered_email, phone, name, email_verified, created_at
+         FROM accounts WHERE uuid = ANY($1::uuid[]) ORDER BY uuid`,
+      [ids.map(account)],
+    )) as Record<string, unknown>[],
+    tokens: (await scratch.ds.query(
+      `SELECT member_id - $2::int AS n, prefix IS NOT NULL AS prefixed, workspace_id, created_at, expires_at,
+              revoked_at, expired_at
+         FROM member_tokens WHERE id = ANY($1::uuid[]) ORDER BY id`,
+      [ids.map(token), ids[0]],
+    )) as Record<string, unknown>[],
+  });
+
+  it('writes the members, their accounts and tokens as the events one by one do, in one statement', async () => {
+    await scratch.ds.transaction(async (em) => {
+      for (const e of [1, 2, 3].flatMap(signup)) await projection.handle(e, em);
+    });
+    const statements: string[] = [];
+    await scratch.ds.transaction(async (em) => {
+      const query = em.query.bind(em);
+      em.query = ((sql: string, params?: unknown[]) => {
+        statements.push(sql);
+        return query(sql, params);
+      }) as typeof em.query;
+      await projection.handleBatch([11, 12, 13].flatMap(signup), em);
+    });
+    expect(statements).toHaveLength(1);
+    const oneByOne = await state([1, 2, 3]);
+    const batched = await state([11, 12, 13]);
+    expect(batched.members.map((m) => ({ ...m, account_uuid: null }))).toEqual(
+      oneByOne.members.map((m) => ({ ...m, account_uuid: null })),
+    );
+    expect(batched.members.map((m) => m.account_uuid)).toEqual([11, 12, 13].map(account));
+    expect(batched.accounts.map((a) => a.email)).toEqual([
+      's11@example.com',
+      's12@example.com',
+      's13@example.com',
+    ]);
+    expect(batched.accounts[0]).toMatchObject({ registered_email: 's11@example.com', email_verified: true });
+    expect(oneByOne.accounts).toHaveLength(3);
+    expect(oneByOne.tokens).toHaveLength(3);
+    expect(batched.tokens).toEqual(oneByOne.tokens);
+    expect(
+      await scratch.ds.query(`SELECT prefix, secret_hash, account_uuid FROM member_tokens WHERE id = $1`, [
+        token(12),
+      ]),
+    ).toEqual([{ prefix: 'wsm_p12', secret_hash: 'hash-12', account_uuid: account(12) }]);
+    expect(
+      await scratch.ds.query(`SELECT status, members FROM member_counts WHERE workspace_id = $1`, [ws]),
+    ).toEqual([{ status: 'active', members: 6 }]);
+  });
+});
+
 /**
  * The member list's version of a workspace (member_list_versions) moves in the transaction
  * of every change a list can show, on the single and the batch path alike: a process

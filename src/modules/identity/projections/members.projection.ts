@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { MemberRolesMerged } from '../../roles';
 import type { AccountRegistered, MemberCreated } from '../domain/identity.events';
-import type { AccountUpdated, MemberEvent, MemberChanges } from '../domain/member.events';
+import type { AccountUpdated, MemberEvent, MemberChanges, MemberTokenEvent } from '../domain/member.events';
 import { memberIdOf } from '../domain/member-claims';
 
 /** A change the member's representation shows, from its own stream (see core/http/preconditions.ts). */
@@ -26,7 +26,7 @@ const bumpListVersions = (changed: string) =>
 const updatingListVersions = (update: string) =>
   `WITH changed AS (${update} RETURNING m.workspace_id) ${bumpListVersions('changed')}`;
 
-type Handled = AccountRegistered | AccountUpdated | MemberEvent | MemberRolesMerged;
+type Handled = AccountRegistered | AccountUpdated | MemberEvent | MemberRolesMerged | MemberTokenEvent;
 
 const MEMBER_COLUMNS: Record<keyof MemberChanges, string> = {
   name: 'name',
@@ -63,8 +63,10 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
 }
 
 /**
- * Accounts and members. MemberUpdated writes only the changed columns, so a role
- * merge projected in between is never overwritten by an older snapshot.
+ * Accounts, members and member tokens. MemberUpdated writes only the changed columns, so a
+ * role merge projected in between is never overwritten by an older snapshot. Member tokens
+ * had a projection of their own (`member-tokens`) until migration 1764000010320: a signup's
+ * three events then cost two transactions where one does.
  */
 @Injectable()
 @Projection({
@@ -80,36 +82,41 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
     'MemberRolesMerged',
     'MemberWriteFenced',
     CLAIM_FENCED,
+    'MemberTokenIssued',
+    'MemberTokenRevoked',
+    'MemberTokenExpired',
   ],
-  tables: ['accounts', 'members', 'member_counts', 'member_list_versions'],
+  tables: ['accounts', 'members', 'member_counts', 'member_list_versions', 'member_tokens'],
 })
 export class MembersProjection implements ProjectionHandler {
   /**
    * Runs of MemberCreated (bulk import) go in one multi-row insert, and a run of
    * MemberUpdated (edits, of one member or many) in one UPDATE per set of changed fields,
    * each member's events of the run folded into one row first (see `updated`);
-   * AccountRegistered of distinct accounts in one upsert, gathered across the
-   * MemberCreated between them (signups append the two in turn, and they write different
-   * tables, so their order between each other does not matter); the rest one by one, in order.
+   * AccountRegistered of distinct accounts and MemberTokenIssued, gathered across the
+   * MemberCreated between them (a signup appends the three in turn; they write different
+   * tables, so their order between each other does not matter), go in the same statement
+   * as those members (`inserted`); the rest one by one, in order.
    */
   async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     let created: StoredEvent[] = [];
     let updated: StoredEvent[] = [];
     let registered: StoredEvent[] = [];
+    let issued: StoredEvent[] = [];
     const registeredIds = new Set<string>();
     const flush = async () => {
-      if (created.length) await this.created(created, em);
       if (updated.length) await this.updated(updated, em);
-      if (registered.length) await this.registered(registered, em);
+      else await this.inserted(created, registered, issued, em);
       created = [];
       updated = [];
       registered = [];
+      issued = [];
       registeredIds.clear();
     };
     for (const e of events) {
-      if (e.type === 'MemberCreated') {
+      if (e.type === 'MemberCreated' || e.type === 'MemberTokenIssued') {
         if (updated.length) await flush();
-        created.push(e);
+        (e.type === 'MemberCreated' ? created : issued).push(e);
         continue;
       }
       if (e.type === 'AccountRegistered') {
@@ -121,7 +128,7 @@ export class MembersProjection implements ProjectionHandler {
         continue;
       }
       if (e.type === 'MemberUpdated') {
-        if (created.length || registered.length) await flush();
+        if (created.length || registered.length || issued.length) await flush();
         updated.push(e);
         continue;
       }
@@ -145,7 +152,21 @@ export class MembersProjection implements ProjectionHandler {
     const event = { type: stored.type, data: stored.data } as Handled;
     switch (event.type) {
       case 'AccountRegistered':
-        return this.registered([stored], em);
+        return this.inserted([], [stored], [], em);
+      case 'MemberTokenIssued':
+        return this.inserted([], [], [stored], em);
+      case 'MemberTokenRevoked':
+        await em.query(`UPDATE member_tokens SET revoked_at = $2 WHERE id = $1`, [
+          event.data.tokenId,
+          event.data.revokedAt,
+        ]);
+        return;
+      case 'MemberTokenExpired':
+        await em.query(`UPDATE member_tokens SET expired_at = $2 WHERE id = $1`, [
+          event.data.tokenId,
+          event.data.expiredAt,
+        ]);
+        return;
       case 'AccountUpdated': {
         const d = event.data;
         const sets = (['email', 'phone', 'name'] as const).filter((f) => d.changes[f] !== undefined);
@@ -167,7 +188,7 @@ export class MembersProjection implements ProjectionHandler {
         return;
       }
       case 'MemberCreated':
-        return this.created([stored], em);
+        return this.inserted([stored], [], [], em);
       case 'MemberUpdated': {
         const d = event.data;
         const fields = (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]);
@@ -299,44 +320,45 @@ export class MembersProjection implements ProjectionHandler {
     }
   }
 
-  /** AccountRegistered events of distinct accounts, in one upsert. */
-  private async registered(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    const rows = events.map((e) => {
-      const d = e.data as AccountRegistered['data'];
-      return {
-        accountUuid: d.accountUuid,
-        email: d.email,
-        phone: d.phone,
-        name: d.name,
-        createdAt: d.createdAt,
-      };
-    });
-    await em.query(
-      `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
-       SELECT r."accountUuid", r.email, r.email, r.phone, r.name, r."createdAt", r."createdAt"
-       FROM jsonb_to_recordset($1::jsonb) AS r("accountUuid" uuid, email text, phone text, name text,
-            "createdAt" timestamptz)
-       ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
-         phone = excluded.phone, name = excluded.name, email_verified = true`,
-      [JSON.stringify(rows)],
-    );
-  }
-
-  private async created(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    const rows = events.map((e) => ({
+  /**
+   * New rows in one statement: MemberCreated events in one multi-row insert, and with them
+   * (as more CTEs of the same statement) the upsert of AccountRegistered (of distinct
+   * accounts) and the insert of MemberTokenIssued. Nothing when all three are empty.
+   */
+  private async inserted(
+    created: readonly StoredEvent[],
+    registered: readonly StoredEvent[],
+    issued: readonly StoredEvent[],
+    em: EntityManager,
+  ): Promise<void> {
+    const params: string[] = [];
+    const param = (value: string) => `$${params.push(value)}`;
+    const writes: string[] = [];
+    if (registered.length) writes.push(upsertAccounts(param(accountRows(registered))));
+    if (issued.length) writes.push(insertTokens(param(tokenRows(issued))));
+    if (!created.length) {
+      if (!writes.length) return;
+      const last = writes.pop()!;
+      const ctes = writes.map((w, i) => `w${i} AS (${w})`);
+      await em.query(ctes.length ? `WITH ${ctes.join(', ')} ${last}` : last, params);
+      return;
+    }
+    const rows = created.map((e) => ({
       ...(e.data as MemberCreated['data']),
       streamRevision: e.revision.toString(),
     }));
+    const members = param(JSON.stringify(rows));
+    const ctes = writes.map((w, i) => `w${i} AS (${w}),`).join(' ');
     // The counts grow by the rows inserted (none for a member already there).
     await em.query(
-      `WITH inserted AS (
+      `WITH ${ctes} inserted AS (
        INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
                             notify_sms, notify_email, notify_voice, agent_model, agent_instructions,
                             created_at, updated_at, version, stream_revision)
        SELECT r."memberId", r."workspaceId", r."accountUuid", r.email, r.phone, r.name, r."externalId", r."memberRoleId",
               r.kind, 'active', r."notifySms", r."notifyEmail", r."notifyVoice", r."agentModel", r."agentInstructions",
               r."createdAt", r."createdAt", 1, r."streamRevision"
-       FROM jsonb_to_recordset($1::jsonb) AS r("memberId" integer, "workspaceId" uuid, "accountUuid" uuid, email text,
+       FROM jsonb_to_recordset(${members}::jsonb) AS r("memberId" integer, "workspaceId" uuid, "accountUuid" uuid, email text,
             phone text, name text, "externalId" text, "memberRoleId" integer, kind text, "notifySms" boolean,
             "notifyEmail" boolean, "notifyVoice" boolean, "agentModel" text, "agentInstructions" text,
             "createdAt" timestamptz, "streamRevision" bigint)
@@ -346,7 +368,59 @@ export class MembersProjection implements ProjectionHandler {
        INSERT INTO member_counts (workspace_id, status, members)
        SELECT workspace_id, status, count(*) FROM inserted GROUP BY workspace_id, status
        ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
-      [JSON.stringify(rows)],
+      params,
     );
   }
+}
+
+/** The upsert of AccountRegistered rows (`accountRows`) given as the jsonb parameter `param`. */
+function upsertAccounts(param: string): string {
+  return `INSERT INTO accounts (uuid, email, registered_email, phone, name, created_at, updated_at)
+       SELECT r."accountUuid", r.email, r.email, r.phone, r.name, r."createdAt", r."createdAt"
+       FROM jsonb_to_recordset(${param}::jsonb) AS r("accountUuid" uuid, email text, phone text, name text,
+            "createdAt" timestamptz)
+       ON CONFLICT (uuid) DO UPDATE SET email = excluded.email, registered_email = excluded.email,
+         phone = excluded.phone, name = excluded.name, email_verified = true`;
+}
+
+/** The insert of MemberTokenIssued rows (`tokenRows`) given as the jsonb parameter `param`. */
+function insertTokens(param: string): string {
+  return `INSERT INTO member_tokens (id, prefix, secret_hash, workspace_id, member_id, account_uuid, created_at, expires_at)
+       SELECT r.id, r.prefix, r."secretHash", r."workspaceId", r."memberId", r."accountUuid", r."issuedAt", r."expiresAt"
+       FROM jsonb_to_recordset(${param}::jsonb) AS r(id uuid, prefix text, "secretHash" text, "workspaceId" uuid,
+            "memberId" integer, "accountUuid" uuid, "issuedAt" timestamptz, "expiresAt" timestamptz)
+       ON CONFLICT (id) DO NOTHING`;
+}
+
+function tokenRows(events: readonly StoredEvent[]): string {
+  return JSON.stringify(
+    events.map((e) => {
+      const d = e.data as Extract<MemberTokenEvent, { type: 'MemberTokenIssued' }>['data'];
+      return {
+        id: d.tokenId,
+        prefix: d.prefix,
+        secretHash: d.secretHash,
+        workspaceId: d.workspaceId,
+        memberId: d.memberId,
+        accountUuid: d.accountUuid,
+        issuedAt: d.issuedAt,
+        expiresAt: d.expiresAt,
+      };
+    }),
+  );
+}
+
+function accountRows(events: readonly StoredEvent[]): string {
+  return JSON.stringify(
+    events.map((e) => {
+      const d = e.data as AccountRegistered['data'];
+      return {
+        accountUuid: d.accountUuid,
+        email: d.email,
+        phone: d.phone,
+        name: d.name,
+        createdAt: d.createdAt,
+      };
+    }),
+  );
 }

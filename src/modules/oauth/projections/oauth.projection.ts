@@ -2,22 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
-import type { AccountRegistered } from '../../identity';
 import type { AccountPasswordEvent, OAuthAppEvent, OAuthGrantEvent } from '../domain/oauth.events';
 
-type Handled = AccountRegistered | AccountPasswordEvent | OAuthAppEvent | OAuthGrantEvent;
+type Handled = AccountPasswordEvent | OAuthAppEvent | OAuthGrantEvent;
 
 /**
- * The authorization server's read models: who may sign in with which email (identity's
- * AccountRegistered: the address an account registered with, the proven one, as
- * invitations use), password hashes, apps and grants. Deleting an app revokes its grants
- * here, so its tokens stop with the same commit.
+ * The authorization server's read models: password hashes, apps and grants. Deleting an
+ * app revokes its grants here, so its tokens stop with the same commit. Who may sign in
+ * with which email is identity's (FindAccountsByRegisteredEmailQuery): a signup's events
+ * cause no transaction of this projection.
  */
 @Injectable()
 @Projection({
   name: 'oauth',
   eventTypes: [
-    'AccountRegistered',
     'AccountPasswordSet',
     'OAuthAppCreated',
     'OAuthAppUpdated',
@@ -26,53 +24,13 @@ type Handled = AccountRegistered | AccountPasswordEvent | OAuthAppEvent | OAuthG
     'OAuthGrantApproved',
     'OAuthGrantRevoked',
   ],
-  tables: ['oauth_account_logins', 'oauth_passwords', 'oauth_apps', 'oauth_grants'],
+  tables: ['oauth_passwords', 'oauth_apps', 'oauth_grants'],
 })
 export class OAuthProjection implements ProjectionHandler {
-  /**
-   * A run of AccountRegistered (a signup each) in one multi-row insert, the rest one by one
-   * in order: each signup's login row otherwise cost a round trip of its own in the batch.
-   * A second registration of one account in the run is a conflict like any other (DO NOTHING).
-   */
-  async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    let registered: StoredEvent[] = [];
-    const flush = async () => {
-      if (registered.length) await this.registered(registered, em);
-      registered = [];
-    };
-    for (const e of events) {
-      if (e.type === 'AccountRegistered') {
-        registered.push(e);
-        continue;
-      }
-      await flush();
-      await this.handle(e, em);
-    }
-    await flush();
-  }
-
-  /** AccountRegistered events with an email: the address each account may sign in with. */
-  private async registered(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
-    const rows = events
-      .map((e) => e.data as AccountRegistered['data'])
-      .filter((d) => d.email)
-      .map((d) => ({ accountUuid: d.accountUuid, email: d.email, createdAt: d.createdAt }));
-    if (!rows.length) return;
-    await em.query(
-      `INSERT INTO oauth_account_logins (account_uuid, email, created_at)
-       SELECT r."accountUuid", r.email, r."createdAt"
-         FROM jsonb_to_recordset($1::jsonb) AS r("accountUuid" uuid, email text, "createdAt" timestamptz)
-       ON CONFLICT (account_uuid) DO NOTHING`,
-      [JSON.stringify(rows)],
-    );
-  }
-
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
     const event = { type: stored.type, data: stored.data } as Handled;
     const revision = stored.revision.toString();
     switch (event.type) {
-      case 'AccountRegistered':
-        return this.registered([stored], em);
       case 'AccountPasswordSet': {
         const d = event.data;
         await em.query(

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { UnauthorizedError } from '../../../core/http/domain-errors';
+import { FindAccountsByRegisteredEmailQuery } from '../../identity';
 import { decoyHash, PASSWORD_MAX_LENGTH, verifyPassword } from '../domain/password';
 import { SignInLimiter } from './sign-in-limiter';
 
@@ -19,6 +21,7 @@ export const SIGN_IN_REFUSED = 'The email or password is not correct';
 export class SignInService {
   constructor(
     private readonly db: DataSource,
+    private readonly queries: QueryBus,
     private readonly limiter: SignInLimiter,
   ) {}
 
@@ -27,12 +30,7 @@ export class SignInService {
     const reservations = await this.limiter.attempt({ email, address });
     const candidates =
       email.length <= 254 && password.length <= PASSWORD_MAX_LENGTH * 4
-        ? ((await this.db.query(
-            `SELECT l.account_uuid, p.password_hash
-               FROM oauth_account_logins l JOIN oauth_passwords p ON p.account_uuid = l.account_uuid
-              WHERE lower(l.email) = lower($1) ORDER BY l.created_at LIMIT ${MAX_CANDIDATES}`,
-            [email.trim()],
-          )) as { account_uuid: string; password_hash: string }[])
+        ? await this.candidates(email.trim())
         : [];
     if (!candidates.length) {
       await verifyPassword(password, await decoyHash());
@@ -45,5 +43,25 @@ export class SignInService {
       }
     }
     throw new UnauthorizedError(SIGN_IN_REFUSED);
+  }
+
+  /**
+   * The accounts registered with the email (identity's) that have a password, oldest first,
+   * at most MAX_CANDIDATES.
+   */
+  private async candidates(email: string): Promise<{ account_uuid: string; password_hash: string }[]> {
+    const accounts = await this.queries.execute<FindAccountsByRegisteredEmailQuery, string[]>(
+      new FindAccountsByRegisteredEmailQuery(email),
+    );
+    if (!accounts.length) return [];
+    const rows = (await this.db.query(
+      `SELECT account_uuid::text AS account_uuid, password_hash FROM oauth_passwords WHERE account_uuid = ANY($1::uuid[])`,
+      [accounts],
+    )) as { account_uuid: string; password_hash: string }[];
+    const hashes = new Map(rows.map((r) => [r.account_uuid, r.password_hash]));
+    return accounts
+      .filter((a) => hashes.has(a))
+      .slice(0, MAX_CANDIDATES)
+      .map((a) => ({ account_uuid: a, password_hash: hashes.get(a)! }));
   }
 }
