@@ -81,9 +81,10 @@ export function httpFetch(): typeof fetch {
             chunks.push(chunk);
           });
           res.on('error', reject);
-          res.on('aborted', () =>
-            reject(signal?.aborted ? abortError() : new Error('the answer was cut off')),
-          );
+          // A connection that closes before the whole answer came (a complete one resolved on 'end').
+          res.on('close', () => {
+            if (!res.complete) reject(signal?.aborted ? abortError() : new Error('the answer was cut off'));
+          });
           res.on('end', () => {
             if (!res.complete) return;
             const text = Buffer.concat(chunks).toString('utf8');

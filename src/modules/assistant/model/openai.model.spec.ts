@@ -132,6 +132,18 @@ describe('OpenAiLanguageModel over http-fetch', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('reports an answer cut off by the server as a connection failure', async () => {
+    handle = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"choices": [');
+      setTimeout(() => res.destroy(), 20);
+    };
+    expect(await failure(ask(model()))).toMatchObject({
+      message: 'the model server could not be reached',
+      retryable: true,
+    });
+  });
+
   it('reports an answer that is not JSON as a failed call, which may pass', async () => {
     handle = (_req, _body, res) =>
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [');
