@@ -286,7 +286,8 @@ describe('ChatsProjection: a chat created with its first message', () => {
   const tables = async (o: number) => ({
     chats: (await scratch.ds.query(
       `SELECT id - $1 AS id, channel, assistant_kind, needs_response, created_at, updated_at, version,
-              stream_revision::text AS rev
+              stream_revision::text AS rev, member_id, phone_number_id, assistant_member_id, participants,
+              participant_ids, title, paused, workflow_id, assignment_id
          FROM chats WHERE id BETWEEN $1 + 1 AND $1 + 3 ORDER BY id`,
       [o],
     )) as unknown[],
