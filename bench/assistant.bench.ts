@@ -24,7 +24,15 @@ import { createTestDatabase } from '../test/support/database';
 import { startOpenAiPeer } from '../test/support/openai-peer';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { startTwilioPeer } from '../test/support/twilio-peer';
-import { bootstrapBenchWorkspace, cpuMsOf, Service, startService, statementCounts } from './http.bench';
+import {
+  bootstrapBenchWorkspace,
+  cpuBetween,
+  cpuMsOf,
+  cpuSnapshot,
+  Service,
+  startService,
+  statementCounts,
+} from './http.bench';
 import { describeEnvironment, printTable, writeResults } from './report';
 
 const CHATS = Number(process.env.BENCH_ASSISTANT_CHATS ?? 200);
@@ -137,6 +145,8 @@ export async function run(): Promise<void> {
     const lagP95: number[] = [];
     const inboundMs: number[] = [];
     const cpuPerChat: number[] = [];
+    const pgCpuPerChat: number[] = [];
+    const cpuNow = () => cpuSnapshot(pool, svc.proc.child.pid, db.name, 'bench-assistant');
     const statementsPerChat: number[] = [];
     /** Until the service used under 20 ms of CPU in 250 ms: its projections and reactors are done. */
     const quiet = async () => {
@@ -162,6 +172,7 @@ export async function run(): Promise<void> {
       await quiet();
       await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
       const cpuBefore = cpuMsOf(svc.proc.child.pid!);
+      const pgBefore = await cpuNow();
       const started = performance.now();
       let inboundDone = 0;
       const answeredAt = new Map<string, number>();
@@ -209,6 +220,7 @@ export async function run(): Promise<void> {
       // The work after the last delivery (delivery events' projections, summaries) is the chats' too.
       await quiet();
       cpuPerChat.push((cpuMsOf(svc.proc.child.pid!) - cpuBefore) / CHATS);
+      pgCpuPerChat.push(cpuBetween(pgBefore, await cpuNow()).postgres / CHATS);
       const counts = await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
       if (counts) {
         const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -220,7 +232,7 @@ export async function run(): Promise<void> {
         console.log(`round ${round}: ${(total / CHATS).toFixed(1)} statements per chat: ${top}`);
       }
       console.log(
-        `round ${round}: service CPU ${cpuPerChat.at(-1)!.toFixed(1)} ms per chat (until quiet after the last reply)`,
+        `round ${round}: service CPU ${cpuPerChat.at(-1)!.toFixed(1)} ms, its PostgreSQL backends ${pgCpuPerChat.at(-1)!.toFixed(1)} ms per chat (until quiet after the last reply)`,
       );
       console.log(
         `round ${round}: reply after its inbound webhook's answer p50 ${lagP50.at(-1)!.toFixed(0)} ms, p95 ${lagP95.at(-1)!.toFixed(0)} ms; inbound webhooks answered by ${inboundDone.toFixed(0)} ms; model asked first at ${firstModel.toFixed(0)} ms, all ${CHATS} by ${lastModel.toFixed(0)} ms; last reply at the peer ${elapsed.toFixed(0)} ms`,
@@ -257,7 +269,9 @@ export async function run(): Promise<void> {
         ],
       ],
     );
-    console.log(`service CPU per chat, median: ${median(cpuPerChat).toFixed(1)} ms`);
+    console.log(
+      `service CPU per chat, median: ${median(cpuPerChat).toFixed(1)} ms; its PostgreSQL backends ${median(pgCpuPerChat).toFixed(1)} ms`,
+    );
     console.log(`target ≤ 1.5×: ${s / b <= 1.5 ? 'met' : 'missed'}`);
     writeResults('assistant', {
       chats: CHATS,
@@ -272,6 +286,7 @@ export async function run(): Promise<void> {
       replyAfterInboundP50Ms: lagP50,
       replyAfterInboundP95Ms: lagP95,
       serviceCpuMsPerChat: cpuPerChat,
+      postgresCpuMsPerChat: pgCpuPerChat,
       ...(statementsPerChat.length ? { statementsPerChat } : {}),
     });
   } finally {

@@ -178,7 +178,12 @@ export class PostgresClaims implements Claims {
   }
 
   async ownerOf(scope: string, kind: ClaimKind, value: string): Promise<string | undefined> {
-    const { rows } = await this.pool.query<{ owner: string }>(OWNER_SQL, params({ scope, kind, value }));
+    // A named prepared statement: parsed and planned once per connection (an inbound text asks it every time).
+    const { rows } = await this.pool.query<{ owner: string }>({
+      name: 'claims_owner_of',
+      text: OWNER_SQL,
+      values: params({ scope, kind, value }),
+    });
     return rows[0]?.owner;
   }
 

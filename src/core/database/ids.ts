@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { queryPrepared } from './prepared';
 
 /**
  * Integer public ids come from PostgreSQL sequences, taken in the command handler
@@ -25,11 +26,15 @@ export function nextId(db: DataSource, sequence: string): Promise<number> {
 export async function nextIds(db: DataSource, sequence: string, count: number): Promise<number[]> {
   if (!/^[a-z_]+$/.test(sequence)) throw new Error(`Bad sequence name ${sequence}`);
   if (count <= 0) return [];
-  const rows = (
+  // Named prepared statements: one shape per sequence (and one for many), planned once per connection.
+  const rows =
     count === 1
-      ? await db.query(`SELECT nextval('${sequence}')::int AS id`)
-      : await db.query(`SELECT nextval('${sequence}')::int AS id FROM generate_series(1, $1)`, [count])
-  ) as { id: number }[];
+      ? await queryPrepared<{ id: number }>(db, `SELECT nextval('${sequence}')::int AS id`, [])
+      : await queryPrepared<{ id: number }>(
+          db,
+          `SELECT nextval('${sequence}')::int AS id FROM generate_series(1, $1::int)`,
+          [count],
+        );
   return rows.map((r) => r.id);
 }
 

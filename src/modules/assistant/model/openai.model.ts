@@ -7,6 +7,7 @@ import {
   ModelError,
   ModelMessage,
 } from './language-model.port';
+import { httpFetch } from './http-fetch';
 
 export interface OpenAiModelOptions {
   baseUrl: string;
@@ -17,8 +18,9 @@ export interface OpenAiModelOptions {
 
 /**
  * ASSISTANT_PROVIDER=openai: chat completions through the official `openai` package, at
- * OPENAI_BASE_URL (any OpenAI-compatible server). The package's own retries are off: the
- * caller's BullMQ job retries with backoff, so one failure is one attempt in the logs.
+ * OPENAI_BASE_URL (any OpenAI-compatible server), its requests sent over Node's http
+ * (http-fetch.ts). The package's own retries are off: the caller's BullMQ job retries with
+ * backoff, so one failure is one attempt in the logs.
  */
 export class OpenAiLanguageModel implements LanguageModel {
   readonly provider = 'openai' as const;
@@ -34,6 +36,8 @@ export class OpenAiLanguageModel implements LanguageModel {
       apiKey: options.apiKey ?? 'not-set',
       timeout: options.timeoutMs,
       maxRetries: 0,
+      // Node's http instead of global fetch: the same exchange for a fraction of the CPU (http-fetch.ts).
+      fetch: httpFetch(),
     });
   }
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
+import { queryPrepared } from '../../../core/database/prepared';
 import { storableText } from '../../../core/text/storable-text';
 import { ContactMember, FindOrCreateContactMemberCommand, RecordSmsConsentCommand } from '../../identity';
 import { GetWorkspaceNamesQuery } from '../../workspaces';
@@ -196,7 +197,13 @@ export class InboundMessages {
     const { memberId } = message;
     // The member's latest chat on this channel (and number) and the message's id in one
     // round trip, with a new chat's id when there is none.
-    const [ids] = (await this.db.query(
+    // A named prepared statement (two shapes): parsed and planned once per connection.
+    const [ids] = await queryPrepared<{
+      existing: number | null;
+      message_id: number;
+      chat_id: number | null;
+    }>(
+      this.db,
       `SELECT c.id AS existing, nextval('chat_message_id_seq')::int AS message_id,
          CASE WHEN c.id IS NULL THEN nextval('chat_id_seq')::int END AS chat_id
        FROM (SELECT 1) AS one LEFT JOIN LATERAL (
@@ -207,7 +214,7 @@ export class InboundMessages {
       phoneNumberId !== null
         ? [workspaceId, memberId, channel, phoneNumberId]
         : [workspaceId, memberId, channel],
-    )) as { existing: number | null; message_id: number; chat_id: number | null }[];
+    );
     if (ids.existing !== null)
       return {
         chatId: ids.existing,

@@ -226,7 +226,7 @@ describe('ChatsProjection: a chat created with its first message', () => {
   const scratch = useReadModelDatabase(ENTITIES);
   const projection = new ChatsProjection();
 
-  function events(o: number): StoredEvent[] {
+  function events(o: number, burst = false): StoredEvent[] {
     const revisions = new Map<number, number>();
     const ev = (type: string, chat: number, data: Record<string, unknown>): StoredEvent => {
       const revision = revisions.get(chat) ?? 0;
@@ -263,6 +263,16 @@ describe('ChatsProjection: a chat created with its first message', () => {
         subject: chat === 2 ? 'Hi' : undefined,
         receivedAt: `2026-11-23T10:0${minute}:00.000Z`,
       });
+    // A burst of texts from new members: each chat created with its first message, one after the other.
+    if (burst)
+      return [
+        created(1, 'ai'),
+        received(1, 10, 1),
+        created(2, 'human'),
+        received(2, 12, 3),
+        created(3, 'ai'),
+        received(3, 13, 4),
+      ];
     return [
       created(1, 'ai'),
       received(1, 10, 1),
@@ -276,7 +286,8 @@ describe('ChatsProjection: a chat created with its first message', () => {
   const tables = async (o: number) => ({
     chats: (await scratch.ds.query(
       `SELECT id - $1 AS id, channel, assistant_kind, needs_response, created_at, updated_at, version,
-              stream_revision::text AS rev
+              stream_revision::text AS rev, member_id, phone_number_id, assistant_member_id, participants,
+              participant_ids, title, paused, workflow_id, assignment_id
          FROM chats WHERE id BETWEEN $1 + 1 AND $1 + 3 ORDER BY id`,
       [o],
     )) as unknown[],
@@ -324,6 +335,33 @@ describe('ChatsProjection: a chat created with its first message', () => {
     // One by one 6: chat 1 and its first message, the second message, chat 2 with its
     // message, chat 3 alone.
     expect(statements).toHaveLength(4);
+  });
+
+  it('writes chats created one after the other with their first messages in one statement', async () => {
+    await scratch.ds.transaction(async (em) => {
+      for (const e of events(600, true)) await projection.handle(e, em);
+    });
+    const statements = await batch(events(700, true));
+
+    const expected = await tables(600);
+    expect(await tables(700)).toEqual(expected);
+    expect(expected.chats).toMatchObject([
+      { id: 1, needs_response: true, version: 2, rev: '1' },
+      { id: 2, channel: 'email', needs_response: false, version: 2, rev: '1' },
+      { id: 3, needs_response: true, version: 2, rev: '1' },
+    ]);
+    expect(expected.messages).toMatchObject([
+      { id: 10, chat_id: 1, content: 'Hello 10' },
+      { id: 12, chat_id: 2, subject: 'Hi' },
+      { id: 13, chat_id: 3, content: 'Hello 13', status: 'delivered' },
+    ]);
+    expect(statements).toHaveLength(1);
+    // Replayed over the rows: as one by one.
+    await scratch.ds.transaction(async (em) => {
+      for (const e of events(600, true)) await projection.handle(e, em);
+    });
+    await batch(events(700, true));
+    expect(await tables(700)).toEqual(await tables(600));
   });
 
   it('applies a replayed chat and first message over the rows as one by one', async () => {

@@ -57,61 +57,78 @@ export class ChatsProjection implements ProjectionHandler {
       }
       await flush();
       if (run.accepts(event)) run.add(event);
-      else if (isFirstMessage(event, events[i + 1])) await this.createWithMessage(event, events[++i], em);
-      else await this.handle(event, em);
+      else if (isFirstMessage(event, events[i + 1])) {
+        // New chats one after the other (a burst of texts from new members): one statement for all.
+        const pairs: [StoredEvent, StoredEvent][] = [[event, events[++i]]];
+        while (i + 2 < events.length && isFirstMessage(events[i + 1], events[i + 2]))
+          pairs.push([events[++i], events[++i]]);
+        await this.createWithMessages(pairs, em);
+      } else await this.handle(event, em);
     }
     await flush();
   }
 
   /**
-   * A chat created with its first message in the same append (an inbound text or mail from
-   * a member without a chat): the chat's row and the message's in one statement, ending as
-   * ChatCreated then MessageReceived one by one do (on a replay over an existing row, the
-   * message's change of the chat still applies).
+   * Chats created with their first message in the same append (an inbound text or mail
+   * from a member without a chat), as many as came one after the other in the batch: the
+   * chats' rows and the messages' in one statement, ending as ChatCreated then
+   * MessageReceived one by one do (on a replay over an existing row, the message's change
+   * of the chat still applies).
    */
-  private async createWithMessage(
-    created: StoredEvent,
-    received: StoredEvent,
-    em: EntityManager,
-  ): Promise<void> {
-    const c = (created as unknown as { data: ChatCreated['data'] }).data;
-    const m = (received as unknown as { data: MessageReceived['data'] }).data;
+  private async createWithMessages(pairs: [StoredEvent, StoredEvent][], em: EntityManager): Promise<void> {
+    const rows = pairs.map(([created, received]) => {
+      const c = (created as unknown as { data: ChatCreated['data'] }).data;
+      const m = (received as unknown as { data: MessageReceived['data'] }).data;
+      return {
+        id: c.chatId,
+        uuid: c.uuid,
+        workspace_id: c.workspaceId,
+        channel: c.channel,
+        member_id: c.memberId,
+        phone_number_id: c.phoneNumberId,
+        assistant_kind: c.assistantKind,
+        assistant_member_id: c.assistantMemberId,
+        participants: c.participants,
+        participant_ids: c.participants.map((p) => p.memberId),
+        title: c.title,
+        needs_response: c.assistantKind === 'ai',
+        created_at: c.createdAt,
+        received_at: m.receivedAt,
+        stream_revision: received.revision.toString(),
+        workflow_id: c.workflowId ?? null,
+        assignment_id: c.assignmentId ?? null,
+        message_id: m.messageId,
+        content: m.content,
+        subject: m.subject ?? null,
+        sender_member_id: m.memberId,
+        provider_message_id: m.providerMessageId,
+      };
+    });
     await em.query(
-      `WITH chat AS (
+      `WITH r AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id int, uuid uuid, workspace_id uuid, channel text,
+           member_id int, phone_number_id int, assistant_kind text, assistant_member_id int, participants jsonb,
+           participant_ids int[], title text, needs_response boolean, created_at timestamptz,
+           received_at timestamptz, stream_revision bigint, workflow_id int, assignment_id int, message_id int,
+           content text, subject text, sender_member_id int, provider_message_id text)
+       ), chat AS (
          INSERT INTO chats (id, uuid, workspace_id, channel, member_id, phone_number_id, assistant_kind,
            assistant_member_id, participants, participant_ids, title, paused, needs_response, created_at,
            updated_at, version, stream_revision, workflow_id, assignment_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, $22, $12, $13, 2, $14, $15, $16)
-         ON CONFLICT (id) DO UPDATE SET needs_response = (chats.assistant_kind = 'ai'), updated_at = $13,
-           version = chats.version + 1, stream_revision = $14
+         SELECT id, uuid, workspace_id, channel, member_id, phone_number_id, assistant_kind, assistant_member_id,
+           participants, participant_ids, title, false, needs_response, created_at, received_at, 2,
+           stream_revision, workflow_id, assignment_id
+         FROM r
+         ON CONFLICT (id) DO UPDATE SET needs_response = (chats.assistant_kind = 'ai'),
+           updated_at = EXCLUDED.updated_at, version = chats.version + 1, stream_revision = EXCLUDED.stream_revision
        )
        INSERT INTO chat_messages (id, chat_id, workspace_id, direction, role, content, subject, sender_member_id,
          status, provider_message_id, created_at, delivered_at)
-       VALUES ($17, $1, $3, 'inbound', 'user', $18, $19, $20, 'delivered', $21, $13, $13) ON CONFLICT (id) DO NOTHING`,
-      [
-        c.chatId,
-        c.uuid,
-        c.workspaceId,
-        c.channel,
-        c.memberId,
-        c.phoneNumberId,
-        c.assistantKind,
-        c.assistantMemberId,
-        JSON.stringify(c.participants),
-        c.participants.map((p) => p.memberId),
-        c.title,
-        c.createdAt,
-        m.receivedAt,
-        received.revision.toString(),
-        c.workflowId ?? null,
-        c.assignmentId ?? null,
-        m.messageId,
-        m.content,
-        m.subject ?? null,
-        m.memberId,
-        m.providerMessageId,
-        c.assistantKind === 'ai',
-      ],
+       SELECT message_id, id, workspace_id, 'inbound', 'user', content, subject, sender_member_id, 'delivered',
+         provider_message_id, received_at, received_at
+       FROM r
+       ON CONFLICT (id) DO NOTHING`,
+      [JSON.stringify(rows)],
     );
   }
 
