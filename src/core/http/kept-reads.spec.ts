@@ -75,6 +75,23 @@ describe('KeptReads', () => {
     expect(state.loads).toBe(5);
   });
 
+  it('takes the version read with the admission when given one (null: none announced)', async () => {
+    const reads = new KeptReads<{ name: string }>(redis, prefix, 'thing');
+    const { state, load } = row({ name: 'a', version: 2 });
+    // What Redis holds does not matter then: the peeked version is the one read.
+    await announceVersion(redis, prefix, 'thing', 'k6', 9);
+    await reads.read('k6', load, '2');
+    expect(await reads.read('k6', load, '2')).toEqual({ name: 'a' });
+    expect(state.loads).toBe(1);
+    await reads.read('k6', load, '3');
+    await reads.read('k6', load, null);
+    await reads.read('k6', load, 'not a number');
+    expect(state.loads).toBe(4);
+    // Undefined: not peeked, so Redis is asked (9, above what PostgreSQL holds: read through).
+    await reads.read('k6', load);
+    expect(state.loads).toBe(5);
+  });
+
   it('keeps the highest version announced: a replay or a retry never lowers it', async () => {
     await announceVersion(redis, prefix, 'thing', 'k4', 7);
     await announceVersion(redis, prefix, 'thing', 'k4', 3);

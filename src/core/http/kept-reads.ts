@@ -1,3 +1,4 @@
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import type Redis from 'ioredis';
 
 /**
@@ -19,6 +20,10 @@ import type Redis from 'ioredis';
  * it can match. Nothing is kept or served from memory while the announced version is
  * unknown (no key, as after a Redis flush: until the row's next change; Redis not ready,
  * or an error): the read goes to PostgreSQL, as without this cache.
+ *
+ * On a route marked @KeptRead the announced version rides on the rate limiter's admission
+ * (the guard passes its key to the same script call) and reaches the handler through
+ * @PeekedVersion: no round trip of its own.
  */
 export class KeptReads<T> {
   private readonly entries = new Map<string, { version: number; value: T }>();
@@ -30,11 +35,19 @@ export class KeptReads<T> {
     private readonly maxEntries = 10_000,
   ) {}
 
+  /**
+   * `peeked`: the announced version as the guard read it with the admission (a string, or
+   * null when none is announced); undefined to read it here.
+   */
   async read(
     id: string,
     load: () => Promise<{ value: T; version: number } | undefined>,
+    peeked?: string | null,
   ): Promise<T | undefined> {
-    const announced = await announcedVersion(this.redis, this.prefix, this.kind, id);
+    const announced =
+      peeked === undefined
+        ? await announcedVersion(this.redis, this.prefix, this.kind, id)
+        : parseVersion(peeked);
     if (announced !== undefined) {
       const kept = this.entries.get(id);
       if (kept && kept.version === announced) return kept.value;
@@ -50,7 +63,43 @@ export class KeptReads<T> {
   }
 }
 
-const keyOf = (prefix: string, kind: string, id: string): string => `${prefix}:read-version:${kind}:${id}`;
+/** The Redis key holding the highest version announced for row `id` of `kind`. */
+export const versionKey = (prefix: string, kind: string, id: string): string =>
+  `${prefix}:read-version:${kind}:${id}`;
+
+function parseVersion(held: string | null): number | undefined {
+  if (held === null) return undefined;
+  const version = Number(held);
+  return Number.isSafeInteger(version) ? version : undefined;
+}
+
+export const KEPT_READ = 'http:kept-read';
+
+/** What a @KeptRead route declares: its KeptReads kind, and the path parameter naming the row. */
+export interface KeptReadRoute {
+  kind: string;
+  param: string;
+}
+
+/**
+ * A read-only route whose handler reads the row named by path parameter `param` through
+ * KeptReads of `kind`: the guard reads the row's announced version in the rate limiter's
+ * call, and @PeekedVersion gives it to the handler. Only on routes that append nothing
+ * before that read: a version read at admission predates the request's own writes.
+ */
+export const KeptRead = (kind: string, param: string): MethodDecorator =>
+  SetMetadata(KEPT_READ, { kind, param } satisfies KeptReadRoute);
+
+/** Set by the guard on a @KeptRead route when the admission read the version (see KeptReads.read). */
+export interface PeekingRequest {
+  peekedVersion?: string | null;
+}
+
+/** The announced version the guard read with the admission, or undefined (not read: read it yourself). */
+export const PeekedVersion = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): string | null | undefined =>
+    ctx.switchToHttp().getRequest<PeekingRequest>().peekedVersion,
+);
 
 /** Keeps the higher of the stored and the given version (a replay or a retry never lowers it). */
 const ANNOUNCE_SCRIPT = `
@@ -70,7 +119,7 @@ export async function announceVersion(
   id: string,
   version: number,
 ): Promise<void> {
-  await redis.eval(ANNOUNCE_SCRIPT, 1, keyOf(prefix, kind, id), String(version));
+  await redis.eval(ANNOUNCE_SCRIPT, 1, versionKey(prefix, kind, id), String(version));
 }
 
 /** The highest version announced for the row, or undefined when unknown (see KeptReads). */
@@ -83,10 +132,7 @@ export async function announcedVersion(
   // Not ready: a command would wait in the offline queue; PostgreSQL answers meanwhile.
   if (redis.status !== 'ready') return undefined;
   try {
-    const held = await redis.get(keyOf(prefix, kind, id));
-    if (held === null) return undefined;
-    const version = Number(held);
-    return Number.isSafeInteger(version) ? version : undefined;
+    return parseVersion(await redis.get(versionKey(prefix, kind, id)));
   } catch {
     return undefined;
   }

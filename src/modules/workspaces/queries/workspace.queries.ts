@@ -24,7 +24,15 @@ export class ListWorkspacesQuery {
 }
 
 export class GetWorkspaceQuery {
-  constructor(readonly workspaceId: string) {}
+  constructor(
+    readonly workspaceId: string,
+    /**
+     * The version the workspaces projection announced, as read with the request's
+     * admission (@KeptRead on the GET route; null: none announced), or undefined: read it.
+     * Only from a request that appended nothing before.
+     */
+    readonly peekedVersion?: string | null,
+  ) {}
 }
 
 /**
@@ -77,7 +85,7 @@ export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
   }
 
   async execute(q: GetWorkspaceQuery): Promise<WorkspaceResponse> {
-    const answer = await this.kept.read(q.workspaceId, () => this.load(q.workspaceId));
+    const answer = await this.kept.read(q.workspaceId, () => this.load(q.workspaceId), q.peekedVersion);
     if (!answer) throw new NotFoundError('Workspace not found');
     return answer;
   }
