@@ -51,8 +51,8 @@ export function bearerToken(header: unknown): string | undefined {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  /** By route handler: its class's metadata is the same for every request of it. */
-  private readonly policies = new WeakMap<object, RoutePolicy>();
+  /** By controller class, then route handler (a handler inherited by two classes may be declared apart). */
+  private readonly policies = new WeakMap<object, WeakMap<object, RoutePolicy>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -64,9 +64,12 @@ export class AuthGuard implements CanActivate {
 
   private policyOf(context: ExecutionContext): RoutePolicy {
     const handler = context.getHandler();
-    let policy = this.policies.get(handler);
+    const cls = context.getClass();
+    let byHandler = this.policies.get(cls);
+    if (!byHandler) this.policies.set(cls, (byHandler = new WeakMap()));
+    let policy = byHandler.get(handler);
     if (!policy) {
-      const targets = [handler, context.getClass()];
+      const targets = [handler, cls];
       const read = <T>(key: string) => this.reflector.getAllAndOverride<T>(key, targets);
       policy = {
         public: read<boolean>(PUBLIC_ROUTE) === true,
@@ -76,7 +79,7 @@ export class AuthGuard implements CanActivate {
         accountScope: read<string | undefined>(ACCOUNT_SCOPE),
         keptRead: read<KeptReadRoute | undefined>(KEPT_READ),
       };
-      this.policies.set(handler, policy);
+      byHandler.set(handler, policy);
     }
     return policy;
   }
@@ -113,12 +116,13 @@ export class AuthGuard implements CanActivate {
     const params = req.params as Record<string, string> | undefined;
     // A kept read's version rides on the admission (core/http/kept-reads.ts); it is only
     // used by the handler, once the checks below have let the request through.
-    const kept = policy.keptRead && params?.[policy.keptRead.param];
+    const { keptRead } = policy;
+    const keptId = keptRead && params?.[keptRead.param]?.toLowerCase();
     const peeked = await admit(
       credentialSubject(credential),
-      kept ? versionKey(this.config.redisPrefix, policy.keptRead!.kind, kept.toLowerCase()) : undefined,
+      keptRead && keptId ? versionKey(this.config.redisPrefix, keptRead.kind, keptId) : undefined,
     );
-    if (kept && peeked !== undefined) req.peekedVersion = peeked;
+    if (keptId && peeked !== undefined) req.peekedVersion = peeked;
 
     const wid = params?.wid;
     let membership: Membership | undefined;
