@@ -75,6 +75,24 @@ describe('KeptReads', () => {
     expect(state.loads).toBe(5);
   });
 
+  it('serves a kept answer for at most its age, whatever the version (a rebuild repeats versions)', async () => {
+    const reads = new KeptReads<{ name: string }>(redis, prefix, 'thing', 100);
+    const { state, load } = row({ name: 'a', version: 1 });
+    await announceVersion(redis, prefix, 'thing', 'k7', 1);
+    await reads.read('k7', load);
+    await reads.read('k7', load);
+    expect(state.loads).toBe(1);
+    state.name = 'rebuilt'; // same version, new content
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await reads.read('k7', load)).toEqual({ name: 'rebuilt' });
+    expect(state.loads).toBe(2);
+    // An age of 0 keeps nothing.
+    const none = new KeptReads<{ name: string }>(redis, prefix, 'thing', 0);
+    await none.read('k7', load);
+    await none.read('k7', load);
+    expect(state.loads).toBe(4);
+  });
+
   it('takes the version read with the admission when given one (null: none announced)', async () => {
     const reads = new KeptReads<{ name: string }>(redis, prefix, 'thing');
     const { state, load } = row({ name: 'a', version: 2 });

@@ -21,17 +21,22 @@ import type Redis from 'ioredis';
  * unknown (no key, as after a Redis flush: until the row's next change; Redis not ready,
  * or an error): the read goes to PostgreSQL, as without this cache.
  *
+ * A kept answer also lives at most `maxAgeMs` (default 1 s): a change that moves no version
+ * (a projection rebuilt with new code, whose replay repeats the versions; a migration
+ * rewriting rows) shows within that bound, as a revocation does in the auth cache.
+ *
  * On a route marked @KeptRead the announced version rides on the rate limiter's admission
  * (the guard passes its key to the same script call) and reaches the handler through
  * @PeekedVersion: no round trip of its own.
  */
 export class KeptReads<T> {
-  private readonly entries = new Map<string, { version: number; value: T }>();
+  private readonly entries = new Map<string, { version: number; value: T; until: number }>();
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly kind: string,
+    private readonly maxAgeMs = 1000,
     private readonly maxEntries = 10_000,
   ) {}
 
@@ -50,12 +55,13 @@ export class KeptReads<T> {
         : parseVersion(peeked);
     if (announced !== undefined) {
       const kept = this.entries.get(id);
-      if (kept && kept.version === announced) return kept.value;
+      if (kept && kept.version === announced && kept.until > Date.now()) return kept.value;
     }
+    const started = Date.now();
     const loaded = await load();
-    if (loaded && announced !== undefined && loaded.version === announced) {
+    if (loaded && announced !== undefined && loaded.version === announced && this.maxAgeMs > 0) {
       if (!this.entries.has(id) && this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(id, loaded);
+      this.entries.set(id, { ...loaded, until: started + this.maxAgeMs });
     } else {
       this.entries.delete(id);
     }
