@@ -13,8 +13,9 @@
  *         one call per request rather than an admission and a release.
  *
  * Returns {admitted 0|1, remaining, resetAtMs, nowMs, reason, value of KEYS[3] or nil}.
- * Refused requests are not recorded, so a client that waits is not punished for its refused attempts. Time comes
- * from the Redis server so that processes with skewed clocks agree.
+ * Refused requests are not recorded, so a client that waits is not punished for its
+ * refused attempts. Time comes from the Redis server so that processes with skewed
+ * clocks agree.
  */
 export const ADMIT_SCRIPT = `
 local t = redis.call('TIME')
