@@ -1,7 +1,9 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../http/domain-errors';
+import { KEPT_READ, KeptReadRoute, PeekingRequest, versionKey } from '../http/kept-reads';
 import { addressSubject, credentialSubject, RateLimiter, SKIP_RATE_LIMIT } from '../rate-limit/rate-limiter';
 import { ACCOUNT_SCOPE, PUBLIC_ROUTE, REQUIRED_SCOPE, SELF_POLICY } from './auth.decorators';
 import {
@@ -15,7 +17,7 @@ import {
 } from './principal';
 import { grants, intersectScopesOnce } from './scopes';
 
-export interface AuthenticatedRequest extends FastifyRequest {
+export interface AuthenticatedRequest extends FastifyRequest, PeekingRequest {
   principal?: Principal;
   actor?: Principal['actor'];
   /** Resolved before the body was read (core/http/early-auth.ts), so the guard does not resolve it twice. */
@@ -23,6 +25,16 @@ export interface AuthenticatedRequest extends FastifyRequest {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What a route declares to the guard, read once per route (decorators never change after start). */
+interface RoutePolicy {
+  public: boolean;
+  skipRateLimit: boolean;
+  scope: string | undefined;
+  self: boolean;
+  accountScope: string | undefined;
+  keptRead: KeptReadRoute | undefined;
+}
 
 export function bearerToken(header: unknown): string | undefined {
   if (typeof header !== 'string') return undefined;
@@ -39,27 +51,52 @@ export function bearerToken(header: unknown): string | undefined {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
+  /** By controller class, then route handler (a handler inherited by two classes may be declared apart). */
+  private readonly policies = new WeakMap<object, WeakMap<object, RoutePolicy>>();
+
   constructor(
     private readonly reflector: Reflector,
     @Inject(CREDENTIAL_RESOLVER) private readonly credentials: CredentialResolver,
     @Inject(MEMBERSHIP_RESOLVER) private readonly memberships: MembershipResolver,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() private readonly rateLimiter?: RateLimiter,
   ) {}
 
+  private policyOf(context: ExecutionContext): RoutePolicy {
+    const handler = context.getHandler();
+    const cls = context.getClass();
+    let byHandler = this.policies.get(cls);
+    if (!byHandler) this.policies.set(cls, (byHandler = new WeakMap()));
+    let policy = byHandler.get(handler);
+    if (!policy) {
+      const targets = [handler, cls];
+      const read = <T>(key: string) => this.reflector.getAllAndOverride<T>(key, targets);
+      policy = {
+        public: read<boolean>(PUBLIC_ROUTE) === true,
+        skipRateLimit: read<boolean>(SKIP_RATE_LIMIT) === true,
+        scope: read<string | undefined>(REQUIRED_SCOPE),
+        self: read<boolean>(SELF_POLICY) === true,
+        accountScope: read<string | undefined>(ACCOUNT_SCOPE),
+        keptRead: read<KeptReadRoute | undefined>(KEPT_READ),
+      };
+      byHandler.set(handler, policy);
+    }
+    return policy;
+  }
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const targets = [context.getHandler(), context.getClass()];
+    const policy = this.policyOf(context);
     const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const admit = async (subject: string): Promise<void> => {
-      if (!this.rateLimiter || this.reflector.getAllAndOverride<boolean>(SKIP_RATE_LIMIT, targets)) return;
-      await this.rateLimiter.admit(subject, context.switchToHttp().getResponse<FastifyReply>());
+    const admit = async (subject: string, peek?: string): Promise<string | null | undefined> => {
+      if (!this.rateLimiter || policy.skipRateLimit) return undefined;
+      return this.rateLimiter.admit(subject, context.switchToHttp().getResponse<FastifyReply>(), peek);
     };
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) {
+    if (policy.public) {
       await admit(addressSubject(req));
       return true;
     }
-    const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);
-    const self = this.reflector.getAllAndOverride<boolean>(SELF_POLICY, targets);
+    const { scope, self } = policy;
     if (!scope && !self) throw new Error('Route declares neither a scope nor that it is public');
 
     const token = bearerToken(req.headers.authorization);
@@ -76,9 +113,18 @@ export class AuthGuard implements CanActivate {
       await admit(addressSubject(req));
       throw new UnauthorizedError('The credential is invalid, expired or revoked');
     }
-    await admit(credentialSubject(credential));
+    const params = req.params as Record<string, string> | undefined;
+    // A kept read's version rides on the admission (core/http/kept-reads.ts); it is only
+    // used by the handler, once the checks below have let the request through.
+    const { keptRead } = policy;
+    const keptId = keptRead && params?.[keptRead.param]?.toLowerCase();
+    const peeked = await admit(
+      credentialSubject(credential),
+      keptRead && keptId ? versionKey(this.config.redisPrefix, keptRead.kind, keptId) : undefined,
+    );
+    if (keptId && peeked !== undefined) req.peekedVersion = peeked;
 
-    const wid = (req.params as Record<string, string> | undefined)?.wid;
+    const wid = params?.wid;
     let membership: Membership | undefined;
     if (wid !== undefined) {
       if (!UUID.test(wid) || (credential.workspaceId && credential.workspaceId !== wid))
@@ -93,7 +139,7 @@ export class AuthGuard implements CanActivate {
       throw new ForbiddenError(`This credential lacks the scope ${scope}`);
     }
     // Account scopes are checked against the credential itself, never a role (@RequireAccountScope).
-    const accountScope = this.reflector.getAllAndOverride<string | undefined>(ACCOUNT_SCOPE, targets);
+    const accountScope = policy.accountScope;
     if (accountScope && !grants(credential.scopes, accountScope)) {
       throw new ForbiddenError(`This credential lacks the scope ${accountScope}`);
     }

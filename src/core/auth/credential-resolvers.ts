@@ -1,10 +1,19 @@
 import { Injectable, OnModuleInit, SetMetadata } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { DiscoveryService } from '@nestjs/core';
 import { AuthCache } from './auth-cache';
 import { Credential, CredentialResolver } from './principal';
 
 export const CREDENTIAL_PREFIX = 'auth:credential-prefix';
+
+/**
+ * A token's SHA-256 (base64), its cache key: node's one-shot `crypto.hash` (20.12+) where
+ * there is one, half the cost of a Hash object on every authenticated request.
+ */
+const sha256: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'base64')
+    : (text) => crypto.createHash('sha256').update(text).digest('base64');
 
 /**
  * Marks a provider as the resolver of bearer tokens starting with `prefix`
@@ -40,7 +49,7 @@ export class PrefixCredentialResolver implements CredentialResolver, OnModuleIni
   async resolve(token: string): Promise<Credential | undefined> {
     for (const [prefix, resolver] of this.resolvers) {
       if (!token.startsWith(prefix)) continue;
-      const key = `credential:${createHash('sha256').update(token).digest('base64')}`;
+      const key = `credential:${sha256(token)}`;
       const credential = await this.cache.get(
         key,
         () => resolver.resolve(token),

@@ -35,6 +35,7 @@ type AdmitResult = [
   resetAtMs: number,
   nowMs: number,
   reason: 'ok' | 'rate' | 'concurrency',
+  peeked: string | null,
 ];
 /** One counted attempt of a bucket of its own (see RateLimiter.reserve). */
 export interface Reservation {
@@ -49,6 +50,18 @@ type RedisWithAdmit = Redis & {
   wsAdmit(
     k1: string,
     k2: string,
+    limit: number,
+    windowMs: number,
+    concurrency: number,
+    ttl: number,
+    member: string,
+    ...finished: string[]
+  ): Promise<AdmitResult>;
+  /** wsAdmit, also reading a third key (see ADMIT_SCRIPT). */
+  wsAdmitPeek(
+    k1: string,
+    k2: string,
+    k3: string,
     limit: number,
     windowMs: number,
     concurrency: number,
@@ -98,6 +111,7 @@ export class RateLimiter implements OnApplicationShutdown {
       }) as RedisWithAdmit;
       redis.on('error', (err: Error) => this.logFailure(err));
       redis.defineCommand('wsAdmit', { numberOfKeys: 2, lua: ADMIT_SCRIPT });
+      redis.defineCommand('wsAdmitPeek', { numberOfKeys: 3, lua: ADMIT_SCRIPT });
       this.redis = redis;
       await redis.connect().catch((err: Error) => this.logFailure(err));
     })();
@@ -117,14 +131,19 @@ export class RateLimiter implements OnApplicationShutdown {
    * Admits the request for `subject` or throws 429 (with Retry-After). Sets the
    * X-RateLimit-* headers either way, and frees the in-flight slot when the response
    * ends, whatever its status.
+   *
+   * `peek`: a key of the application's Redis (REDIS_URL) to read in the same call, whose
+   * value (null when absent) is returned; undefined when it was not read (no admission
+   * ran: the limiter is closed, failed or not connected, or counts in another Redis,
+   * RATE_LIMIT_REDIS_URL). The caller then reads it itself.
    */
-  async admit(subject: string, reply: FastifyReply): Promise<void> {
-    if (this.closed) return;
+  async admit(subject: string, reply: FastifyReply, peek?: string): Promise<string | null | undefined> {
+    if (this.closed) return undefined;
     await this.connect();
     const redis = this.redis;
     if (!redis || redis.status !== 'ready') {
       this.logFailure(new Error(`Redis connection is ${redis?.status ?? 'absent'}`));
-      return;
+      return undefined;
     }
     const { rateLimitPerMinute: limit, rateLimitConcurrency: concurrency, redisPrefix } = this.config;
     const base = `${redisPrefix}:ratelimit:{${subject}}`;
@@ -132,24 +151,37 @@ export class RateLimiter implements OnApplicationShutdown {
     const member = randomUUID();
     const finished = this.finished.get(inflightKey) ?? [];
     this.finished.delete(inflightKey);
+    const peeking = peek !== undefined && this.sameRedis;
     let result: AdmitResult;
     try {
-      result = await redis.wsAdmit(
-        `${base}:log`,
-        inflightKey,
-        limit,
-        WINDOW_MS,
-        concurrency,
-        INFLIGHT_TTL_MS,
-        member,
-        ...finished,
-      );
+      result = peeking
+        ? await redis.wsAdmitPeek(
+            `${base}:log`,
+            inflightKey,
+            peek,
+            limit,
+            WINDOW_MS,
+            concurrency,
+            INFLIGHT_TTL_MS,
+            member,
+            ...finished,
+          )
+        : await redis.wsAdmit(
+            `${base}:log`,
+            inflightKey,
+            limit,
+            WINDOW_MS,
+            concurrency,
+            INFLIGHT_TTL_MS,
+            member,
+            ...finished,
+          );
     } catch (err) {
       this.release(inflightKey, ...finished);
       this.logFailure(err);
-      return;
+      return undefined;
     }
-    const [admitted, remaining, resetAtMs, nowMs, reason] = result;
+    const [admitted, remaining, resetAtMs, nowMs, reason, peeked] = result;
     void reply.header('X-RateLimit-Limit', String(limit));
     void reply.header('X-RateLimit-Remaining', String(Math.max(0, remaining)));
     void reply.header('X-RateLimit-Reset', String(Math.ceil(resetAtMs / 1000)));
@@ -171,6 +203,13 @@ export class RateLimiter implements OnApplicationShutdown {
     const raw = reply.raw;
     if (raw.writableFinished || raw.destroyed) release();
     else raw.once('close', release);
+    return peeking ? (peeked ?? null) : undefined;
+  }
+
+  /** Whether the limiter counts in the application's Redis, where a peeked key lives. */
+  private get sameRedis(): boolean {
+    const own = this.config.rateLimitRedisUrl;
+    return own === undefined || own === this.config.redisUrl;
   }
 
   private release(inflightKey: string, ...members: string[]): void {

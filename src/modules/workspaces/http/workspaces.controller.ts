@@ -6,10 +6,12 @@ import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { KeptRead, PeekedVersion } from '../../../core/http/kept-reads';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { PageQueryDto, toPageRequest } from '../../../core/http/pagination';
 import { UpdateWorkspaceCommand } from '../commands/update-workspace.command';
 import { assertCanReadWorkspace, listedWorkspaceOf } from '../domain/workspace-access';
+import { KEPT_WORKSPACE } from '../projections/workspaces.projection';
 import { GetWorkspaceQuery, ListWorkspacesQuery } from '../queries/workspace.queries';
 import {
   UpdateWorkspaceDto,
@@ -39,15 +41,24 @@ export class WorkspacesController {
     );
   }
 
-  /** workspace:read, or a member token bound to this workspace (see workspace-access.ts). */
+  /**
+   * workspace:read, or a member token bound to this workspace (see workspace-access.ts).
+   * The answer is kept per process (GetWorkspaceHandler); the version it is checked
+   * against comes with the rate limiter's admission (@KeptRead).
+   */
   @Get(':wid')
   @RequireScope('workspace:read')
   @SelfAccess()
+  @KeptRead(KEPT_WORKSPACE, 'wid')
   @ApiOkResponse({ type: WorkspaceResponse })
-  get(@Param('wid') wid: string, @CurrentPrincipal() principal: Principal): Promise<WorkspaceResponse> {
+  get(
+    @Param('wid') wid: string,
+    @CurrentPrincipal() principal: Principal,
+    @PeekedVersion() peeked: string | null | undefined,
+  ): Promise<WorkspaceResponse> {
     const workspaceId = wid.toLowerCase();
     assertCanReadWorkspace(principal, workspaceId);
-    return this.queries.execute(new GetWorkspaceQuery(workspaceId));
+    return this.queries.execute(new GetWorkspaceQuery(workspaceId, peeked));
   }
 
   @Put(':wid')

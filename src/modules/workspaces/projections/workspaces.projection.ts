@@ -1,10 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
 import { EntityManager } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
+import { announceVersion } from '../../../core/http/kept-reads';
+import { REDIS } from '../../../core/redis/redis';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { MemberRolesMerged } from '../../roles';
 import type { WorkspaceEvent } from '../domain/workspace';
 import { WorkspaceEntity } from './workspace.entity';
+
+/** The KeptReads kind of a workspace's GET answer (queries/workspace.queries.ts). */
+export const KEPT_WORKSPACE = 'workspace';
 
 @Injectable()
 @Projection({
@@ -13,11 +20,22 @@ import { WorkspaceEntity } from './workspace.entity';
   tables: ['workspaces'],
 })
 export class WorkspacesProjection implements ProjectionHandler {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Before the row at `version` commits: every process's kept GET answer of it is then stale. */
+  private announce(workspaceId: string, version: number): Promise<void> {
+    return announceVersion(this.redis, this.config.redisPrefix, KEPT_WORKSPACE, workspaceId, version);
+  }
+
   async handle(stored: StoredEvent, em: EntityManager): Promise<void> {
     const event = { type: stored.type, data: stored.data } as WorkspaceEvent | MemberRolesMerged;
     const repo = em.getRepository(WorkspaceEntity);
     switch (event.type) {
       case 'WorkspaceCreated':
+        await this.announce(event.data.workspaceId, 1);
         await repo.upsert(
           {
             id: event.data.workspaceId,
@@ -39,6 +57,7 @@ export class WorkspacesProjection implements ProjectionHandler {
         row.updatedAt = new Date(event.data.updatedAt);
         row.version++;
         row.streamRevision = stored.revision.toString();
+        await this.announce(row.id, row.version);
         await repo.save(row);
         return;
       }
@@ -50,6 +69,7 @@ export class WorkspacesProjection implements ProjectionHandler {
         row.settings = { ...row.settings, defaultMemberRoleId: event.data.targetRoleId };
         row.updatedAt = new Date(event.data.mergedAt);
         row.version++;
+        await this.announce(row.id, row.version);
         await repo.save(row);
         return;
       }

@@ -1,12 +1,18 @@
+import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
+import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ListMembershipsOfAccountQuery } from '../../identity';
 import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { queryPrepared } from '../../../core/database/prepared';
+import { KeptReads } from '../../../core/http/kept-reads';
+import { REDIS } from '../../../core/redis/redis';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { withVersion } from '../../../core/http/preconditions';
 import { WorkspaceResponse } from '../http/workspace.dto';
 import { WorkspaceEntity } from '../projections/workspace.entity';
+import { KEPT_WORKSPACE } from '../projections/workspaces.projection';
 
 export class ListWorkspacesQuery {
   constructor(
@@ -18,7 +24,15 @@ export class ListWorkspacesQuery {
 }
 
 export class GetWorkspaceQuery {
-  constructor(readonly workspaceId: string) {}
+  constructor(
+    readonly workspaceId: string,
+    /**
+     * The version the workspaces projection announced, as read with the request's
+     * admission (@KeptRead on the GET route; null: none announced), or undefined: read it.
+     * Only from a request that appended nothing before.
+     */
+    readonly peekedVersion?: string | null,
+  ) {}
 }
 
 /**
@@ -54,9 +68,31 @@ export class ListWorkspacesHandler implements IQueryHandler<ListWorkspacesQuery>
 
 @QueryHandler(GetWorkspaceQuery)
 export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
-  constructor(private readonly db: DataSource) {}
+  /**
+   * Answers kept per process and checked against the version the workspaces projection
+   * last announced (core/http/kept-reads.ts): one Redis GET instead of a PostgreSQL round
+   * trip, which cost this read most of its time (its answer changes rarely; every request
+   * of a workspace's callers reads it). Frozen: one object answers many requests.
+   */
+  private readonly kept: KeptReads<WorkspaceResponse>;
+
+  constructor(
+    private readonly db: DataSource,
+    @Inject(REDIS) redis: Redis,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.kept = new KeptReads(redis, config.redisPrefix, KEPT_WORKSPACE);
+  }
 
   async execute(q: GetWorkspaceQuery): Promise<WorkspaceResponse> {
+    const answer = await this.kept.read(q.workspaceId, () => this.load(q.workspaceId), q.peekedVersion);
+    if (!answer) throw new NotFoundError('Workspace not found');
+    return answer;
+  }
+
+  private async load(
+    workspaceId: string,
+  ): Promise<{ value: WorkspaceResponse; version: number } | undefined> {
     // Plain SQL, prepared, on the hottest read: the repository's query building cost more than the query.
     const [r] = await queryPrepared<{
       id: string;
@@ -70,9 +106,9 @@ export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
       this.db,
       `SELECT id, name, settings, created_at, updated_at, version, stream_revision::text AS stream_revision
          FROM workspaces WHERE id = $1`,
-      [q.workspaceId],
+      [workspaceId],
     );
-    if (!r) throw new NotFoundError('Workspace not found');
+    if (!r) return undefined;
     const row: WorkspaceEntity = {
       id: r.id,
       name: r.name,
@@ -82,6 +118,14 @@ export class GetWorkspaceHandler implements IQueryHandler<GetWorkspaceQuery> {
       version: r.version,
       streamRevision: r.stream_revision,
     };
-    return withVersion(WorkspaceResponse.of(row), row.version);
+    const body = withVersion(WorkspaceResponse.of(row), row.version);
+    deepFreeze(body);
+    return { value: body, version: row.version };
   }
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
 }
