@@ -35,6 +35,7 @@ import {
   SCAN_ALL_SQL,
   ScanRow,
   createStreamsSql,
+  appendGroupSql,
   appendSql,
   claimMode,
   toStoredEvent,
@@ -54,16 +55,40 @@ export interface PostgresEventStoreOptions {
   idlePollMs?: number;
   /** Least time between two notifications this store sends to other processes (default 5 ms). */
   notifyIntervalMs?: number;
+  /**
+   * Group commit (default on): autocommitted appends to distinct streams asked for in one
+   * turn of the event loop go to the database as one statement (see `appendGroupSql`).
+   */
+  groupCommit?: boolean;
 }
 
 /** Attempts of an 'any' or 'stream_exists' append that keeps losing races before it gives up. */
 const MAX_APPEND_ATTEMPTS = 10;
+/** Most appends one group statement carries; more wait for the next. */
+const MAX_GROUP = 64;
 const SAVEPOINT = 'event_store_append';
 
 interface AppendRow {
   global_position: string;
   transaction_id: string;
   stream_revision: string;
+}
+
+interface GroupRow {
+  stream_name: string;
+  global_position: string | null;
+  transaction_id: string | null;
+  stream_revision: string | null;
+  last: string | null;
+}
+
+/** An autocommitted append waiting for its group's statement. */
+interface QueuedAppend {
+  streamName: string;
+  events: readonly NewEvent[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
 }
 
 /**
@@ -81,6 +106,14 @@ export class PostgresEventStore implements EventStore {
   /** Open subscriptions, ended by close() so that none polls a closed pool. */
   private readonly subscriptions = new Set<EventSubscription>();
   private closed = false;
+  /** Group commit: appends asked for and not yet sent, in the order asked. */
+  private queued: QueuedAppend[] = [];
+  /** Streams with an append in a statement under way: later appends to them wait for it. */
+  private readonly busyStreams = new Set<string>();
+  private flushScheduled = false;
+  /** Group statements under way, and close()'s wait for the queue to drain. */
+  private inFlight = 0;
+  private drainWaiters: (() => void)[] = [];
 
   constructor(private readonly options: PostgresEventStoreOptions) {
     this.ownsPool = !options.pool;
@@ -101,25 +134,173 @@ export class PostgresEventStore implements EventStore {
     this.notifier = new ThrottledNotifier(() => this.pool.query(NOTIFY_SQL), options.notifyIntervalMs ?? 5);
   }
 
-  async append(
+  /**
+   * An autocommitted append. With group commit, appends asked for in the same turn of the
+   * event loop (concurrent requests) are sent together as one statement in one
+   * transaction: each keeps its own expectation and its own outcome (a failed expectation
+   * fails only that append, with WrongExpectedRevisionError), and each promise resolves
+   * only once the statement has committed. Appends to one stream keep their order: one
+   * waits while an earlier append to its stream is queued or under way. A group statement
+   * the database refuses as a whole (a concurrent writer took a revision first, a bad
+   * value in one append) writes nothing and is retried as one append at a time, so each
+   * gets the outcome it would have had alone.
+   */
+  append(
     streamName: string,
     events: readonly NewEvent[],
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     this.assertOpen();
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    const expected = options.expectedRevision ?? 'any';
+    if (this.options.groupCommit === false) return this.appendAlone(streamName, events, expected);
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queued.push({ streamName, events, expected, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.queued.length === 0) return;
+    this.flushScheduled = true;
+    // After the current turn's I/O callbacks and promise jobs: the appends of requests
+    // handled in this turn join one statement.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    for (;;) {
+      const group: QueuedAppend[] = [];
+      const waiting: QueuedAppend[] = [];
+      for (const queued of this.queued) {
+        if (group.length >= MAX_GROUP || this.busyStreams.has(queued.streamName)) waiting.push(queued);
+        else {
+          group.push(queued);
+          this.busyStreams.add(queued.streamName);
+        }
+      }
+      this.queued = waiting;
+      if (group.length === 0) return;
+      this.inFlight++;
+      void this.sendGroup(group).finally(() => {
+        for (const queued of group) this.busyStreams.delete(queued.streamName);
+        this.inFlight--;
+        this.scheduleFlush();
+        if (this.inFlight === 0 && this.queued.length === 0) {
+          for (const w of this.drainWaiters.splice(0)) w();
+        }
+      });
+    }
+  }
+
+  private async sendGroup(group: QueuedAppend[]): Promise<void> {
+    if (group.length === 1) {
+      const [one] = group;
+      await this.appendAlone(one.streamName, one.events, one.expected).then(one.resolve, one.reject);
+      return;
+    }
+    const carry = this.notifier.claim();
+    const prepared = group.map((queued) => ({
+      queued,
+      ids: queued.events.map((e) => e.id ?? uuidv7()),
+      data: queued.events.map((e) => JSON.stringify(e.data ?? null)),
+      metadata: queued.events.map((e) => JSON.stringify(e.metadata)),
+    }));
+    const doc = prepared
+      .map(({ queued, ids, data, metadata }) => {
+        const events = queued.events.map(
+          (e, i) =>
+            `{"id":${JSON.stringify(ids[i])},"type":${JSON.stringify(e.type)},"data":${data[i]},"metadata":${metadata[i]}}`,
+        );
+        const mode = claimMode(queued.expected);
+        const expected = typeof queued.expected === 'bigint' ? `"${queued.expected.toString()}"` : 'null';
+        return `{"s":${JSON.stringify(queued.streamName)},"m":"${mode}","x":${expected},"ev":[${events.join(',')}]}`;
+      })
+      .join(',');
+    let rows: GroupRow[];
+    try {
+      rows = (
+        await autocommitted<GroupRow>(this.pool, {
+          name: `event_store_append_group${carry ? '_notify' : ''}`,
+          text: appendGroupSql(carry),
+          values: [`[${doc}]`],
+        })
+      ).rows;
+    } catch (error) {
+      if (carry) this.notifier.settle(false);
+      if (!refusedOnSoundConnection(error)) {
+        for (const { queued } of prepared) queued.reject(error);
+        return;
+      }
+      // Refused as a whole (a lost race on one stream, a bad value in one append): nothing
+      // was written; each append alone gets the outcome it would have had.
+      await Promise.all(
+        group.map((queued) =>
+          this.appendAlone(queued.streamName, queued.events, queued.expected).then(
+            queued.resolve,
+            queued.reject,
+          ),
+        ),
+      );
+      return;
+    }
+    const byStream = new Map<string, GroupRow[]>();
+    for (const row of rows) {
+      const of = byStream.get(row.stream_name);
+      if (of) of.push(row);
+      else byStream.set(row.stream_name, [row]);
+    }
+    const types = new Set<string>();
+    const outcomes: (() => void)[] = [];
+    for (const { queued, ids, data, metadata } of prepared) {
+      const of = byStream.get(queued.streamName) ?? [];
+      if (of.length === 0 || of[0].global_position === null) {
+        const last = of[0]?.last;
+        const error = new WrongExpectedRevisionError(
+          queued.streamName,
+          queued.expected,
+          last == null ? 'no_stream' : BigInt(last),
+        );
+        outcomes.push(() => queued.reject(error));
+        continue;
+      }
+      of.sort((a, b) => (BigInt(a.stream_revision!) < BigInt(b.stream_revision!) ? -1 : 1));
+      const stored = of.map((row, i): StoredEvent => ({
+        id: ids[i],
+        type: queued.events[i].type,
+        data: JSON.parse(data[i]) as unknown,
+        metadata: JSON.parse(metadata[i]) as StoredEvent['metadata'],
+        streamName: queued.streamName,
+        revision: BigInt(row.stream_revision!),
+        position: { commit: BigInt(row.transaction_id!), prepare: BigInt(row.global_position!) },
+      }));
+      for (const e of queued.events) types.add(e.type);
+      const last = stored[stored.length - 1];
+      const result = { nextExpectedRevision: last.revision, position: last.position, events: stored };
+      outcomes.push(() => queued.resolve(result));
+    }
+    const wrote = types.size > 0;
+    if (wrote) this.listener.fire(types);
+    if (carry) this.notifier.settle(wrote);
+    else if (wrote) this.notifier.request();
+    for (const outcome of outcomes) outcome();
+  }
+
+  /** One append in a statement of its own (the group of one, and the group's fallback). */
+  private async appendAlone(
+    streamName: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision,
+  ): Promise<AppendResult> {
     // Other processes are woken by a pg_notify in the append's own statement when the
     // throttle lets it carry one, else by a separate one later (ThrottledNotifier).
     const carry = this.notifier.claim();
     let result: AppendResult;
     try {
-      result = await this.appendWith(
-        this.pool,
-        streamName,
-        events,
-        options.expectedRevision ?? 'any',
-        false,
-        carry,
-      );
+      result = await this.appendWith(this.pool, streamName, events, expected, false, carry);
     } catch (error) {
       if (carry) this.notifier.settle(false);
       throw error;
@@ -352,6 +533,9 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Appends already asked for are sent and answered before the pool ends.
+    if (this.inFlight > 0 || this.queued.length > 0)
+      await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
     await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
     await this.notifier.close();
     await this.listener.close();
