@@ -19,6 +19,12 @@ export class PostgresAppendListener {
   constructor(
     private readonly connectionString: string,
     private readonly channel: string,
+    /**
+     * Whether a notification comes from one of this process's own writers (by the server
+     * process id that sent it): those commits were announced in process by `fire()` with
+     * their event types already, so the echo is not fanned out again.
+     */
+    private readonly ownSender: (processId: number) => boolean = () => false,
   ) {}
 
   add(listener: (eventTypes?: ReadonlySet<string>) => void): () => void {
@@ -69,7 +75,7 @@ export class PostgresAppendListener {
       keepAlive: true,
     });
     client.on('notification', (msg) => {
-      if (msg.channel === this.channel) this.fire();
+      if (msg.channel === this.channel && !this.ownSender(msg.processId)) this.fire();
     });
     const lost = () => {
       if (this.client !== client) return;

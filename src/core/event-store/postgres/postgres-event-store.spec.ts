@@ -188,6 +188,41 @@ describe('PostgresEventStore', () => {
     }
   });
 
+  it('does not wake its own listeners again on the echo of its own NOTIFY; another writer’s still wakes them', async () => {
+    const own = new PostgresEventStore({ connectionString: db.url, poolSize: 2, notifyIntervalMs: 1 });
+    const other = new PostgresEventStore({ connectionString: db.url, poolSize: 1 });
+    const calls: (string[] | undefined)[] = [];
+    const unsubscribe = own.onAppended((types) => calls.push(types && [...types]));
+    try {
+      const prefix = uniq();
+      // LISTEN is up (its first call says "look"), then quiet.
+      await eventually(
+        () => Promise.resolve(calls.length),
+        (n) => n > 0,
+      );
+      await delay(50);
+      calls.length = 0;
+      for (let i = 0; i < 3; i++) {
+        await own.append(`${prefix}-s`, [event('Mine')]);
+        await delay(30);
+      }
+      await delay(200);
+      // Each append carried its pg_notify (the interval is 1 ms): three typed calls, no echo.
+      expect(calls).toEqual([['Mine'], ['Mine'], ['Mine']]);
+      calls.length = 0;
+      await other.append(`${prefix}-t`, [event('Theirs')]);
+      await eventually(
+        () => Promise.resolve(calls.length),
+        (n) => n > 0,
+      );
+      expect(calls).toEqual([undefined]);
+    } finally {
+      unsubscribe();
+      await own.close();
+      await other.close();
+    }
+  });
+
   it('wakes a waiting subscriber through LISTEN when another process appends', async () => {
     // Polls only once a minute, so a prompt delivery can only come from the notification.
     const follower = new PostgresEventStore({ connectionString: db.url, poolSize: 2, idlePollMs: 60_000 });

@@ -130,7 +130,24 @@ export class PostgresEventStore implements EventStore {
       // An idle client losing its connection must not crash the process; the next query reconnects.
       this.pool.on('error', () => undefined);
     }
-    this.listener = new PostgresAppendListener(options.connectionString, APPENDED_CHANNEL);
+    // The server processes of this store's pool: a notification one of them sent was
+    // announced in process already (every append, createStreams and committed() fires the
+    // local listeners with its types), so the LISTEN connection does not wake every loop
+    // of the process again with no types. Connections the pool held before this store
+    // was built (a shared pool) are not known: theirs still wake, as before.
+    const own = new Set<number>();
+    const pidOf = (client: unknown) => (client as { processID?: number }).processID;
+    this.pool.on('connect', (client) => {
+      const pid = pidOf(client);
+      if (pid) own.add(pid);
+    });
+    this.pool.on('remove', (client) => {
+      const pid = pidOf(client);
+      if (pid) own.delete(pid);
+    });
+    this.listener = new PostgresAppendListener(options.connectionString, APPENDED_CHANNEL, (pid) =>
+      own.has(pid),
+    );
     this.notifier = new ThrottledNotifier(() => this.pool.query(NOTIFY_SQL), options.notifyIntervalMs ?? 5);
   }
 
