@@ -47,15 +47,21 @@ export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy 
     if (store.scanAll) this.scans = new SharedScans((options) => store.scanAll!(options));
     // Projection batches hold the store's horizon while they commit: their loops take
     // turns reading (LocalBatches), and those asked for together commit in one
-    // transaction (JointProjectionBatches). A reactor's batch is no transaction: its loop
-    // reads freely.
+    // transaction (JointProjectionBatches). A reactor's batch is no transaction: nothing
+    // waits for it, but it reads when the projections do, in their shared scan.
     const joint = new JointProjectionBatches(this.db, this.feed);
     for (const p of this.registry.projections())
-      this.startLoop(projectionSpec(p, this.db, undefined, this.feed, joint), this.batches, this.scans);
-    for (const r of this.registry.reactors()) this.startLoop(reactorSpec(r, this.db), undefined, this.scans);
+      this.startLoop(projectionSpec(p, this.db, undefined, this.feed, joint), this.batches, this.scans, true);
+    for (const r of this.registry.reactors())
+      this.startLoop(reactorSpec(r, this.db), this.batches, this.scans, false);
   }
 
-  private startLoop(spec: SubscriberSpec, batches?: LocalBatches, scans?: SharedScans): void {
+  private startLoop(
+    spec: SubscriberSpec,
+    batches: LocalBatches,
+    scans: SharedScans | undefined,
+    holdsHorizon: boolean,
+  ): void {
     const loop = new SubscriberLoop(
       spec,
       this.store,
@@ -64,6 +70,7 @@ export class SubscribersHost implements OnApplicationBootstrap, OnModuleDestroy 
       this.config.projectionBatchSize,
       batches,
       scans,
+      holdsHorizon,
     );
     this.loops.push(loop);
     loop.start();

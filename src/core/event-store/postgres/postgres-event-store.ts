@@ -16,6 +16,7 @@ import {
   StoredEvent,
   SubscribeOptions,
   WrongExpectedRevisionError,
+  comparePositions,
 } from '../event-store.port';
 import { PollResult, createPollingSubscription } from '../polling-subscription';
 import { PostgresAppendListener, ThrottledNotifier } from './postgres-append-listener';
@@ -271,6 +272,7 @@ export class PostgresEventStore implements EventStore {
       else byStream.set(row.stream_name, [row]);
     }
     const types = new Set<string>();
+    let lastPosition: Position | undefined;
     const outcomes: (() => void)[] = [];
     for (const { queued, ids, data, metadata } of prepared) {
       const of = byStream.get(queued.streamName) ?? [];
@@ -296,11 +298,12 @@ export class PostgresEventStore implements EventStore {
       }));
       for (const e of queued.events) types.add(e.type);
       const last = stored[stored.length - 1];
+      if (!lastPosition || comparePositions(last.position, lastPosition) > 0) lastPosition = last.position;
       const result = { nextExpectedRevision: last.revision, position: last.position, events: stored };
       outcomes.push(() => queued.resolve(result));
     }
     const wrote = types.size > 0;
-    if (wrote) this.listener.fire(types);
+    if (wrote) this.listener.fire(types, lastPosition);
     if (carry) this.notifier.settle(wrote);
     else if (wrote) this.notifier.request();
     for (const outcome of outcomes) outcome();
@@ -324,7 +327,7 @@ export class PostgresEventStore implements EventStore {
     }
     // Local subscribers need not wait for the notification's round trip; those that handle
     // none of these types need not wake at all (see SubscriberLoop).
-    this.listener.fire(new Set(events.map((e) => e.type)));
+    this.listener.fire(new Set(events.map((e) => e.type)), result.position);
     if (carry) this.notifier.settle(true);
     else this.notifier.request();
     return result;
@@ -349,7 +352,9 @@ export class PostgresEventStore implements EventStore {
       if (carry) this.notifier.settle(false);
       throw error;
     }
-    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))));
+    let last = results[0].position;
+    for (const r of results) if (comparePositions(r.position, last) > 0) last = r.position;
+    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))), last);
     if (carry) this.notifier.settle(true);
     else this.notifier.request();
     return results;
@@ -528,7 +533,7 @@ export class PostgresEventStore implements EventStore {
     return subscription;
   }
 
-  onAppended(listener: (eventTypes?: ReadonlySet<string>) => void): () => void {
+  onAppended(listener: (eventTypes?: ReadonlySet<string>, position?: Position) => void): () => void {
     if (this.closed) return () => undefined;
     return this.listener.add(listener);
   }
