@@ -736,6 +736,114 @@ describe('PostgresEventStore', () => {
       }
     });
 
+    it('sends createStreams calls asked for together as one statement; a refused one alone fails', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      try {
+        const prefix = uniq();
+        const [a, b] = await Promise.all([
+          grouped.createStreams([
+            { streamName: `${prefix}-a1`, events: [event('A1')] },
+            { streamName: `${prefix}-a2`, events: [event('A2'), event('A3')] },
+          ]),
+          grouped.createStreams([{ streamName: `${prefix}-b`, events: [event('B')] }]),
+        ]);
+        expect(appends(sent)).toHaveLength(1);
+        expect(a.map((r) => r.nextExpectedRevision)).toEqual([0n, 1n]);
+        expect(b[0].events.map((e) => e.type)).toEqual(['B']);
+        expect(new Set([...a, ...b].map((r) => r.position.commit)).size).toBe(1);
+        expect(await grouped.readStream(`${prefix}-a2`)).toEqual(a[1].events);
+
+        // One of the calls names a stream that exists: the others land all the same.
+        sent.length = 0;
+        const outcomes = await Promise.all([
+          settled(grouped.createStreams([{ streamName: `${prefix}-c`, events: [event('C')] }])),
+          settled(
+            grouped.createStreams([
+              { streamName: `${prefix}-d`, events: [event('D')] },
+              { streamName: `${prefix}-b`, events: [event('Again')] },
+            ]),
+          ),
+        ]);
+        expect(outcomes[0].status).toBe('fulfilled');
+        expect(outcomes[1].status).toBe('rejected');
+        expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({
+          streamName: `${prefix}-b`,
+          expected: 'no_stream',
+          actual: 0n,
+        });
+        expect(await grouped.readStream(`${prefix}-d`)).toEqual([]);
+        expect((await grouped.readStream(`${prefix}-b`)).map((e) => e.type)).toEqual(['B']);
+        expect((await grouped.readStream(`${prefix}-c`)).map((e) => e.type)).toEqual(['C']);
+      } finally {
+        await close();
+      }
+    });
+
+    it('runs the calls’ `also` statement once on their merged values; a conflict in one fails only it', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      const client = await rawClient();
+      await client.query(`CREATE TABLE IF NOT EXISTS group_also (v text PRIMARY KEY, owner text NOT NULL)`);
+      const also = (owner: string, ...values: string[]) => ({
+        sql: `INSERT INTO group_also (v, owner) SELECT unnest($2::text[]), unnest($3::text[])`,
+        values: [values, values.map(() => owner)],
+        merge: (lists: readonly unknown[][]) => [0, 1].map((c) => lists.flatMap((l) => l[c] as string[])),
+      });
+      try {
+        const prefix = uniq();
+        const [x, y] = await Promise.all([
+          grouped.createStreams(
+            [{ streamName: `${prefix}-x`, events: [event('X')] }],
+            also('x', `${prefix}-1`),
+          ),
+          grouped.createStreams(
+            [{ streamName: `${prefix}-y`, events: [event('Y')] }],
+            also('y', `${prefix}-2`, `${prefix}-3`),
+          ),
+        ]);
+        expect(appends(sent)).toHaveLength(1);
+        expect([x[0].events[0].type, y[0].events[0].type]).toEqual(['X', 'Y']);
+        const rows = await client.query<{ v: string; owner: string }>(
+          `SELECT v, owner FROM group_also WHERE starts_with(v, $1) ORDER BY v`,
+          [prefix],
+        );
+        expect(rows.rows).toEqual([
+          { v: `${prefix}-1`, owner: 'x' },
+          { v: `${prefix}-2`, owner: 'y' },
+          { v: `${prefix}-3`, owner: 'y' },
+        ]);
+
+        // Two calls claim one value: exactly one lands, with its stream; the other writes nothing.
+        const [p, q] = await Promise.all([
+          settled(
+            grouped.createStreams(
+              [{ streamName: `${prefix}-p`, events: [event('P')] }],
+              also('p', `${prefix}-4`),
+            ),
+          ),
+          settled(
+            grouped.createStreams(
+              [{ streamName: `${prefix}-q`, events: [event('Q')] }],
+              also('q', `${prefix}-4`),
+            ),
+          ),
+        ]);
+        expect([p.status, q.status].sort()).toEqual(['fulfilled', 'rejected']);
+        const loser = p.status === 'rejected' ? 'p' : 'q';
+        const winner = loser === 'p' ? 'q' : 'p';
+        expect((p.status === 'rejected' ? p : (q as PromiseRejectedResult)).reason).toMatchObject({
+          code: '23505',
+        });
+        expect(await grouped.readStream(`${prefix}-${loser}`)).toEqual([]);
+        expect(await grouped.readStream(`${prefix}-${winner}`)).toHaveLength(1);
+        const owner = await client.query<{ owner: string }>(`SELECT owner FROM group_also WHERE v = $1`, [
+          `${prefix}-4`,
+        ]);
+        expect(owner.rows).toEqual([{ owner: winner }]);
+      } finally {
+        await close();
+      }
+    });
+
     it('sends what was asked for before close() and answers it', async () => {
       const { store: grouped, close } = recordingStore();
       const prefix = uniq();

@@ -83,6 +83,26 @@ interface GroupRow {
   last: string | null;
 }
 
+/**
+ * One more data-modifying statement of a `createStreams` (see there). With `merge`, the
+ * calls of one group that carry the same `sql` run it once, on their values merged by it
+ * (each call's values as it gave them, in the order asked): the same rows it would write
+ * for each call, in one statement.
+ */
+export interface AlsoStatement {
+  sql: string;
+  values: unknown[];
+  merge?: (values: readonly unknown[][]) => unknown[];
+}
+
+/** An autocommitted createStreams waiting for its group's statement. */
+interface QueuedCreate {
+  streams: readonly NewStream[];
+  also?: AlsoStatement;
+  resolve(results: AppendResult[]): void;
+  reject(error: unknown): void;
+}
+
 /** An autocommitted append waiting for its group's statement. */
 interface QueuedAppend {
   streamName: string;
@@ -109,6 +129,7 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   /** Group commit: appends asked for and not yet sent, in the order asked. */
   private queued: QueuedAppend[] = [];
+  private queuedCreates: QueuedCreate[] = [];
   /** Streams with an append in a statement under way: later appends to them wait for it. */
   private readonly busyStreams = new Set<string>();
   private flushScheduled = false;
@@ -179,7 +200,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled || this.queued.length === 0) return;
+    if (this.flushScheduled || (this.queued.length === 0 && this.queuedCreates.length === 0)) return;
     this.flushScheduled = true;
     // After the current turn's I/O callbacks and promise jobs: the appends of requests
     // handled in this turn join one statement.
@@ -201,17 +222,89 @@ export class PostgresEventStore implements EventStore {
         }
       }
       this.queued = waiting;
-      if (group.length === 0) return;
-      this.inFlight++;
-      void this.sendGroup(group).finally(() => {
-        for (const queued of group) this.busyStreams.delete(queued.streamName);
-        this.inFlight--;
-        this.scheduleFlush();
-        if (this.inFlight === 0 && this.queued.length === 0) {
-          for (const w of this.drainWaiters.splice(0)) w();
-        }
-      });
+      if (group.length === 0) break;
+      this.send(
+        () => this.sendGroup(group),
+        group.map((queued) => queued.streamName),
+      );
     }
+    // New streams: the calls with the same `also` statement (or none) go together.
+    for (;;) {
+      const groups = new Map<string, QueuedCreate[]>();
+      const waiting: QueuedCreate[] = [];
+      for (const queued of this.queuedCreates) {
+        const key = queued.also?.sql ?? '';
+        const group = groups.get(key) ?? [];
+        if (group.length >= MAX_GROUP || queued.streams.some((s) => this.busyStreams.has(s.streamName))) {
+          waiting.push(queued);
+          continue;
+        }
+        for (const s of queued.streams) this.busyStreams.add(s.streamName);
+        group.push(queued);
+        groups.set(key, group);
+      }
+      this.queuedCreates = waiting;
+      if (groups.size === 0) break;
+      for (const group of groups.values())
+        this.send(
+          () => this.sendCreates(group),
+          group.flatMap((queued) => queued.streams.map((s) => s.streamName)),
+        );
+    }
+  }
+
+  private send(statement: () => Promise<void>, streams: string[]): void {
+    this.inFlight++;
+    void statement().finally(() => {
+      for (const name of streams) this.busyStreams.delete(name);
+      this.inFlight--;
+      this.scheduleFlush();
+      if (this.inFlight === 0 && this.queued.length === 0 && this.queuedCreates.length === 0) {
+        for (const w of this.drainWaiters.splice(0)) w();
+      }
+    });
+  }
+
+  private async sendCreates(group: QueuedCreate[]): Promise<void> {
+    const alone = (queued: QueuedCreate) =>
+      this.createStreamsAlone(queued.streams, queued.also).then(queued.resolve, queued.reject);
+    if (group.length === 1) return alone(group[0]);
+    const streams = group.flatMap((queued) => queued.streams);
+    const first = group[0].also;
+    const also = first && {
+      sql: first.sql,
+      values: first.merge!(group.map((queued) => queued.also!.values)),
+    };
+    const carry = this.notifier.claim();
+    let results: AppendResult[];
+    try {
+      results = await this.createStreamsWith(this.pool, streams, false, also, carry, false);
+    } catch (error) {
+      if (carry) this.notifier.settle(false);
+      if (!refusedOnSoundConnection(error)) {
+        for (const queued of group) queued.reject(error);
+        return;
+      }
+      // Refused as a whole (a stream that exists, a value claimed, by one of the calls):
+      // nothing was written; each call alone gets the outcome it would have had.
+      await Promise.all(group.map(alone));
+      return;
+    }
+    this.announce(streams, results, carry);
+    let at = 0;
+    for (const queued of group) {
+      queued.resolve(results.slice(at, at + queued.streams.length));
+      at += queued.streams.length;
+    }
+  }
+
+  /** Wakes local subscribers with what a createStreams wrote, and settles the notification. */
+  private announce(streams: readonly NewStream[], results: AppendResult[], carry: boolean): void {
+    let last = results[0].position;
+    for (const r of results) if (comparePositions(r.position, last) > 0) last = r.position;
+    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))), last);
+    if (carry) this.notifier.settle(true);
+    else this.notifier.request();
   }
 
   private async sendGroup(group: QueuedAppend[]): Promise<void> {
@@ -337,13 +430,35 @@ export class PostgresEventStore implements EventStore {
    * `also`: one more data-modifying statement run as a CTE of the same statement (its
    * parameters from $2), so that it lands with the streams or neither does, in one round
    * trip: new owners' uniqueness claims (core/claims). Its own errors are thrown as they are.
+   *
+   * With group commit, calls asked for in one turn (without `also`, or with the same
+   * `also.sql` and a `merge`) are sent as one statement, as appends are: a refusal of the
+   * whole (one of the streams exists, one of the claims is taken) writes nothing and each
+   * call is then sent alone, so each gets the outcome it would have had.
    */
-  async createStreams(
-    streams: readonly NewStream[],
-    also?: { sql: string; values: unknown[] },
-  ): Promise<AppendResult[]> {
+  createStreams(streams: readonly NewStream[], also?: AlsoStatement): Promise<AppendResult[]> {
     this.assertOpen();
-    if (streams.length === 0) return [];
+    if (streams.length === 0) return Promise.resolve([]);
+    const names = new Set<string>();
+    for (const { streamName, events } of streams) {
+      if (events.length === 0)
+        return Promise.reject(new Error(`createStreams: ${streamName} needs at least one event`));
+      if (names.has(streamName))
+        return Promise.reject(new Error(`createStreams: ${streamName} is given twice`));
+      names.add(streamName);
+    }
+    if (this.options.groupCommit === false || (also && !also.merge))
+      return this.createStreamsAlone(streams, also);
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      this.queuedCreates.push({ streams, also, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private async createStreamsAlone(
+    streams: readonly NewStream[],
+    also?: AlsoStatement,
+  ): Promise<AppendResult[]> {
     const carry = this.notifier.claim();
     let results: AppendResult[];
     try {
@@ -352,11 +467,7 @@ export class PostgresEventStore implements EventStore {
       if (carry) this.notifier.settle(false);
       throw error;
     }
-    let last = results[0].position;
-    for (const r of results) if (comparePositions(r.position, last) > 0) last = r.position;
-    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))), last);
-    if (carry) this.notifier.settle(true);
-    else this.notifier.request();
+    this.announce(streams, results, carry);
     return results;
   }
 
@@ -388,6 +499,8 @@ export class PostgresEventStore implements EventStore {
     inTransaction: boolean,
     also?: { sql: string; values: unknown[] },
     notify = false,
+    /** false: the server's refusal is thrown as it is (a group's, to be retried call by call). */
+    translate = true,
   ): Promise<AppendResult[]> {
     if (streams.length === 0) return [];
     const names = new Set<string>();
@@ -426,7 +539,12 @@ export class PostgresEventStore implements EventStore {
         ? await this.queryInSavepoint<AppendRow & { stream_name: string }>(client, query)
         : (await autocommitted<AppendRow & { stream_name: string }>(client, query)).rows;
     } catch (error) {
-      if (!(error instanceof DatabaseError) || error.code !== '23505' || error.table !== 'events')
+      if (
+        !translate ||
+        !(error instanceof DatabaseError) ||
+        error.code !== '23505' ||
+        error.table !== 'events'
+      )
         throw error;
       if (error.constraint === 'events_event_id_key') {
         throw new Error(`An event with this id is already stored (${error.detail ?? 'duplicate event id'})`, {
@@ -556,7 +674,7 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     // Appends already asked for are sent and answered before the pool ends.
-    if (this.inFlight > 0 || this.queued.length > 0)
+    if (this.inFlight > 0 || this.queued.length > 0 || this.queuedCreates.length > 0)
       await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
     await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
     await this.notifier.close();
