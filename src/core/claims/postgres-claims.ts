@@ -42,6 +42,23 @@ const HOLDERS_SQL = `
 const params = (ref: ClaimRef) => [ref.scope, ref.kind.name, hashClaimValue(ref.value)];
 
 /**
+ * INSERT_MANY_SQL's values of several new owners' statements (the event store's group
+ * commit sends them as one): their rows together, in the one key order every writer
+ * takes claims in.
+ */
+function mergeClaimRows(values: readonly unknown[][]): unknown[] {
+  const rows = values
+    .flatMap((columns) => {
+      const [scopes, kinds, hashes, owners] = columns as string[][];
+      return scopes.map((scope, i) => [scope, kinds[i], hashes[i], owners[i]]);
+    })
+    .map((row) => ({ key: row.slice(0, 3).join('\u0000'), row }))
+    .sort((a, b) => (a.key < b.key ? -1 : 1))
+    .map((keyed) => keyed.row);
+  return [0, 1, 2, 3].map((c) => rows.map((r) => r[c]));
+}
+
+/**
  * Claims as rows of the `claims` table, written in the transaction that appends the
  * owner's events (PostgresEventStore.appendInTransaction): there is no moment at which
  * one is visible without the other, so no crash leaves a value blocked and nothing needs
@@ -116,7 +133,11 @@ export class PostgresClaims implements Claims {
         return await this.store.createStreams(
           requests.map((r) => ({ streamName: r.stream, events: r.events })),
           rows.length
-            ? { sql: INSERT_MANY_SQL, values: [0, 1, 2, 3].map((c) => rows.map((r) => r[c])) }
+            ? {
+                sql: INSERT_MANY_SQL,
+                values: [0, 1, 2, 3].map((c) => rows.map((r) => r[c])),
+                merge: mergeClaimRows,
+              }
             : undefined,
         );
       } catch (error) {

@@ -164,9 +164,10 @@ export interface EventStore {
    * be readable; lets batch readers sleep between polls. Returns an unsubscribe.
    * `eventTypes`, when given, are the types of the events this call announces (an append
    * in this process); without it (another process's append, a reconnect) they may be of
-   * any type.
+   * any type. `position`, when given with them, is the position of the last event this
+   * call announces: a reader that has looked at every event up to it has seen them all.
    */
-  onAppended(listener: (eventTypes?: ReadonlySet<string>) => void): () => void;
+  onAppended(listener: (eventTypes?: ReadonlySet<string>, position?: Position) => void): () => void;
   /** Position of the newest readable event, or undefined for an empty store. */
   headPosition(): Promise<Position | undefined>;
   /** Answers whether the store is reachable (health). */

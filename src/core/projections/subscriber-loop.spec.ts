@@ -255,3 +255,67 @@ describe('SubscriberLoop wake-ups', () => {
     }
   });
 });
+
+describe('SubscriberLoop wake-ups with the appended position', () => {
+  it('reads no more once it has looked past what this process announced; polls while it is held back', async () => {
+    const memory = new InMemoryEventStore();
+    const listeners = new Set<(types?: ReadonlySet<string>, position?: Position) => void>();
+    let reads = 0;
+    // Nothing is readable while `holding` (an older transaction holding the horizon).
+    let holding = false;
+    const store: EventStore = {
+      ...withoutScanAll(memory),
+      scanAll: (options) => {
+        reads++;
+        return holding ? Promise.resolve({ events: [], more: false }) : memory.scanAll(options);
+      },
+      onAppended: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+    const wake = (types: string[], position: Position) =>
+      listeners.forEach((l) => l(new Set(types), position));
+    const prefix = uniq();
+    const subscriber = new RecordingSubscriber(`placed-${prefix}`, ['Rare']);
+    const loop = new SubscriberLoop(subscriber, store, locks, logger, 100);
+    loop.start();
+    try {
+      await eventually(
+        () => Promise.resolve(reads),
+        (n) => n >= 1,
+      );
+      const first = await memory.append(`${prefix}-rare`, [event('Rare')]);
+      wake(['Rare'], first.position);
+      await eventually(
+        () => Promise.resolve(subscriber.committed.length),
+        (n) => n === 1,
+      );
+      // It has looked at what was announced: no read until the next wake-up (it polled
+      // every 20 ms for two seconds after any wake-up before).
+      await delay(50);
+      const settled = reads;
+      await delay(200);
+      expect(reads).toBe(settled);
+
+      // Announced but held back: it polls until it can read it, with no further wake-up.
+      holding = true;
+      const second = await memory.append(`${prefix}-rare`, [event('Rare')]);
+      wake(['Rare'], second.position);
+      const heldAt = reads;
+      await delay(200);
+      expect(reads).toBeGreaterThanOrEqual(heldAt + 3);
+      expect(subscriber.committed).toHaveLength(1);
+      holding = false;
+      await eventually(
+        () => Promise.resolve(subscriber.committed.length),
+        (n) => n === 2,
+      );
+      expect(subscriber.committed.map((e) => e.id)).toEqual([first.events[0].id, second.events[0].id]);
+      expect(subscriber.wrongExpected).toEqual([]);
+    } finally {
+      await loop.stop();
+      await memory.close();
+    }
+  });
+});

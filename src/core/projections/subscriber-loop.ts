@@ -76,7 +76,16 @@ export class SubscriberLoop {
   private stopping = false;
   private done: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** When a wake-up without a position came (another process's commit, a reconnect, a caller's transaction). */
   private lastWakeAt = 0;
+  /** Counts wake-ups, so that the loop can tell whether one came while it read or committed. */
+  private wakes = 0;
+  /**
+   * The position of the last event of a type this loop handles that this process has
+   * appended (its wake-ups carry it): once the loop has looked at everything up to it,
+   * nothing local it handles is waiting (see `settledUpTo`).
+   */
+  private announced: Position | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -89,16 +98,28 @@ export class SubscriberLoop {
     private readonly batches?: LocalBatches,
     /** Shared by the loops of one process over the store's scanAll (absent: each scans alone). */
     private readonly scans?: SharedScans,
+    /**
+     * Whether this loop's batches are transactions that hold the store's horizon (a
+     * projection's): the other loops then wait for them before reading. A reactor's batch
+     * is not: it waits for the projections' like they do (so that it reads with them, in
+     * one shared scan, and in the larger batch), and nothing waits for its own.
+     */
+    private readonly holdsHorizon = true,
   ) {}
 
   start(): void {
     if (this.done) return;
-    this.unsubscribe = this.store.onAppended((eventTypes) => {
+    this.unsubscribe = this.store.onAppended((eventTypes, position) => {
       // An append in this process of types this subscriber does not handle is not worth a
       // read (every append wakes every loop otherwise, each running its own query); any
       // event it does handle still wakes it, and its polls still find whatever it missed.
       if (!wakes(this.spec.eventTypes, eventTypes)) return;
-      this.lastWakeAt = Date.now();
+      if (eventTypes && position) {
+        if (!this.announced || comparePositions(position, this.announced) > 0) this.announced = position;
+      } else {
+        this.lastWakeAt = Date.now();
+      }
+      this.wakes++;
       this.wake?.();
     });
     this.done = this.run();
@@ -150,19 +171,24 @@ export class SubscriberLoop {
     const filter = this.spec.eventTypes === 'all' ? undefined : { eventTypes: this.spec.eventTypes };
     while (!this.stopping && this.locks.holds(this.spec.name)) {
       await this.batches?.idle(BATCH_WAIT_MS);
+      const wakesBefore = this.wakes;
       const { events, scannedTo, more } = await this.read(readFrom, filter);
       if (!events.length) {
         if (scannedTo) readFrom = later(readFrom, scannedTo);
         if (more) continue;
-        await this.sleep(Date.now() - this.lastWakeAt < 2000 ? BUSY_POLL_MS : IDLE_POLL_MS);
+        if (this.settledUpTo(readFrom)) await this.sleep(IDLE_POLL_MS);
+        // Announced but not readable yet: an older transaction holds it back.
+        else if (this.wakes === wakesBefore) await this.sleep(BUSY_POLL_MS);
+        // (A wake-up that came during the read is read for at once.)
         continue;
       }
-      this.batches?.begin();
+      const registered = this.holdsHorizon ? this.batches : undefined;
+      registered?.begin();
       let outcome: BatchOutcome;
       try {
         outcome = await this.spec.commitBatch(events, checkpoint);
       } finally {
-        this.batches?.end();
+        registered?.end();
       }
       if (outcome === 'stale') {
         checkpoint = await this.spec.loadCheckpoint();
@@ -170,9 +196,31 @@ export class SubscriberLoop {
       } else {
         checkpoint = events[events.length - 1].position;
         readFrom = later(readFrom, scannedTo ?? checkpoint);
+        // Read again at once only when something may be waiting: the read stopped at its
+        // limit, a wake-up without a position came meanwhile, or this process appended
+        // something it handles beyond what it looked at. Otherwise the next wake-up (or
+        // poll) says when; a read now would find nothing (under load, one empty scan per
+        // loop per batch).
+        if (!more && this.wakes === wakesBefore && this.settledUpTo(readFrom)) {
+          onProgress();
+          await this.sleep(IDLE_POLL_MS);
+          continue;
+        }
       }
       onProgress();
     }
+  }
+
+  /**
+   * Whether nothing is known to wait beyond `readFrom`: every event of a handled type this
+   * process appended has been looked at, and no wake-up without a position (another
+   * process, a caller's transaction, a reconnect) came in the last two seconds. Otherwise
+   * the loop polls again shortly: an older transaction may have held back what a wake-up
+   * announced (it is readable once that transaction ends, which may announce nothing).
+   */
+  private settledUpTo(readFrom: Position | undefined): boolean {
+    if (Date.now() - this.lastWakeAt < 2000) return false;
+    return !this.announced || (!!readFrom && comparePositions(this.announced, readFrom) <= 0);
   }
 
   private async read(

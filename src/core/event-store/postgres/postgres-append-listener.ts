@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import type { Position } from '../event-store.port';
 
 /**
  * One dedicated LISTEN connection per store, opened on first use and reopened after an
@@ -9,7 +10,7 @@ import { Client } from 'pg';
  * connection was down are lost, so subscribers must look for themselves.
  */
 export class PostgresAppendListener {
-  private readonly listeners = new Set<(eventTypes?: ReadonlySet<string>) => void>();
+  private readonly listeners = new Set<(eventTypes?: ReadonlySet<string>, position?: Position) => void>();
   private client: Client | undefined;
   private connecting: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -19,9 +20,15 @@ export class PostgresAppendListener {
   constructor(
     private readonly connectionString: string,
     private readonly channel: string,
+    /**
+     * Whether a notification comes from one of this process's own writers (by the server
+     * process id that sent it): those commits were announced in process by `fire()` with
+     * their event types already, so the echo is not fanned out again.
+     */
+    private readonly ownSender: (processId: number) => boolean = () => false,
   ) {}
 
-  add(listener: (eventTypes?: ReadonlySet<string>) => void): () => void {
+  add(listener: (eventTypes?: ReadonlySet<string>, position?: Position) => void): () => void {
     this.listeners.add(listener);
     void this.ready();
     return () => {
@@ -31,12 +38,13 @@ export class PostgresAppendListener {
 
   /**
    * Calls every in-process listener; used right after a local commit, ahead of the round
-   * trip through the server, with the committed events' types (absent: any type).
+   * trip through the server, with the committed events' types (absent: any type) and the
+   * position of the last of them.
    */
-  fire(eventTypes?: ReadonlySet<string>): void {
+  fire(eventTypes?: ReadonlySet<string>, position?: Position): void {
     for (const listener of [...this.listeners]) {
       try {
-        listener(eventTypes);
+        listener(eventTypes, position);
       } catch {
         // A listener's failure is its own; the others still need waking.
       }
@@ -69,7 +77,7 @@ export class PostgresAppendListener {
       keepAlive: true,
     });
     client.on('notification', (msg) => {
-      if (msg.channel === this.channel) this.fire();
+      if (msg.channel === this.channel && !this.ownSender(msg.processId)) this.fire();
     });
     const lost = () => {
       if (this.client !== client) return;

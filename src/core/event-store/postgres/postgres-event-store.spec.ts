@@ -29,6 +29,15 @@ describeEventStoreConformance(
   { postgresOnly: true },
 );
 
+describeEventStoreConformance(
+  'postgres without group commit',
+  async () => {
+    const store = new PostgresEventStore({ connectionString: db.url, poolSize: 10, groupCommit: false });
+    return { store, teardown: () => store.close() };
+  },
+  { postgresOnly: true },
+);
+
 describe('PostgresEventStore', () => {
   let store: PostgresEventStore;
   const raw: Client[] = [];
@@ -179,6 +188,41 @@ describe('PostgresEventStore', () => {
     }
   });
 
+  it('does not wake its own listeners again on the echo of its own NOTIFY; another writer’s still wakes them', async () => {
+    const own = new PostgresEventStore({ connectionString: db.url, poolSize: 2, notifyIntervalMs: 1 });
+    const other = new PostgresEventStore({ connectionString: db.url, poolSize: 1 });
+    const calls: (string[] | undefined)[] = [];
+    const unsubscribe = own.onAppended((types) => calls.push(types && [...types]));
+    try {
+      const prefix = uniq();
+      // LISTEN is up (its first call says "look"), then quiet.
+      await eventually(
+        () => Promise.resolve(calls.length),
+        (n) => n > 0,
+      );
+      await delay(50);
+      calls.length = 0;
+      for (let i = 0; i < 3; i++) {
+        await own.append(`${prefix}-s`, [event('Mine')]);
+        await delay(30);
+      }
+      await delay(200);
+      // Each append carried its pg_notify (the interval is 1 ms): three typed calls, no echo.
+      expect(calls).toEqual([['Mine'], ['Mine'], ['Mine']]);
+      calls.length = 0;
+      await other.append(`${prefix}-t`, [event('Theirs')]);
+      await eventually(
+        () => Promise.resolve(calls.length),
+        (n) => n > 0,
+      );
+      expect(calls).toEqual([undefined]);
+    } finally {
+      unsubscribe();
+      await own.close();
+      await other.close();
+    }
+  });
+
   it('wakes a waiting subscriber through LISTEN when another process appends', async () => {
     // Polls only once a minute, so a prompt delivery can only come from the notification.
     const follower = new PostgresEventStore({ connectionString: db.url, poolSize: 2, idlePollMs: 60_000 });
@@ -223,7 +267,14 @@ describe('PostgresEventStore', () => {
         return query(...args);
       }) as typeof client.query;
     });
-    const writer = new PostgresEventStore({ connectionString: db.url, pool, notifyIntervalMs: 5 });
+    // Without group commit, so that the burst below is three statements (a group of them
+    // is one: see the group commit specs).
+    const writer = new PostgresEventStore({
+      connectionString: db.url,
+      pool,
+      notifyIntervalMs: 5,
+      groupCommit: false,
+    });
     const listener = new Client({ connectionString: db.url });
     raw.push(listener);
     await listener.connect();
@@ -438,6 +489,369 @@ describe('PostgresEventStore', () => {
     await expect(
       store.append(stream, [event('C')], { expectedRevision: 'no_stream' }),
     ).resolves.toMatchObject({ nextExpectedRevision: 0n });
+  });
+
+  describe('group commit', () => {
+    /** A store over a pool whose statements are recorded (their SQL text). */
+    function recordingStore(): { store: PostgresEventStore; sent: string[]; close(): Promise<void> } {
+      const pool = new Pool({ connectionString: db.url, max: 4 });
+      const sent: string[] = [];
+      pool.on('connect', (client) => {
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        client.query = ((...args: unknown[]) => {
+          const q = args[0] as string | { text: string };
+          sent.push(typeof q === 'string' ? q : q.text);
+          return query(...args);
+        }) as typeof client.query;
+      });
+      const grouped = new PostgresEventStore({ connectionString: db.url, pool });
+      return {
+        store: grouped,
+        sent,
+        close: async () => {
+          await grouped.close();
+          await pool.end().catch(() => undefined);
+        },
+      };
+    }
+    const appends = (sent: string[]) => sent.filter((text) => text.includes('INSERT INTO events'));
+    const settled = <T>(p: Promise<T>) =>
+      p.then(
+        (value): PromiseSettledResult<T> => ({ status: 'fulfilled', value }),
+        (reason: unknown): PromiseSettledResult<T> => ({ status: 'rejected', reason }),
+      );
+
+    it('sends appends to distinct streams asked for in one turn as one statement, one transaction', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      try {
+        const prefix = uniq();
+        await grouped.append(`${prefix}-b`, [event('Seed')]);
+        sent.length = 0;
+        const results = await Promise.all([
+          grouped.append(`${prefix}-a`, [event('A1'), event('A2')], { expectedRevision: 'no_stream' }),
+          grouped.append(`${prefix}-b`, [event('B1')], { expectedRevision: 0n }),
+          grouped.append(`${prefix}-c`, [event('C1')]),
+          grouped.append(`${prefix}-b2`, [event('D1')], { expectedRevision: 'no_stream' }),
+        ]);
+        expect(appends(sent)).toHaveLength(1);
+        expect(results.map((r) => r.nextExpectedRevision)).toEqual([1n, 1n, 0n, 0n]);
+        const all = results.flatMap((r) => r.events);
+        // One transaction, in the order asked, events of an append in their order.
+        expect(new Set(all.map((e) => e.position.commit)).size).toBe(1);
+        expect(all.map((e) => e.type)).toEqual(['A1', 'A2', 'B1', 'C1', 'D1']);
+        const prepares = all.map((e) => e.position.prepare);
+        expect([...prepares].sort((x, y) => (x < y ? -1 : 1))).toEqual(prepares);
+        // What came back is what is stored.
+        expect(await grouped.readStream(`${prefix}-a`)).toEqual(results[0].events);
+        expect((await grouped.readStream(`${prefix}-b`)).slice(1)).toEqual(results[1].events);
+        const read = await eventually(
+          () => grouped.readAll({ filter: { streamPrefixes: [`${prefix}-`] } }),
+          (events) => events.length === 6,
+        );
+        expect(read.slice(1)).toEqual(all);
+      } finally {
+        await close();
+      }
+    });
+
+    it('fails only the appends whose expectation fails, each with the revision it found', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      try {
+        const prefix = uniq();
+        await grouped.append(`${prefix}-taken`, [event('Seed'), event('Seed')]);
+        sent.length = 0;
+        const outcomes = await Promise.all([
+          settled(grouped.append(`${prefix}-new`, [event('N')], { expectedRevision: 'no_stream' })),
+          settled(grouped.append(`${prefix}-taken`, [event('X')], { expectedRevision: 'no_stream' })),
+          settled(grouped.append(`${prefix}-absent`, [event('X')], { expectedRevision: 'stream_exists' })),
+          settled(grouped.append(`${prefix}-absent2`, [event('X')], { expectedRevision: 3n })),
+          settled(grouped.append(`${prefix}-taken2`, [event('X')], { expectedRevision: 'any' })),
+        ]);
+        expect(appends(sent)).toHaveLength(1);
+        expect(outcomes.map((o) => o.status)).toEqual([
+          'fulfilled',
+          'rejected',
+          'rejected',
+          'rejected',
+          'fulfilled',
+        ]);
+        const reasons = outcomes.filter((o) => o.status === 'rejected').map((o) => o.reason as unknown);
+        for (const r of reasons) expect(r).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(reasons).toMatchObject([
+          { streamName: `${prefix}-taken`, expected: 'no_stream', actual: 1n },
+          { streamName: `${prefix}-absent`, expected: 'stream_exists', actual: 'no_stream' },
+          { streamName: `${prefix}-absent2`, expected: 3n, actual: 'no_stream' },
+        ]);
+        expect((await grouped.readStream(`${prefix}-taken`)).map((e) => e.type)).toEqual(['Seed', 'Seed']);
+        expect(await grouped.readStream(`${prefix}-absent`)).toEqual([]);
+        expect((await grouped.readStream(`${prefix}-new`)).map((e) => e.type)).toEqual(['N']);
+      } finally {
+        await close();
+      }
+    });
+
+    it('refuses an exact revision the stream has moved past, as a single append does', async () => {
+      const { store: grouped, close } = recordingStore();
+      try {
+        const stream = `${uniq()}-moved`;
+        await grouped.append(stream, [event('A'), event('B'), event('C')]);
+        const [stale, other] = await Promise.all([
+          settled(grouped.append(stream, [event('X')], { expectedRevision: 1n })),
+          settled(grouped.append(`${stream}-other`, [event('Y')])),
+        ]);
+        expect(stale.status).toBe('rejected');
+        expect((stale as PromiseRejectedResult).reason).toMatchObject({ expected: 1n, actual: 2n });
+        expect(other.status).toBe('fulfilled');
+        expect((await grouped.readStream(stream)).map((e) => e.type)).toEqual(['A', 'B', 'C']);
+      } finally {
+        await close();
+      }
+    });
+
+    it('keeps the order of appends to one stream asked for together, each after the one before', async () => {
+      const { store: grouped, close } = recordingStore();
+      try {
+        const prefix = uniq();
+        const results = await Promise.all([
+          grouped.append(`${prefix}-s`, [event('First')], { expectedRevision: 'no_stream' }),
+          grouped.append(`${prefix}-other`, [event('Other')]),
+          grouped.append(`${prefix}-s`, [event('Second')], { expectedRevision: 0n }),
+          grouped.append(`${prefix}-s`, [event('Third')]),
+          grouped.append(`${prefix}-s`, [event('Fourth')], { expectedRevision: 2n }),
+        ]);
+        expect(results.map((r) => r.nextExpectedRevision)).toEqual([0n, 0n, 1n, 2n, 3n]);
+        expect((await grouped.readStream(`${prefix}-s`)).map((e) => e.type)).toEqual([
+          'First',
+          'Second',
+          'Third',
+          'Fourth',
+        ]);
+        // Each later append to the stream committed after the one before it.
+        const commits = [results[0], results[2], results[3], results[4]].map((r) => r.position.commit);
+        expect(commits).toEqual([...commits].sort((x, y) => (x < y ? -1 : 1)));
+        expect(new Set(commits).size).toBe(4);
+      } finally {
+        await close();
+      }
+    });
+
+    it('falls back to one append at a time when a concurrent writer takes a revision first', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      try {
+        const prefix = uniq();
+        const raced = `${prefix}-raced`;
+        const strict = `${prefix}-strict`;
+        await grouped.append(raced, [event('Seed')]);
+        await grouped.append(strict, [event('Seed')]);
+        sent.length = 0;
+        // Another transaction holds revision 1 of both streams, uncommitted, while the
+        // group is sent: the group waits on its rows and fails on the unique key.
+        const txA = await rawClient();
+        await txA.query('BEGIN');
+        await store.appendInTransaction(txA, raced, [event('FromA')], { expectedRevision: 0n });
+        await store.appendInTransaction(txA, strict, [event('FromA')], { expectedRevision: 0n });
+        const group = Promise.all([
+          settled(grouped.append(raced, [event('Any')])),
+          settled(grouped.append(strict, [event('Exact')], { expectedRevision: 0n })),
+          settled(grouped.append(`${prefix}-fresh`, [event('Fresh')], { expectedRevision: 'no_stream' })),
+        ]);
+        const admin = await rawClient();
+        await eventually(
+          async () =>
+            (
+              await admin.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`,
+                [db.name],
+              )
+            ).rowCount,
+          (n) => (n ?? 0) > 0,
+          5_000,
+        );
+        await txA.query('COMMIT');
+        const [any, exact, fresh] = await group;
+        // The group statement, then one append each.
+        expect(appends(sent).length).toBeGreaterThanOrEqual(4);
+        expect(any).toMatchObject({ status: 'fulfilled', value: { nextExpectedRevision: 2n } });
+        expect(exact.status).toBe('rejected');
+        expect((exact as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevisionError);
+        expect((exact as PromiseRejectedResult).reason).toMatchObject({ expected: 0n, actual: 1n });
+        expect(fresh).toMatchObject({ status: 'fulfilled', value: { nextExpectedRevision: 0n } });
+        expect((await grouped.readStream(raced)).map((e) => e.type)).toEqual(['Seed', 'FromA', 'Any']);
+        expect((await grouped.readStream(strict)).map((e) => e.type)).toEqual(['Seed', 'FromA']);
+      } finally {
+        await close();
+      }
+    });
+
+    it('gives a value the database refuses to its own append only', async () => {
+      const { store: grouped, close } = recordingStore();
+      try {
+        const prefix = uniq();
+        const [bad, good, duplicate, original] = await Promise.all([
+          settled(grouped.append(`${prefix}-bad`, [{ ...event('Bad'), id: 'not-a-uuid' }])),
+          settled(grouped.append(`${prefix}-good`, [event('Good')])),
+          settled(
+            grouped.append(`${prefix}-dup`, [
+              { ...event('Dup'), id: '0190a4f0-0000-7000-8000-00000000abcd' },
+            ]),
+          ),
+          settled(
+            grouped.append(`${prefix}-orig`, [
+              { ...event('Orig'), id: '0190a4f0-0000-7000-8000-00000000abcd' },
+            ]),
+          ),
+        ]);
+        expect(bad.status).toBe('rejected');
+        expect(good.status).toBe('fulfilled');
+        // Of two appends with one event id, exactly one lands.
+        expect([duplicate.status, original.status].sort()).toEqual(['fulfilled', 'rejected']);
+        expect(await grouped.readStream(`${prefix}-bad`)).toEqual([]);
+        expect((await grouped.readStream(`${prefix}-good`)).map((e) => e.type)).toEqual(['Good']);
+      } finally {
+        await close();
+      }
+    });
+
+    it('wakes local subscribers once with the types of what landed, and carries the NOTIFY', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      const calls: string[][] = [];
+      const unsubscribe = grouped.onAppended((types) => types && calls.push([...types].sort()));
+      try {
+        const prefix = uniq();
+        await delay(20);
+        sent.length = 0;
+        await Promise.all([
+          grouped.append(`${prefix}-a`, [event('Alpha')]),
+          grouped.append(`${prefix}-b`, [event('Beta')]),
+          settled(
+            grouped.append(`${prefix}-a-missing`, [event('Gamma')], { expectedRevision: 'stream_exists' }),
+          ),
+        ]);
+        expect(calls).toEqual([['Alpha', 'Beta']]);
+        expect(sent).toHaveLength(1);
+        expect(sent[0]).toContain('pg_notify');
+      } finally {
+        unsubscribe();
+        await close();
+      }
+    });
+
+    it('sends createStreams calls asked for together as one statement; a refused one alone fails', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      try {
+        const prefix = uniq();
+        const [a, b] = await Promise.all([
+          grouped.createStreams([
+            { streamName: `${prefix}-a1`, events: [event('A1')] },
+            { streamName: `${prefix}-a2`, events: [event('A2'), event('A3')] },
+          ]),
+          grouped.createStreams([{ streamName: `${prefix}-b`, events: [event('B')] }]),
+        ]);
+        expect(appends(sent)).toHaveLength(1);
+        expect(a.map((r) => r.nextExpectedRevision)).toEqual([0n, 1n]);
+        expect(b[0].events.map((e) => e.type)).toEqual(['B']);
+        expect(new Set([...a, ...b].map((r) => r.position.commit)).size).toBe(1);
+        expect(await grouped.readStream(`${prefix}-a2`)).toEqual(a[1].events);
+
+        // One of the calls names a stream that exists: the others land all the same.
+        sent.length = 0;
+        const outcomes = await Promise.all([
+          settled(grouped.createStreams([{ streamName: `${prefix}-c`, events: [event('C')] }])),
+          settled(
+            grouped.createStreams([
+              { streamName: `${prefix}-d`, events: [event('D')] },
+              { streamName: `${prefix}-b`, events: [event('Again')] },
+            ]),
+          ),
+        ]);
+        expect(outcomes[0].status).toBe('fulfilled');
+        expect(outcomes[1].status).toBe('rejected');
+        expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({
+          streamName: `${prefix}-b`,
+          expected: 'no_stream',
+          actual: 0n,
+        });
+        expect(await grouped.readStream(`${prefix}-d`)).toEqual([]);
+        expect((await grouped.readStream(`${prefix}-b`)).map((e) => e.type)).toEqual(['B']);
+        expect((await grouped.readStream(`${prefix}-c`)).map((e) => e.type)).toEqual(['C']);
+      } finally {
+        await close();
+      }
+    });
+
+    it('runs the calls’ `also` statement once on their merged values; a conflict in one fails only it', async () => {
+      const { store: grouped, sent, close } = recordingStore();
+      const client = await rawClient();
+      await client.query(`CREATE TABLE IF NOT EXISTS group_also (v text PRIMARY KEY, owner text NOT NULL)`);
+      const also = (owner: string, ...values: string[]) => ({
+        sql: `INSERT INTO group_also (v, owner) SELECT unnest($2::text[]), unnest($3::text[])`,
+        values: [values, values.map(() => owner)],
+        merge: (lists: readonly unknown[][]) => [0, 1].map((c) => lists.flatMap((l) => l[c] as string[])),
+      });
+      try {
+        const prefix = uniq();
+        const [x, y] = await Promise.all([
+          grouped.createStreams(
+            [{ streamName: `${prefix}-x`, events: [event('X')] }],
+            also('x', `${prefix}-1`),
+          ),
+          grouped.createStreams(
+            [{ streamName: `${prefix}-y`, events: [event('Y')] }],
+            also('y', `${prefix}-2`, `${prefix}-3`),
+          ),
+        ]);
+        expect(appends(sent)).toHaveLength(1);
+        expect([x[0].events[0].type, y[0].events[0].type]).toEqual(['X', 'Y']);
+        const rows = await client.query<{ v: string; owner: string }>(
+          `SELECT v, owner FROM group_also WHERE starts_with(v, $1) ORDER BY v`,
+          [prefix],
+        );
+        expect(rows.rows).toEqual([
+          { v: `${prefix}-1`, owner: 'x' },
+          { v: `${prefix}-2`, owner: 'y' },
+          { v: `${prefix}-3`, owner: 'y' },
+        ]);
+
+        // Two calls claim one value: exactly one lands, with its stream; the other writes nothing.
+        const [p, q] = await Promise.all([
+          settled(
+            grouped.createStreams(
+              [{ streamName: `${prefix}-p`, events: [event('P')] }],
+              also('p', `${prefix}-4`),
+            ),
+          ),
+          settled(
+            grouped.createStreams(
+              [{ streamName: `${prefix}-q`, events: [event('Q')] }],
+              also('q', `${prefix}-4`),
+            ),
+          ),
+        ]);
+        expect([p.status, q.status].sort()).toEqual(['fulfilled', 'rejected']);
+        const loser = p.status === 'rejected' ? 'p' : 'q';
+        const winner = loser === 'p' ? 'q' : 'p';
+        expect((p.status === 'rejected' ? p : (q as PromiseRejectedResult)).reason).toMatchObject({
+          code: '23505',
+        });
+        expect(await grouped.readStream(`${prefix}-${loser}`)).toEqual([]);
+        expect(await grouped.readStream(`${prefix}-${winner}`)).toHaveLength(1);
+        const owner = await client.query<{ owner: string }>(`SELECT owner FROM group_also WHERE v = $1`, [
+          `${prefix}-4`,
+        ]);
+        expect(owner.rows).toEqual([{ owner: winner }]);
+      } finally {
+        await close();
+      }
+    });
+
+    it('sends what was asked for before close() and answers it', async () => {
+      const { store: grouped, close } = recordingStore();
+      const prefix = uniq();
+      const pending = [1, 2, 3].map((i) => grouped.append(`${prefix}-${i}`, [event('Late')]));
+      await close();
+      await expect(Promise.all(pending)).resolves.toHaveLength(3);
+      expect((await store.readStream(`${prefix}-2`)).map((e) => e.type)).toEqual(['Late']);
+    });
   });
 
   it('ends its open subscriptions when closed, without an error to their consumers', async () => {

@@ -60,6 +60,50 @@ export function appendSql(mode: ClaimMode, shape: AppendShape, notify: boolean):
 }
 
 /**
+ * Group commit: appends to distinct streams in one statement and one transaction (one
+ * round trip, one commit and one WAL flush for all of them). $1 is a JSON array of
+ * {s: stream, m: mode, x: expected revision (exact mode) or null, ev: [{id, type, data,
+ * metadata}]}, no stream twice. Each append's expectation is checked on its own against
+ * the stream's last revision: those that hold are inserted (in the order given, events in
+ * order, so global_position follows it), those that fail insert nothing and come back as
+ * one row with `last`, the stream's last revision then (null: no stream). An exact
+ * expectation must be the stream's last revision, as in the single form (where a stream
+ * moved past it fails on the unique key). A concurrent append of another transaction to
+ * one of the streams fails the whole statement on the unique (stream_name,
+ * stream_revision) key (23505): nothing is written, and the caller appends one by one.
+ * Rows: stream_name, then global_position, transaction_id, stream_revision of an inserted
+ * event, or those null and `last` for an append whose expectation failed.
+ */
+export function appendGroupSql(notify: boolean): string {
+  return `
+  WITH req AS MATERIALIZED (
+    SELECT r.ord, r.doc->>'s' AS stream, r.doc->>'m' AS mode, (r.doc->>'x')::bigint AS expected, r.doc->'ev' AS ev,
+           (SELECT max(stream_revision) FROM events WHERE stream_name = r.doc->>'s') AS last
+    FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(doc, ord)
+  ),
+  ok AS MATERIALIZED (
+    SELECT * FROM req
+    WHERE CASE mode WHEN 'any' THEN true WHEN 'no_stream' THEN last IS NULL
+                    WHEN 'stream_exists' THEN last IS NOT NULL ELSE last = expected END
+  ),
+  inserted AS (
+    INSERT INTO events (event_id, stream_name, stream_revision, type, data, metadata)
+    SELECT (e.doc->>'id')::uuid, ok.stream, coalesce(ok.last, -1) + e.ord, e.doc->>'type', e.doc->'data', e.doc->'metadata'
+    FROM ok CROSS JOIN LATERAL jsonb_array_elements(ok.ev) WITH ORDINALITY AS e(doc, ord)
+    ORDER BY ok.ord, e.ord
+    RETURNING stream_name, global_position, transaction_id, stream_revision
+  )
+  SELECT i.stream_name, i.global_position::text AS global_position, i.transaction_id::text AS transaction_id,
+         i.stream_revision::text AS stream_revision, NULL::text AS last${
+           notify ? `, (SELECT pg_notify('${APPENDED_CHANNEL}', '')) IS NULL AS notified` : ''
+         }
+  FROM inserted i
+  UNION ALL
+  SELECT req.stream, NULL, NULL, NULL, req.last::text${notify ? ', NULL' : ''}
+  FROM req WHERE NOT EXISTS (SELECT 1 FROM ok WHERE ok.ord = req.ord)`;
+}
+
+/**
  * Several new streams in one statement: $1 is a JSON array of {id, stream, revision, type,
  * data, metadata} with revisions from 0 per stream. Every existing stream holds revision 0,
  * so the unique (stream_name, stream_revision) key fails the whole statement (23505) if any

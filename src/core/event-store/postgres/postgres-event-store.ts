@@ -16,6 +16,7 @@ import {
   StoredEvent,
   SubscribeOptions,
   WrongExpectedRevisionError,
+  comparePositions,
 } from '../event-store.port';
 import { PollResult, createPollingSubscription } from '../polling-subscription';
 import { PostgresAppendListener, ThrottledNotifier } from './postgres-append-listener';
@@ -35,6 +36,7 @@ import {
   SCAN_ALL_SQL,
   ScanRow,
   createStreamsSql,
+  appendGroupSql,
   appendSql,
   claimMode,
   toStoredEvent,
@@ -54,16 +56,60 @@ export interface PostgresEventStoreOptions {
   idlePollMs?: number;
   /** Least time between two notifications this store sends to other processes (default 5 ms). */
   notifyIntervalMs?: number;
+  /**
+   * Group commit (default on): autocommitted appends to distinct streams asked for in one
+   * turn of the event loop go to the database as one statement (see `appendGroupSql`).
+   */
+  groupCommit?: boolean;
 }
 
 /** Attempts of an 'any' or 'stream_exists' append that keeps losing races before it gives up. */
 const MAX_APPEND_ATTEMPTS = 10;
+/** Most appends one group statement carries; more wait for the next. */
+const MAX_GROUP = 64;
 const SAVEPOINT = 'event_store_append';
 
 interface AppendRow {
   global_position: string;
   transaction_id: string;
   stream_revision: string;
+}
+
+interface GroupRow {
+  stream_name: string;
+  global_position: string | null;
+  transaction_id: string | null;
+  stream_revision: string | null;
+  last: string | null;
+}
+
+/**
+ * One more data-modifying statement of a `createStreams` (see there). With `merge`, the
+ * calls of one group that carry the same `sql` run it once, on their values merged by it
+ * (each call's values as it gave them, in the order asked): the same rows it would write
+ * for each call, in one statement.
+ */
+export interface AlsoStatement {
+  sql: string;
+  values: unknown[];
+  merge?: (values: readonly unknown[][]) => unknown[];
+}
+
+/** An autocommitted createStreams waiting for its group's statement. */
+interface QueuedCreate {
+  streams: readonly NewStream[];
+  also?: AlsoStatement;
+  resolve(results: AppendResult[]): void;
+  reject(error: unknown): void;
+}
+
+/** An autocommitted append waiting for its group's statement. */
+interface QueuedAppend {
+  streamName: string;
+  events: readonly NewEvent[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
 }
 
 /**
@@ -81,6 +127,15 @@ export class PostgresEventStore implements EventStore {
   /** Open subscriptions, ended by close() so that none polls a closed pool. */
   private readonly subscriptions = new Set<EventSubscription>();
   private closed = false;
+  /** Group commit: appends asked for and not yet sent, in the order asked. */
+  private queued: QueuedAppend[] = [];
+  private queuedCreates: QueuedCreate[] = [];
+  /** Streams with an append in a statement under way: later appends to them wait for it. */
+  private readonly busyStreams = new Set<string>();
+  private flushScheduled = false;
+  /** Group statements under way, and close()'s wait for the queue to drain. */
+  private inFlight = 0;
+  private drainWaiters: (() => void)[] = [];
 
   constructor(private readonly options: PostgresEventStoreOptions) {
     this.ownsPool = !options.pool;
@@ -97,36 +152,275 @@ export class PostgresEventStore implements EventStore {
       // An idle client losing its connection must not crash the process; the next query reconnects.
       this.pool.on('error', () => undefined);
     }
-    this.listener = new PostgresAppendListener(options.connectionString, APPENDED_CHANNEL);
+    // The server processes of this store's pool: a notification one of them sent was
+    // announced in process already (every append, createStreams and committed() fires the
+    // local listeners with its types), so the LISTEN connection does not wake every loop
+    // of the process again with no types. Connections the pool held before this store
+    // was built (a shared pool) are not known: theirs still wake, as before.
+    const own = new Set<number>();
+    const pidOf = (client: unknown) => (client as { processID?: number }).processID;
+    this.pool.on('connect', (client) => {
+      const pid = pidOf(client);
+      if (pid) own.add(pid);
+    });
+    this.pool.on('remove', (client) => {
+      const pid = pidOf(client);
+      if (pid) own.delete(pid);
+    });
+    this.listener = new PostgresAppendListener(options.connectionString, APPENDED_CHANNEL, (pid) =>
+      own.has(pid),
+    );
     this.notifier = new ThrottledNotifier(() => this.pool.query(NOTIFY_SQL), options.notifyIntervalMs ?? 5);
   }
 
-  async append(
+  /**
+   * An autocommitted append. With group commit, appends asked for in the same turn of the
+   * event loop (concurrent requests) are sent together as one statement in one
+   * transaction: each keeps its own expectation and its own outcome (a failed expectation
+   * fails only that append, with WrongExpectedRevisionError), and each promise resolves
+   * only once the statement has committed. Appends to one stream keep their order: one
+   * waits while an earlier append to its stream is queued or under way. A group statement
+   * the database refuses as a whole (a concurrent writer took a revision first, a bad
+   * value in one append) writes nothing and is retried as one append at a time, so each
+   * gets the outcome it would have had alone.
+   */
+  append(
     streamName: string,
     events: readonly NewEvent[],
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     this.assertOpen();
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    const expected = options.expectedRevision ?? 'any';
+    if (this.options.groupCommit === false) return this.appendAlone(streamName, events, expected);
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queued.push({ streamName, events, expected, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || (this.queued.length === 0 && this.queuedCreates.length === 0)) return;
+    this.flushScheduled = true;
+    // After the current turn's I/O callbacks and promise jobs: the appends of requests
+    // handled in this turn join one statement.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    for (;;) {
+      const group: QueuedAppend[] = [];
+      const waiting: QueuedAppend[] = [];
+      for (const queued of this.queued) {
+        if (group.length >= MAX_GROUP || this.busyStreams.has(queued.streamName)) waiting.push(queued);
+        else {
+          group.push(queued);
+          this.busyStreams.add(queued.streamName);
+        }
+      }
+      this.queued = waiting;
+      if (group.length === 0) break;
+      this.send(
+        () => this.sendGroup(group),
+        group.map((queued) => queued.streamName),
+      );
+    }
+    // New streams: the calls with the same `also` statement (or none) go together.
+    for (;;) {
+      const groups = new Map<string, QueuedCreate[]>();
+      const waiting: QueuedCreate[] = [];
+      for (const queued of this.queuedCreates) {
+        const key = queued.also?.sql ?? '';
+        const group = groups.get(key) ?? [];
+        if (group.length >= MAX_GROUP || queued.streams.some((s) => this.busyStreams.has(s.streamName))) {
+          waiting.push(queued);
+          continue;
+        }
+        for (const s of queued.streams) this.busyStreams.add(s.streamName);
+        group.push(queued);
+        groups.set(key, group);
+      }
+      this.queuedCreates = waiting;
+      if (groups.size === 0) break;
+      for (const group of groups.values())
+        this.send(
+          () => this.sendCreates(group),
+          group.flatMap((queued) => queued.streams.map((s) => s.streamName)),
+        );
+    }
+  }
+
+  private send(statement: () => Promise<void>, streams: string[]): void {
+    this.inFlight++;
+    void statement().finally(() => {
+      for (const name of streams) this.busyStreams.delete(name);
+      this.inFlight--;
+      this.scheduleFlush();
+      if (this.inFlight === 0 && this.queued.length === 0 && this.queuedCreates.length === 0) {
+        for (const w of this.drainWaiters.splice(0)) w();
+      }
+    });
+  }
+
+  private async sendCreates(group: QueuedCreate[]): Promise<void> {
+    const alone = (queued: QueuedCreate) =>
+      this.createStreamsAlone(queued.streams, queued.also).then(queued.resolve, queued.reject);
+    if (group.length === 1) return alone(group[0]);
+    const streams = group.flatMap((queued) => queued.streams);
+    const first = group[0].also;
+    const also = first && {
+      sql: first.sql,
+      values: first.merge!(group.map((queued) => queued.also!.values)),
+    };
+    const carry = this.notifier.claim();
+    let results: AppendResult[];
+    try {
+      results = await this.createStreamsWith(this.pool, streams, false, also, carry, false);
+    } catch (error) {
+      if (carry) this.notifier.settle(false);
+      if (!refusedOnSoundConnection(error)) {
+        for (const queued of group) queued.reject(error);
+        return;
+      }
+      // Refused as a whole (a stream that exists, a value claimed, by one of the calls):
+      // nothing was written; each call alone gets the outcome it would have had.
+      await Promise.all(group.map(alone));
+      return;
+    }
+    this.announce(streams, results, carry);
+    let at = 0;
+    for (const queued of group) {
+      queued.resolve(results.slice(at, at + queued.streams.length));
+      at += queued.streams.length;
+    }
+  }
+
+  /** Wakes local subscribers with what a createStreams wrote, and settles the notification. */
+  private announce(streams: readonly NewStream[], results: AppendResult[], carry: boolean): void {
+    let last = results[0].position;
+    for (const r of results) if (comparePositions(r.position, last) > 0) last = r.position;
+    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))), last);
+    if (carry) this.notifier.settle(true);
+    else this.notifier.request();
+  }
+
+  private async sendGroup(group: QueuedAppend[]): Promise<void> {
+    if (group.length === 1) {
+      const [one] = group;
+      await this.appendAlone(one.streamName, one.events, one.expected).then(one.resolve, one.reject);
+      return;
+    }
+    const carry = this.notifier.claim();
+    const prepared = group.map((queued) => ({
+      queued,
+      ids: queued.events.map((e) => e.id ?? uuidv7()),
+      data: queued.events.map((e) => JSON.stringify(e.data ?? null)),
+      metadata: queued.events.map((e) => JSON.stringify(e.metadata)),
+    }));
+    const doc = prepared
+      .map(({ queued, ids, data, metadata }) => {
+        const events = queued.events.map(
+          (e, i) =>
+            `{"id":${JSON.stringify(ids[i])},"type":${JSON.stringify(e.type)},"data":${data[i]},"metadata":${metadata[i]}}`,
+        );
+        const mode = claimMode(queued.expected);
+        const expected = typeof queued.expected === 'bigint' ? `"${queued.expected.toString()}"` : 'null';
+        return `{"s":${JSON.stringify(queued.streamName)},"m":"${mode}","x":${expected},"ev":[${events.join(',')}]}`;
+      })
+      .join(',');
+    let rows: GroupRow[];
+    try {
+      rows = (
+        await autocommitted<GroupRow>(this.pool, {
+          name: `event_store_append_group${carry ? '_notify' : ''}`,
+          text: appendGroupSql(carry),
+          values: [`[${doc}]`],
+        })
+      ).rows;
+    } catch (error) {
+      if (carry) this.notifier.settle(false);
+      if (!refusedOnSoundConnection(error)) {
+        for (const { queued } of prepared) queued.reject(error);
+        return;
+      }
+      // Refused as a whole (a lost race on one stream, a bad value in one append): nothing
+      // was written; each append alone gets the outcome it would have had.
+      await Promise.all(
+        group.map((queued) =>
+          this.appendAlone(queued.streamName, queued.events, queued.expected).then(
+            queued.resolve,
+            queued.reject,
+          ),
+        ),
+      );
+      return;
+    }
+    const byStream = new Map<string, GroupRow[]>();
+    for (const row of rows) {
+      const of = byStream.get(row.stream_name);
+      if (of) of.push(row);
+      else byStream.set(row.stream_name, [row]);
+    }
+    const types = new Set<string>();
+    let lastPosition: Position | undefined;
+    const outcomes: (() => void)[] = [];
+    for (const { queued, ids, data, metadata } of prepared) {
+      const of = byStream.get(queued.streamName) ?? [];
+      if (of.length === 0 || of[0].global_position === null) {
+        const last = of[0]?.last;
+        const error = new WrongExpectedRevisionError(
+          queued.streamName,
+          queued.expected,
+          last == null ? 'no_stream' : BigInt(last),
+        );
+        outcomes.push(() => queued.reject(error));
+        continue;
+      }
+      of.sort((a, b) => (BigInt(a.stream_revision!) < BigInt(b.stream_revision!) ? -1 : 1));
+      const stored = of.map((row, i): StoredEvent => ({
+        id: ids[i],
+        type: queued.events[i].type,
+        data: JSON.parse(data[i]) as unknown,
+        metadata: JSON.parse(metadata[i]) as StoredEvent['metadata'],
+        streamName: queued.streamName,
+        revision: BigInt(row.stream_revision!),
+        position: { commit: BigInt(row.transaction_id!), prepare: BigInt(row.global_position!) },
+      }));
+      for (const e of queued.events) types.add(e.type);
+      const last = stored[stored.length - 1];
+      if (!lastPosition || comparePositions(last.position, lastPosition) > 0) lastPosition = last.position;
+      const result = { nextExpectedRevision: last.revision, position: last.position, events: stored };
+      outcomes.push(() => queued.resolve(result));
+    }
+    const wrote = types.size > 0;
+    if (wrote) this.listener.fire(types, lastPosition);
+    if (carry) this.notifier.settle(wrote);
+    else if (wrote) this.notifier.request();
+    for (const outcome of outcomes) outcome();
+  }
+
+  /** One append in a statement of its own (the group of one, and the group's fallback). */
+  private async appendAlone(
+    streamName: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision,
+  ): Promise<AppendResult> {
     // Other processes are woken by a pg_notify in the append's own statement when the
     // throttle lets it carry one, else by a separate one later (ThrottledNotifier).
     const carry = this.notifier.claim();
     let result: AppendResult;
     try {
-      result = await this.appendWith(
-        this.pool,
-        streamName,
-        events,
-        options.expectedRevision ?? 'any',
-        false,
-        carry,
-      );
+      result = await this.appendWith(this.pool, streamName, events, expected, false, carry);
     } catch (error) {
       if (carry) this.notifier.settle(false);
       throw error;
     }
     // Local subscribers need not wait for the notification's round trip; those that handle
     // none of these types need not wake at all (see SubscriberLoop).
-    this.listener.fire(new Set(events.map((e) => e.type)));
+    this.listener.fire(new Set(events.map((e) => e.type)), result.position);
     if (carry) this.notifier.settle(true);
     else this.notifier.request();
     return result;
@@ -136,13 +430,35 @@ export class PostgresEventStore implements EventStore {
    * `also`: one more data-modifying statement run as a CTE of the same statement (its
    * parameters from $2), so that it lands with the streams or neither does, in one round
    * trip: new owners' uniqueness claims (core/claims). Its own errors are thrown as they are.
+   *
+   * With group commit, calls asked for in one turn (without `also`, or with the same
+   * `also.sql` and a `merge`) are sent as one statement, as appends are: a refusal of the
+   * whole (one of the streams exists, one of the claims is taken) writes nothing and each
+   * call is then sent alone, so each gets the outcome it would have had.
    */
-  async createStreams(
-    streams: readonly NewStream[],
-    also?: { sql: string; values: unknown[] },
-  ): Promise<AppendResult[]> {
+  createStreams(streams: readonly NewStream[], also?: AlsoStatement): Promise<AppendResult[]> {
     this.assertOpen();
-    if (streams.length === 0) return [];
+    if (streams.length === 0) return Promise.resolve([]);
+    const names = new Set<string>();
+    for (const { streamName, events } of streams) {
+      if (events.length === 0)
+        return Promise.reject(new Error(`createStreams: ${streamName} needs at least one event`));
+      if (names.has(streamName))
+        return Promise.reject(new Error(`createStreams: ${streamName} is given twice`));
+      names.add(streamName);
+    }
+    if (this.options.groupCommit === false || (also && !also.merge))
+      return this.createStreamsAlone(streams, also);
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      this.queuedCreates.push({ streams, also, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private async createStreamsAlone(
+    streams: readonly NewStream[],
+    also?: AlsoStatement,
+  ): Promise<AppendResult[]> {
     const carry = this.notifier.claim();
     let results: AppendResult[];
     try {
@@ -151,9 +467,7 @@ export class PostgresEventStore implements EventStore {
       if (carry) this.notifier.settle(false);
       throw error;
     }
-    this.listener.fire(new Set(streams.flatMap((s) => s.events.map((e) => e.type))));
-    if (carry) this.notifier.settle(true);
-    else this.notifier.request();
+    this.announce(streams, results, carry);
     return results;
   }
 
@@ -185,6 +499,8 @@ export class PostgresEventStore implements EventStore {
     inTransaction: boolean,
     also?: { sql: string; values: unknown[] },
     notify = false,
+    /** false: the server's refusal is thrown as it is (a group's, to be retried call by call). */
+    translate = true,
   ): Promise<AppendResult[]> {
     if (streams.length === 0) return [];
     const names = new Set<string>();
@@ -223,7 +539,12 @@ export class PostgresEventStore implements EventStore {
         ? await this.queryInSavepoint<AppendRow & { stream_name: string }>(client, query)
         : (await autocommitted<AppendRow & { stream_name: string }>(client, query)).rows;
     } catch (error) {
-      if (!(error instanceof DatabaseError) || error.code !== '23505' || error.table !== 'events')
+      if (
+        !translate ||
+        !(error instanceof DatabaseError) ||
+        error.code !== '23505' ||
+        error.table !== 'events'
+      )
         throw error;
       if (error.constraint === 'events_event_id_key') {
         throw new Error(`An event with this id is already stored (${error.detail ?? 'duplicate event id'})`, {
@@ -330,7 +651,7 @@ export class PostgresEventStore implements EventStore {
     return subscription;
   }
 
-  onAppended(listener: (eventTypes?: ReadonlySet<string>) => void): () => void {
+  onAppended(listener: (eventTypes?: ReadonlySet<string>, position?: Position) => void): () => void {
     if (this.closed) return () => undefined;
     return this.listener.add(listener);
   }
@@ -352,6 +673,9 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Appends already asked for are sent and answered before the pool ends.
+    if (this.inFlight > 0 || this.queued.length > 0 || this.queuedCreates.length > 0)
+      await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
     await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
     await this.notifier.close();
     await this.listener.close();
