@@ -17,6 +17,8 @@
  * 3. Search: BENCH_RECORDS_SEARCH_TOTAL (100,000) records in one type (bulk requests of
  *    10,000), then BENCH_RECORDS_QUERIES (200) `search=` and as many `field.<slug>=`
  *    lists, one connection, p50/p95; with the plans PostgreSQL chose for both (EXPLAIN).
+ * BENCH_RECORDS_PARTS=bulk,single,search (the default: all three) runs only the parts named;
+ * the table then shows only theirs.
  * Targets (issue 9): bulk ≤ 8× the baseline's time, single create ≥ 0.3× the bare write,
  * search p95 ≤ 50 ms. Writes bench-results/records-<timestamp>.json.
  */
@@ -36,6 +38,9 @@ const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
 const SEARCH_TOTAL = Number(process.env.BENCH_RECORDS_SEARCH_TOTAL ?? 100_000);
 const QUERIES = Number(process.env.BENCH_RECORDS_QUERIES ?? 200);
 const HOST = '127.0.0.1';
+const PARTS = new Set(
+  (process.env.BENCH_RECORDS_PARTS ?? 'bulk,single,search').split(',').map((p) => p.trim()),
+);
 
 const FIELDS = [
   { name: 'Name', slug: 'name', fieldType: 'text', shouldIndex: true, required: true },
@@ -63,6 +68,52 @@ const recordOf = (tag: string, i: number) => ({
     note: `note ${i}`,
   },
 });
+
+interface Timing {
+  p50Ms: number;
+  p95Ms: number;
+  queries: number;
+}
+
+interface SearchFigures {
+  search: Timing;
+  filter: Timing;
+  plans: { search: string[]; field: string[] };
+  loadSeconds: number;
+}
+
+interface SingleFigures {
+  connections: number;
+  createPerSecond: number;
+  createP50Ms: number;
+  createP99Ms: number;
+  barePerSecond: number;
+  ratio: number;
+  unexpected: Record<string, number>;
+  serviceCpuMsPerRequest: number;
+  dbCpuMsPerRequest: number;
+}
+
+interface BulkRound {
+  round: number;
+  baselineMs: number;
+  bulkMs: number;
+  rssBeforeMb: number;
+  rssPeakDeltaMb: number;
+  serviceCpuMs: number;
+  dbCpuMs: number;
+}
+
+interface BulkFigures {
+  records: number;
+  baselineMedianMs: number;
+  bulkMedianMs: number;
+  ratio: number;
+  rssPeakDeltaMb: number;
+  serviceCpuMsMedian: number;
+  dbCpuMsMedian: number;
+  rounds: BulkRound[];
+}
 
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
@@ -205,128 +256,134 @@ export async function run(): Promise<void> {
       };
     };
     const tag = Date.now().toString(36);
-    await baselineInsert(`${tag}-warm`);
-    await bulkOnce(await newType(), `${tag}-warm`, Math.min(BULK, 1000));
-    const bulkRounds: {
-      round: number;
-      baselineMs: number;
-      bulkMs: number;
-      rssBeforeMb: number;
-      rssPeakDeltaMb: number;
-      serviceCpuMs: number;
-      dbCpuMs: number;
-    }[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      const baselineMs = await baselineInsert(`${tag}-b${round}`);
-      const b = await bulkOnce(await newType(), `${tag}-r${round}`);
-      bulkRounds.push({
-        round,
-        baselineMs,
-        bulkMs: b.ms,
-        rssBeforeMb: b.rssBeforeMb,
-        rssPeakDeltaMb: b.rssPeakDeltaMb,
-        serviceCpuMs: b.serviceCpuMs,
-        dbCpuMs: b.dbCpuMs,
-      });
-      console.log(
-        `bulk round ${round}: baseline ${baselineMs.toFixed(0)} ms, bulk ${b.ms.toFixed(0)} ms, service RSS ${b.rssBeforeMb.toFixed(0)} MB +${b.rssPeakDeltaMb.toFixed(0)} MB peak, CPU service ${b.serviceCpuMs} ms + database ${b.dbCpuMs} ms`,
-      );
-    }
-    const bulk = {
-      records: BULK,
-      baselineMedianMs: median(bulkRounds.map((r) => r.baselineMs)),
-      bulkMedianMs: median(bulkRounds.map((r) => r.bulkMs)),
-      ratio: 0,
-      rssPeakDeltaMb: Math.max(...bulkRounds.map((r) => r.rssPeakDeltaMb)),
-      serviceCpuMsMedian: median(bulkRounds.map((r) => r.serviceCpuMs)),
-      dbCpuMsMedian: median(bulkRounds.map((r) => r.dbCpuMs)),
-      rounds: bulkRounds,
-    };
-    bulk.ratio = bulk.bulkMedianMs / bulk.baselineMedianMs;
-
-    // 2. Single create at 16 connections vs the bare write.
-    const singleType = await newType();
-    let n = 0;
-    const createNext = () => ({
-      method: 'POST',
-      path: `/api/v2/w/${workspaceId}/data-types/${singleType}/records`,
-      headers: auth,
-      body: JSON.stringify(recordOf(`${tag}-s`, n++)),
-    });
-    const bareClient = new LoadClient(HOST, bareServer.port, CONNECTIONS);
-    const bareNext = (i: number) => ({
-      method: 'POST',
-      path: '/',
-      body: JSON.stringify(recordOf(`${tag}-bare`, i)),
-    });
-    await bareClient.run(CONNECTIONS, 0.5, 201, bareNext);
-    await api.run(CONNECTIONS, 0.5, 201, createNext);
-    let base = EMPTY;
-    let measured = EMPTY;
-    base = merge(base, await bareClient.run(CONNECTIONS, SECONDS / 2, 201, bareNext));
-    const singleCpu = await cpuMeter(pool, svc.proc.child.pid!);
-    measured = merge(measured, await api.run(CONNECTIONS, SECONDS / 2, 201, createNext));
-    measured = merge(measured, await api.run(CONNECTIONS, SECONDS / 2, 201, createNext));
-    const singleUsed = await singleCpu();
-    base = merge(base, await bareClient.run(CONNECTIONS, SECONDS / 2, 201, bareNext));
-    const rate = (m: typeof base) => m.requests / m.seconds;
-    const lat = (m: typeof base) => [...m.latenciesMs].sort((a, b) => a - b);
-    const single = {
-      connections: CONNECTIONS,
-      createPerSecond: rate(measured),
-      createP50Ms: percentile(lat(measured), 50),
-      createP99Ms: percentile(lat(measured), 99),
-      barePerSecond: rate(base),
-      ratio: rate(measured) / rate(base),
-      unexpected: measured.unexpected,
-      serviceCpuMsPerRequest: singleUsed.serviceMs / measured.requests,
-      dbCpuMsPerRequest: singleUsed.dbMs / measured.requests,
-    };
-    bareClient.close();
-
-    // 3. Search and field filters over SEARCH_TOTAL records of one type.
-    const searchType = await newType();
-    const loadStarted = performance.now();
-    for (let done = 0; done < SEARCH_TOTAL; done += BULK) {
-      const records = Array.from({ length: Math.min(BULK, SEARCH_TOTAL - done) }, (_, i) =>
-        recordOf('s', done + i),
-      );
-      const res = await send('POST', `/w/${workspaceId}/data-types/${searchType}/records/bulk`, { records });
-      if (res.status !== 200 || res.body.importedCount !== records.length)
-        throw new Error(`search load: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-    }
-    const loadSeconds = (performance.now() - loadStarted) / 1000;
-    console.log(`loaded ${SEARCH_TOTAL} records in ${loadSeconds.toFixed(1)} s`);
-    const timeQueries = async (query: (i: number) => string) => {
-      const times: number[] = [];
-      for (let i = 0; i < QUERIES; i++) {
-        const t = performance.now();
-        const res = await send('GET', `/w/${workspaceId}/data-types/${searchType}/records?${query(i)}`);
-        times.push(performance.now() - t);
-        if (res.status !== 200 || (res.body.total as number) < 1)
-          throw new Error(`query ${query(i)}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+    let bulk: BulkFigures | undefined;
+    if (PARTS.has('bulk')) {
+      await baselineInsert(`${tag}-warm`);
+      await bulkOnce(await newType(), `${tag}-warm`, Math.min(BULK, 1000));
+      const bulkRounds: BulkRound[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        const baselineMs = await baselineInsert(`${tag}-b${round}`);
+        const b = await bulkOnce(await newType(), `${tag}-r${round}`);
+        bulkRounds.push({
+          round,
+          baselineMs,
+          bulkMs: b.ms,
+          rssBeforeMb: b.rssBeforeMb,
+          rssPeakDeltaMb: b.rssPeakDeltaMb,
+          serviceCpuMs: b.serviceCpuMs,
+          dbCpuMs: b.dbCpuMs,
+        });
+        console.log(
+          `bulk round ${round}: baseline ${baselineMs.toFixed(0)} ms, bulk ${b.ms.toFixed(0)} ms, service RSS ${b.rssBeforeMb.toFixed(0)} MB +${b.rssPeakDeltaMb.toFixed(0)} MB peak, CPU service ${b.serviceCpuMs} ms + database ${b.dbCpuMs} ms`,
+        );
       }
-      times.sort((a, b) => a - b);
-      return { p50Ms: percentile(times, 50), p95Ms: percentile(times, 95), queries: QUERIES };
-    };
-    const pick = (i: number) => (i * 7919) % SEARCH_TOTAL;
-    const search = await timeQueries((i) => `search=${encodeURIComponent(`person s ${pick(i)}`)}`);
-    const filter = await timeQueries((i) => `field.email=${encodeURIComponent(`p${pick(i)}-s@example.com`)}`);
-    const explain = async (where: string, param: string) =>
-      (
-        await pool.query<{ 'QUERY PLAN': string }>(
-          `EXPLAIN ANALYZE SELECT id FROM data_records WHERE workspace_id = $1 AND data_type_id = $2 AND ${where} ORDER BY id LIMIT 50`,
-          [workspaceId, searchType, param],
-        )
-      ).rows.map((r) => r['QUERY PLAN']);
-    const plans = {
-      search: await explain(`search_text ILIKE $3 ESCAPE '\\'`, '%person s 4242%'),
-      field: await explain('indexed_values @> $3::jsonb', JSON.stringify({ email: 'p4242-s@example.com' })),
-    };
+      bulk = {
+        records: BULK,
+        baselineMedianMs: median(bulkRounds.map((r) => r.baselineMs)),
+        bulkMedianMs: median(bulkRounds.map((r) => r.bulkMs)),
+        ratio: 0,
+        rssPeakDeltaMb: Math.max(...bulkRounds.map((r) => r.rssPeakDeltaMb)),
+        serviceCpuMsMedian: median(bulkRounds.map((r) => r.serviceCpuMs)),
+        dbCpuMsMedian: median(bulkRounds.map((r) => r.dbCpuMs)),
+        rounds: bulkRounds,
+      };
+      bulk.ratio = bulk.bulkMedianMs / bulk.baselineMedianMs;
+    }
 
-    printTable(
-      ['case', 'figure', 'baseline', 'ratio', 'target'],
-      [
+    let single: SingleFigures | undefined;
+    if (PARTS.has('single')) {
+      // 2. Single create at 16 connections vs the bare write.
+      const singleType = await newType();
+      let n = 0;
+      const createNext = () => ({
+        method: 'POST',
+        path: `/api/v2/w/${workspaceId}/data-types/${singleType}/records`,
+        headers: auth,
+        body: JSON.stringify(recordOf(`${tag}-s`, n++)),
+      });
+      const bareClient = new LoadClient(HOST, bareServer.port, CONNECTIONS);
+      const bareNext = (i: number) => ({
+        method: 'POST',
+        path: '/',
+        body: JSON.stringify(recordOf(`${tag}-bare`, i)),
+      });
+      await bareClient.run(CONNECTIONS, 0.5, 201, bareNext);
+      await api.run(CONNECTIONS, 0.5, 201, createNext);
+      let base = EMPTY;
+      let measured = EMPTY;
+      base = merge(base, await bareClient.run(CONNECTIONS, SECONDS / 2, 201, bareNext));
+      const singleCpu = await cpuMeter(pool, svc.proc.child.pid!);
+      measured = merge(measured, await api.run(CONNECTIONS, SECONDS / 2, 201, createNext));
+      measured = merge(measured, await api.run(CONNECTIONS, SECONDS / 2, 201, createNext));
+      const singleUsed = await singleCpu();
+      base = merge(base, await bareClient.run(CONNECTIONS, SECONDS / 2, 201, bareNext));
+      const rate = (m: typeof base) => m.requests / m.seconds;
+      const lat = (m: typeof base) => [...m.latenciesMs].sort((a, b) => a - b);
+      single = {
+        connections: CONNECTIONS,
+        createPerSecond: rate(measured),
+        createP50Ms: percentile(lat(measured), 50),
+        createP99Ms: percentile(lat(measured), 99),
+        barePerSecond: rate(base),
+        ratio: rate(measured) / rate(base),
+        unexpected: measured.unexpected,
+        serviceCpuMsPerRequest: singleUsed.serviceMs / measured.requests,
+        dbCpuMsPerRequest: singleUsed.dbMs / measured.requests,
+      };
+      bareClient.close();
+    }
+
+    let searched: SearchFigures | undefined;
+    if (PARTS.has('search')) {
+      // 3. Search and field filters over SEARCH_TOTAL records of one type.
+      const searchType = await newType();
+      const loadStarted = performance.now();
+      for (let done = 0; done < SEARCH_TOTAL; done += BULK) {
+        const records = Array.from({ length: Math.min(BULK, SEARCH_TOTAL - done) }, (_, i) =>
+          recordOf('s', done + i),
+        );
+        const res = await send('POST', `/w/${workspaceId}/data-types/${searchType}/records/bulk`, {
+          records,
+        });
+        if (res.status !== 200 || res.body.importedCount !== records.length)
+          throw new Error(`search load: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      }
+      const loadSeconds = (performance.now() - loadStarted) / 1000;
+      console.log(`loaded ${SEARCH_TOTAL} records in ${loadSeconds.toFixed(1)} s`);
+      const timeQueries = async (query: (i: number) => string) => {
+        const times: number[] = [];
+        for (let i = 0; i < QUERIES; i++) {
+          const t = performance.now();
+          const res = await send('GET', `/w/${workspaceId}/data-types/${searchType}/records?${query(i)}`);
+          times.push(performance.now() - t);
+          if (res.status !== 200 || (res.body.total as number) < 1)
+            throw new Error(`query ${query(i)}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        }
+        times.sort((a, b) => a - b);
+        return { p50Ms: percentile(times, 50), p95Ms: percentile(times, 95), queries: QUERIES };
+      };
+      const pick = (i: number) => (i * 7919) % SEARCH_TOTAL;
+      const search = await timeQueries((i) => `search=${encodeURIComponent(`person s ${pick(i)}`)}`);
+      const filter = await timeQueries(
+        (i) => `field.email=${encodeURIComponent(`p${pick(i)}-s@example.com`)}`,
+      );
+      const explain = async (where: string, param: string) =>
+        (
+          await pool.query<{ 'QUERY PLAN': string }>(
+            `EXPLAIN ANALYZE SELECT id FROM data_records WHERE workspace_id = $1 AND data_type_id = $2 AND ${where} ORDER BY id LIMIT 50`,
+            [workspaceId, searchType, param],
+          )
+        ).rows.map((r) => r['QUERY PLAN']);
+      const plans = {
+        search: await explain(`search_text ILIKE $3 ESCAPE '\\'`, '%person s 4242%'),
+        field: await explain('indexed_values @> $3::jsonb', JSON.stringify({ email: 'p4242-s@example.com' })),
+      };
+      searched = { search, filter, plans, loadSeconds };
+    }
+
+    const rows: string[][] = [];
+    if (bulk)
+      rows.push(
         [
           `bulk ${BULK} records (until queryable)`,
           `${bulk.bulkMedianMs.toFixed(0)} ms`,
@@ -342,6 +399,9 @@ export async function run(): Promise<void> {
           '',
           '',
         ],
+      );
+    if (single)
+      rows.push(
         [
           `POST record, ${CONNECTIONS} connections`,
           `${Math.round(single.createPerSecond)} req/s (p99 ${single.createP99Ms.toFixed(1)} ms)`,
@@ -356,6 +416,10 @@ export async function run(): Promise<void> {
           '',
           '',
         ],
+      );
+    if (searched) {
+      const { search, filter } = searched;
+      rows.push(
         [
           `search over ${SEARCH_TOTAL}`,
           `p50 ${search.p50Ms.toFixed(1)} ms, p95 ${search.p95Ms.toFixed(1)} ms`,
@@ -370,19 +434,23 @@ export async function run(): Promise<void> {
           '',
           `p95 <= 50 ms ${filter.p95Ms <= 50 ? 'ok' : 'MISSED'}`,
         ],
-      ],
-    );
-    console.log(`plan (search):\n  ${plans.search.join('\n  ')}`);
-    console.log(`plan (field.email):\n  ${plans.field.join('\n  ')}`);
+      );
+    }
+    printTable(['case', 'figure', 'baseline', 'ratio', 'target'], rows);
+    if (searched) {
+      console.log(`plan (search):\n  ${searched.plans.search.join('\n  ')}`);
+      console.log(`plan (field.email):\n  ${searched.plans.field.join('\n  ')}`);
+    }
     console.log(`${((Date.now() - started) / 1000).toFixed(1)} s`);
     writeResults('records', {
       environment,
+      parts: [...PARTS],
       bulk,
       single,
-      search,
-      filter,
-      plans,
-      searchLoadSeconds: loadSeconds,
+      search: searched?.search,
+      filter: searched?.filter,
+      plans: searched?.plans,
+      searchLoadSeconds: searched?.loadSeconds,
     });
     api.close();
   } finally {
