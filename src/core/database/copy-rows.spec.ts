@@ -98,5 +98,8 @@ describe('copyRows', () => {
     expect(copyText('a\\b\nc\rd\te')).toBe('a\\\\b\\nc\\rd\\te');
     expect(copyText({ a: 'x\ty' })).toBe('{"a":"x\\\\ty"}');
     expect(copyText(12n)).toBe('12');
+    expect(copyText(-1.5)).toBe('-1.5');
+    expect(copyText(18446744073709551615n)).toBe('18446744073709551615');
+    expect(copyText(true)).toBe('true');
   });
 });
