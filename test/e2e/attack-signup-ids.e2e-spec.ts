@@ -371,6 +371,23 @@ describe('Attack: signup written first, shared ids, tokens and sign-in by regist
     expect(other.status).toBe(422);
     expect(other.body.detail).toMatch(/Idempotency-Key/i);
     expect(await eventCount()).toBe(before);
+    // Another credential's same key is its own request: it finds the member, a token of its own.
+    const otherKey = (
+      await t.request('POST', '/me/api-keys', {
+        token: a.apiKey,
+        body: { name: 'second', scopes: ['members:read', 'members:write'] },
+      })
+    ).body.secret as string;
+    const theirs = await signup(
+      a.workspaceId,
+      otherKey,
+      { email: 'idem@example.com' },
+      { 'idempotency-key': key },
+    );
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    expect(theirs.body.member.id).toBe(first.body.member.id);
+    expect(theirs.body.token).not.toBe(first.body.token);
     // Ten at once with a new key and a new person: one execution, one member, one token.
     const key2 = `${key}-burst`;
     const burst = await Promise.all(
@@ -382,7 +399,7 @@ describe('Attack: signup written first, shared ids, tokens and sign-in by regist
     expect(done.length).toBeGreaterThan(0);
     for (const r of burst) expect([201, 409]).toContain(r.status);
     expect(new Set(done.map((r) => r.body.token)).size).toBe(1);
-    expect(await streamsOfType('MemberTokenIssued', a.workspaceId)).toHaveLength(2);
+    expect(await streamsOfType('MemberTokenIssued', a.workspaceId)).toHaveLength(3);
     // The owner's, idem@'s and burst@'s.
     expect(await streamsOfType('MemberCreated', a.workspaceId)).toHaveLength(3);
   });
@@ -480,6 +497,17 @@ describe('Attack: signup written first, shared ids, tokens and sign-in by regist
       const twin = await signup(other.workspaceId, other.apiKey, { email: moved });
       expect(twin.status).toBe(201);
       expect(await signInStatus(app.clientId, moved, 'a password of the account 1')).toBe(401);
+      // Hostile input in the email: never a match by pattern, never a 5xx.
+      for (const hostile of [
+        '%@example.com',
+        `${email.slice(0, 4)}%`,
+        '_' + email.slice(1),
+        `${email}\u0000`,
+        'x'.repeat(300),
+      ])
+        expect([400, 401]).toContain(
+          await signInStatus(app.clientId, hostile, 'a password of the account 1'),
+        );
       // Archiving the member in the operator's workspace ends its tokens, not the account's password.
       expect(
         (
