@@ -17,6 +17,7 @@ import {
   ServiceProcess,
   startAllAndApi,
 } from '../support/processes';
+import { createDataType, recordsPath } from '../support/records-fixtures';
 import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
 
 /**
@@ -260,6 +261,42 @@ describe('Attack: signup written first, shared ids, tokens and sign-in by regist
           })
         ).status,
       ).toBe(404);
+    }
+  });
+
+  it('eight concurrent signups of one new person with a data part: one member, one record of each type, the values kept', async () => {
+    const a = await t.bootstrap('Data race');
+    const profile = await createDataType(t, a.workspaceId, a.apiKey, {
+      slug: 'profile',
+      isCollection: false,
+      fields: [{ slug: 'dob', fieldType: 'date', required: true }],
+    });
+    const visits = await createDataType(t, a.workspaceId, a.apiKey, {
+      slug: 'visits',
+      fields: [{ slug: 'note', fieldType: 'text' }],
+    });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        t.request('POST', `/w/${a.workspaceId}/create-signup`, {
+          token: a.apiKey,
+          body: {
+            member: { email: 'data-race@example.com', externalId: 'u-race' },
+            data: {
+              profile: { values: { dob: '1980-05-04' } },
+              visits: { externalId: 'v-race', values: { note: 'first' } },
+            },
+          },
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, ...Array(7).fill(200)].sort());
+    const id = results[0].body.member.id as number;
+    for (const r of results) expect(r.body.member.id).toBe(id);
+    for (const type of [profile, visits]) {
+      const list = await t.request('GET', `${recordsPath(a.workspaceId, type.id)}?memberId=${id}`, {
+        token: a.apiKey,
+      });
+      expect(list.body.items).toHaveLength(1);
     }
   });
 
@@ -584,6 +621,46 @@ describe('Attack: signups and member tokens across two processes (e2e)', () => {
     );
     expect(distinct.map((r) => r.status)).toEqual(Array(16).fill(201));
     expect(new Set(distinct.map((r) => r.body.member.id)).size).toBe(16);
+  });
+
+  it('signups and a PUT moving the email, through both processes: never two members with one email; sequential ids increase', async () => {
+    const w = (path: string) => `/w/${workspaceId}${path}`;
+    for (let round = 0; round < 5; round++) {
+      const from = `pfrom${round}@example.com`;
+      const to = `pto${round}@example.com`;
+      const m = await call(urlW, 'POST', w('/create-signup'), apiKey, { member: { email: from } });
+      expect(m.status).toBe(201);
+      // A keeps the member in its cache, then moves it while W and A sign up both addresses.
+      expect(
+        (await call(urlA, 'PUT', w(`/members/${m.body.member.id}`), apiKey, { name: `R${round}` })).status,
+      ).toBe(200);
+      const [put, toSignup, fromSignup] = await Promise.all([
+        call(urlA, 'PUT', w(`/members/${m.body.member.id}`), apiKey, { email: to }),
+        call(urlW, 'POST', w('/create-signup'), apiKey, { member: { email: to } }),
+        call(urlA, 'POST', w('/create-signup'), apiKey, { member: { email: from } }),
+      ]);
+      expect([200, 409]).toContain(put.status);
+      expect([200, 201]).toContain(toSignup.status);
+      expect([200, 201]).toContain(fromSignup.status);
+      if (put.status === 200) expect(toSignup.body.member.id).toBe(m.body.member.id);
+      else expect(fromSignup.body.member.id).toBe(m.body.member.id);
+      const list = await eventually(async () => {
+        const r = await call(urlA, 'GET', w('/members?pageSize=1000'), apiKey);
+        return r.status === 200 ? r : undefined;
+      }, 'the list');
+      const emails = (list.body.items as { email: string | null }[]).map((x) => x.email).filter(Boolean);
+      expect(new Set(emails).size).toBe(emails.length);
+    }
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push(
+        (
+          await call(i % 2 ? urlA : urlW, 'POST', w('/create-signup'), apiKey, {
+            member: { email: `seq${i}@example.com` },
+          })
+        ).body.member.id,
+      );
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
   });
 
   it('a token issued through W works at once in A; revoked through W, A refuses it before its cache would expire', async () => {
