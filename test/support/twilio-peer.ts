@@ -43,6 +43,15 @@ export interface TwilioPeer {
   };
   callbacks: number;
   callbackFailures: number;
+  /** Messages.json requests that came with the right credentials (accepted or failed). */
+  messageRequests: number;
+  /**
+   * Answers for the next Messages.json requests, in order, instead of accepting them: the
+   * status with Twilio's error body (`code`); nothing is recorded in `messages`.
+   */
+  failNext: { status: number; code: number }[];
+  /** When set, an accepted message's REST answer waits until the promise it returns settles. */
+  holdAnswers?: () => Promise<unknown>;
   /**
    * Posts a signed webhook as Twilio does: signed over `publicUrl` (what the service
    * was configured with, PUBLIC_BASE_URL...), sent to the same path under `appBaseUrl`.
@@ -142,6 +151,19 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
           .end(JSON.stringify({ code: 20003, status: 401 }));
         return;
       }
+      peer.messageRequests++;
+      const failure = peer.failNext.shift();
+      if (failure) {
+        res.writeHead(failure.status, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            code: failure.code,
+            message: `error ${failure.code}`,
+            more_info: `https://www.twilio.com/docs/errors/${failure.code}`,
+            status: failure.status,
+          }),
+        );
+        return;
+      }
       const form = new URLSearchParams(body);
       const sid = `SM${String(++counter).padStart(32, '0')}`;
       const message: PeerMessage = {
@@ -169,6 +191,7 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
             () => peer.callbackFailures++,
           );
       };
+      if (peer.holdAnswers) await peer.holdAnswers().catch(() => undefined);
       const answerAfter = peer.autoStatus?.answerAfter;
       if (!answerAfter) res.on('finish', callBack);
       else {
@@ -202,6 +225,8 @@ export async function startTwilioPeer(): Promise<TwilioPeer> {
     recordingFetches: 0,
     callbacks: 0,
     callbackFailures: 0,
+    messageRequests: 0,
+    failNext: [],
     recordingUrl: (sid) => `http://127.0.0.1:${port}/2010-04-01/Accounts/${accountSid}/Recordings/${sid}`,
     async webhook(publicUrl, appBaseUrl, publicBaseUrl, params, signature) {
       const sig = signature ?? twilio.getExpectedTwilioSignature(authToken, publicUrl, params);
