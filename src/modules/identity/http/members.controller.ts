@@ -144,11 +144,12 @@ export class MembersController {
     );
     // The answer is the member as the command decided it (the snapshot its MemberUpdated
     // carries, role as merges moved it), sent once the projections passed the append, with
-    // the version the members projection gave the row at that very revision. A no-op
-    // (nothing appended: no revision), a row this process did not project, or one moved
-    // since, is read from the read model as before.
+    // the version the members projection gave the row at that very revision (and role: a
+    // merge landing between the decision and the event moves the row's). A no-op (nothing
+    // appended: no revision), a row this process did not project, or one moved since, is
+    // read from the read model as before.
     if (outcome.revision !== undefined && (await this.waiter.settle())) {
-      const version = this.versions.versionAt(memberId, outcome.revision);
+      const version = this.versions.versionAt(memberId, outcome.revision, outcome.member.memberRoleId);
       if (version !== undefined) return withVersion(MemberResponse.of(outcome.member), version);
     }
     return this.queries.execute(

@@ -17,12 +17,15 @@ const KEPT = 10_000;
  */
 @Injectable()
 export class MemberVersions {
-  private readonly rows = new Map<number, { revision: string; version: number }>();
+  private readonly rows = new Map<number, { revision: string; version: number; roleId: number }>();
 
-  /** The row of `memberId` now stands at `version`, built up to stream `revision`. */
-  seen(memberId: number, revision: string, version: number): void {
+  /**
+   * The row of `memberId` now stands at `version`, built up to stream `revision`, with role
+   * `roleId` (a role merge moves it from outside the member's stream).
+   */
+  seen(memberId: number, revision: string, version: number, roleId: number): void {
     this.rows.delete(memberId);
-    this.rows.set(memberId, { revision, version });
+    this.rows.set(memberId, { revision, version, roleId });
     if (this.rows.size > KEPT) this.rows.delete(this.rows.keys().next().value!);
   }
 
@@ -31,9 +34,13 @@ export class MemberVersions {
     this.rows.delete(memberId);
   }
 
-  /** The row's version when it was last seen at stream `revision` and nothing moved it since. */
-  versionAt(memberId: number, revision: bigint): number | undefined {
+  /**
+   * The row's version when it was last seen at stream `revision` with role `roleId`, and
+   * nothing moved it since: a merge projected between the command's decision and its
+   * event moved the role the command saw, and the row then differs from the decided member.
+   */
+  versionAt(memberId: number, revision: bigint, roleId: number): number | undefined {
     const row = this.rows.get(memberId);
-    return row && row.revision === revision.toString() ? row.version : undefined;
+    return row && row.revision === revision.toString() && row.roleId === roleId ? row.version : undefined;
   }
 }

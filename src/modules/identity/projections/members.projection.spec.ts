@@ -163,9 +163,10 @@ describe('MembersProjection: the versions it records', () => {
 
   const row = async (id: number) =>
     (
-      (await scratch.ds.query(`SELECT version, stream_revision::text AS rev FROM members WHERE id = $1`, [
-        id,
-      ])) as { version: number; rev: string }[]
+      (await scratch.ds.query(
+        `SELECT version, stream_revision::text AS rev, member_role_id AS role FROM members WHERE id = $1`,
+        [id],
+      )) as { version: number; rev: string; role: number }[]
     )[0];
 
   it("one by one, in a batch, and across a role merge: the recorded version is the row's", async () => {
@@ -176,10 +177,11 @@ describe('MembersProjection: the versions it records', () => {
     });
     for (const id of [31, 32, 41, 42]) {
       const r = await row(id);
-      expect(versions.versionAt(id, BigInt(r.rev))).toBe(r.version);
-      expect(versions.versionAt(id, BigInt(r.rev) - 1n)).toBeUndefined();
+      expect(versions.versionAt(id, BigInt(r.rev), r.role)).toBe(r.version);
+      expect(versions.versionAt(id, BigInt(r.rev) - 1n, r.role)).toBeUndefined();
     }
-    // A merge moves 32 and 42 (role 2) without moving their streams: the versions follow.
+    // A merge moves 32 and 42 (role 2) without moving their streams: the versions follow,
+    // and a member decided on the role it had before (a PUT racing the merge) gets none.
     const merged: StoredEvent = {
       ...stored(
         'MemberRolesMerged',
@@ -191,9 +193,10 @@ describe('MembersProjection: the versions it records', () => {
     };
     await scratch.ds.transaction(async (em) => projection.handle(merged, em));
     const r42 = await row(42);
-    expect(r42.version).toBe(5);
-    expect(versions.versionAt(42, BigInt(r42.rev))).toBe(5);
-    expect(versions.versionAt(41, 4n)).toBe(5);
+    expect(r42).toMatchObject({ version: 5, role: 3 });
+    expect(versions.versionAt(42, BigInt(r42.rev), 3)).toBe(5);
+    expect(versions.versionAt(42, BigInt(r42.rev), 2)).toBeUndefined();
+    expect(versions.versionAt(41, 4n, 1)).toBe(5);
 
     // Changes shown or not, that the projection does not record: forgotten.
     const revoked = stored(
@@ -209,9 +212,9 @@ describe('MembersProjection: the versions it records', () => {
       5,
     );
     await scratch.ds.transaction(async (em) => projection.handleBatch([revoked, archived], em));
-    expect(versions.versionAt(31, 4n)).toBeUndefined();
-    expect(versions.versionAt(31, 5n)).toBeUndefined();
-    expect(versions.versionAt(41, 5n)).toBeUndefined();
+    expect(versions.versionAt(31, 4n, 1)).toBeUndefined();
+    expect(versions.versionAt(31, 5n, 1)).toBeUndefined();
+    expect(versions.versionAt(41, 5n, 1)).toBeUndefined();
   });
 });
 

@@ -25,17 +25,18 @@ const bumpListVersions = (changed: string) =>
 
 /**
  * `update` (an UPDATE of members aliased m) with the list versions of the rows it changed
- * moved; it answers each changed row's id, version and stream revision (MemberVersions).
+ * moved; it answers each changed row's id, version, stream revision and role (MemberVersions).
  */
 const updatingListVersions = (update: string) =>
-  `WITH changed AS (${update} RETURNING m.id, m.workspace_id, m.version, m.stream_revision::text AS revision),
+  `WITH changed AS (${update} RETURNING m.id, m.workspace_id, m.version, m.stream_revision::text AS revision, m.member_role_id AS "roleId"),
    versions AS (${bumpListVersions('changed')})
-   SELECT id, version, revision FROM changed`;
+   SELECT id, version, revision, "roleId" FROM changed`;
 
 interface ChangedRow {
   id: number;
   version: number;
   revision: string;
+  roleId: number;
 }
 
 type Handled = AccountRegistered | AccountUpdated | MemberEvent | MemberRolesMerged | MemberTokenEvent;
@@ -106,7 +107,7 @@ export class MembersProjection implements ProjectionHandler {
   /** Runs a statement of `updatingListVersions`, recording the versions of the rows it changed. */
   private async changing(em: EntityManager, sql: string, params: unknown[]): Promise<void> {
     const rows = (await em.query(sql, params)) as ChangedRow[];
-    for (const r of rows) this.versions.seen(r.id, r.revision, r.version);
+    for (const r of rows) this.versions.seen(r.id, r.revision, r.version, r.roleId);
   }
 
   /**
