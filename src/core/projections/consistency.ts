@@ -49,13 +49,15 @@ export class ConsistencyWaiter implements OnModuleDestroy {
   /**
    * Waits for what the current request has appended so far and forgets it (the response
    * then waits only for later appends). Called by core/cqrs/read-your-writes.ts before a
-   * query or command the request dispatches; features never call it themselves.
+   * query or command the request dispatches, and by a handler answering from the state it
+   * decided (a member PUT) before it takes anything from a read model's side. False when the
+   * wait timed out (the answer then must not assume the projections passed the appends).
    */
-  async settle(): Promise<void> {
+  async settle(): Promise<boolean> {
     const ctx = requestContext.current();
-    if (!ctx || !ctx.appended.length) return;
+    if (!ctx || !ctx.appended.length) return true;
     const appended = ctx.appended.splice(0);
-    await this.waitFor(appended, this.config.readYourWritesTimeoutMs);
+    return this.waitFor(appended, this.config.readYourWritesTimeoutMs);
   }
 
   async waitFor(appends: readonly AppendResult[], timeoutMs: number): Promise<boolean> {

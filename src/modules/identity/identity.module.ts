@@ -30,6 +30,7 @@ import { AccountEntity, MemberEntity } from './projections/identity.entities';
 import { InvitationsProjection } from './projections/invitations.projection';
 import { InvitationEntity, MemberTokenEntity } from './projections/member.entities';
 import { MembersProjection } from './projections/members.projection';
+import { MemberVersions } from './projections/member-versions';
 import {
   GetInvitationHandler,
   ListInvitationsHandler,
@@ -92,6 +93,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
       controllers: [SignupController, MembersController, MeController, InvitationsController],
       providers: [
         MembersProjection,
+        MemberVersions,
         InvitationsProjection,
         ExpireWhenLapsedReactor,
         BootstrapService,

@@ -34,6 +34,8 @@ export interface UpdateOptions {
 export interface UpdateOutcome {
   member: MemberSnapshot;
   appended: boolean;
+  /** When this call appended: the member stream's revision after its events (the member's `revision`). */
+  revision?: bigint;
 }
 
 /** A member's state with the stream revision it was read at (`cached`: from the process's cache). */
@@ -230,7 +232,7 @@ export class MemberWriter {
     options: UpdateOptions,
   ): Promise<UpdateOutcome> {
     let current: MemberSnapshot | undefined;
-    const { state, events } = await this.handle(workspaceId, memberId, {
+    const { state, events, append } = await this.handle(workspaceId, memberId, {
       expectedRevision: options.expectedRevision,
       loaded: options.loaded,
       command: async (member) => {
@@ -253,7 +255,9 @@ export class MemberWriter {
         };
       },
     });
-    return events.length ? { member: state.member!, appended: true } : { member: current!, appended: false };
+    return events.length
+      ? { member: state.member!, appended: true, revision: append?.nextExpectedRevision }
+      : { member: current!, appended: false };
   }
 
   /** `expectedRevision`: pinned by the client (If-Match); any other revision is a 412. */
@@ -327,7 +331,7 @@ export class MemberWriter {
       expectedRevision?: bigint;
       loaded?: LoadedMember;
     },
-  ): Promise<{ state: MemberState; events: MemberEvent[] }> {
+  ): Promise<{ state: MemberState; events: MemberEvent[]; append?: AppendResult }> {
     try {
       return await this.repo.handle({
         streamName: memberStream(memberId),

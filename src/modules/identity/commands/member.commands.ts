@@ -4,7 +4,7 @@ import { assertSelfChangeAllowed, authoriseMemberChange } from '../domain/member
 import type { MemberSnapshot } from '../domain/member.events';
 import { Caller, isAnonymous, MemberChangesInput, normaliseChanges } from './member-input';
 import type { CachedLoader } from '../../../core/cqrs/event-sourced-repository';
-import { LoadedMember, MemberWriter } from './member-writer.service';
+import { LoadedMember, MemberWriter, UpdateOutcome } from './member-writer.service';
 import { RoleLookup } from './role-lookup.service';
 
 export class UpdateMemberCommand {
@@ -51,7 +51,7 @@ async function authorise(
 }
 
 @CommandHandler(UpdateMemberCommand)
-export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand, MemberSnapshot> {
+export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand, UpdateOutcome> {
   constructor(
     private readonly members: MemberWriter,
     private readonly roles: RoleLookup,
@@ -61,11 +61,11 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
    * First on the member as this process last knew it (no stream read); the whole command,
    * checks included, again on the member read from the store should that prove stale.
    */
-  execute(cmd: UpdateMemberCommand): Promise<MemberSnapshot> {
+  execute(cmd: UpdateMemberCommand): Promise<UpdateOutcome> {
     return this.members.cachedFirst((loader) => this.run(cmd, loader));
   }
 
-  private async run(cmd: UpdateMemberCommand, loader: CachedLoader): Promise<MemberSnapshot> {
+  private async run(cmd: UpdateMemberCommand, loader: CachedLoader): Promise<UpdateOutcome> {
     const { current, canWrite, loaded } = await authorise(this.members, cmd, loader);
     const changes = normaliseChanges(cmd.input);
     assertSelfChangeAllowed(canWrite, changes, current);
@@ -76,7 +76,7 @@ export class UpdateMemberHandler implements ICommandHandler<UpdateMemberCommand,
       await this.roles.assertMayMoveOff(cmd.caller.scopes, current.memberRoleId, 'memberRoleId');
     }
     await this.roles.assertMaySteerAgent(cmd.caller.scopes, current, changes);
-    return this.members.update(cmd.workspaceId, cmd.memberId, changes, {
+    return this.members.updateOutcome(cmd.workspaceId, cmd.memberId, changes, {
       assigner: 'operator',
       checkRole: (role) => assertNoEscalation(cmd.caller.scopes, role.permissions, 'memberRoleId'),
       expectedRevision: cmd.expectedRevision,

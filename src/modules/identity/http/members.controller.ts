@@ -7,13 +7,16 @@ import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { toPageRequest } from '../../../core/http/pagination';
-import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
+import { ConditionalWrite, IfMatch, pinnedRevision, withVersion } from '../../../core/http/preconditions';
+import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { ImportMembersCommand, ImportResult } from '../commands/import-members.command';
 import {
   ArchiveMemberCommand,
   RevokeMemberTokensCommand,
   UpdateMemberCommand,
 } from '../commands/member.commands';
+import type { UpdateOutcome } from '../commands/member-writer.service';
+import { MemberVersions } from '../projections/member-versions';
 import { normalizeEmail, normalizePhone } from '../domain/contact';
 import { GetMemberQuery, ListMembersQuery, MemberListJson } from '../queries/member.queries';
 import { callerOf, memberIdOf, visibilityOf } from './caller';
@@ -33,6 +36,8 @@ export class MembersController {
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
     private readonly db: DataSource,
+    private readonly waiter: ConsistencyWaiter,
+    private readonly versions: MemberVersions,
   ) {}
 
   /**
@@ -134,9 +139,19 @@ export class MembersController {
     const workspaceId = wid.toLowerCase();
     const memberId = memberIdOf(rawId);
     const expectedRevision = await this.pinnedRevision(workspaceId, memberId, ifMatch, p, 'members:write');
-    await this.commands.execute(
+    const outcome = await this.commands.execute<UpdateMemberCommand, UpdateOutcome>(
       new UpdateMemberCommand(workspaceId, memberId, body, callerOf(p), expectedRevision),
     );
+    // The answer is the member as the command decided it (the snapshot its MemberUpdated
+    // carries, role as merges moved it), sent once the projections passed the append, with
+    // the version the members projection gave the row at that very revision (and role: a
+    // merge landing between the decision and the event moves the row's). A no-op (nothing
+    // appended: no revision), a row this process did not project, or one moved since, is
+    // read from the read model as before.
+    if (outcome.revision !== undefined && (await this.waiter.settle())) {
+      const version = this.versions.versionAt(memberId, outcome.revision, outcome.member.memberRoleId);
+      if (version !== undefined) return withVersion(MemberResponse.of(outcome.member), version);
+    }
     return this.queries.execute(
       new GetMemberQuery(workspaceId, memberId, { ...visibilityOf(p), anonymous: true }),
     );

@@ -4,6 +4,7 @@ import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { meta } from '../../../core/event-store/testing/event-store.test-helpers';
 import type { MemberChanges } from '../domain/member.events';
 import { MembersProjection } from './members.projection';
+import { MemberVersions } from './member-versions';
 
 const ws = '6f0c1f9e-3c1a-4b8e-9d57-2f1f2b0b7a11';
 let seq = 0;
@@ -147,6 +148,73 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
       `SELECT name, status, version, stream_revision::text AS rev FROM members WHERE id = 21`,
     )) as Record<string, unknown>[];
     expect(row).toEqual({ name: 'After archive', status: 'archived', version: 303, rev: '302' });
+  });
+});
+
+/**
+ * MemberVersions (what a member PUT answers its ETag from): after each statement the
+ * projection runs, a member it knows at a stream revision is at exactly the row's version
+ * and revision; a change it does not record (archive, token revocation) makes it forget.
+ */
+describe('MembersProjection: the versions it records', () => {
+  const scratch = useReadModelDatabase(ENTITIES);
+  const versions = new MemberVersions();
+  const projection = new MembersProjection(versions);
+
+  const row = async (id: number) =>
+    (
+      (await scratch.ds.query(
+        `SELECT version, stream_revision::text AS rev, member_role_id AS role FROM members WHERE id = $1`,
+        [id],
+      )) as { version: number; rev: string; role: number }[]
+    )[0];
+
+  it("one by one, in a batch, and across a role merge: the recorded version is the row's", async () => {
+    await scratch.ds.transaction(async (em) => {
+      for (const id of [31, 32, 41, 42]) await projection.handle(created(id), em);
+      for (const e of edits(31, 32)) await projection.handle(e, em);
+      await projection.handleBatch(edits(41, 42), em);
+    });
+    for (const id of [31, 32, 41, 42]) {
+      const r = await row(id);
+      expect(versions.versionAt(id, BigInt(r.rev), r.role)).toBe(r.version);
+      expect(versions.versionAt(id, BigInt(r.rev) - 1n, r.role)).toBeUndefined();
+    }
+    // A merge moves 32 and 42 (role 2) without moving their streams: the versions follow,
+    // and a member decided on the role it had before (a PUT racing the merge) gets none.
+    const merged: StoredEvent = {
+      ...stored(
+        'MemberRolesMerged',
+        { workspaceId: ws, sourceRoleId: 2, targetRoleId: 3, memberIds: [] },
+        0,
+        0,
+      ),
+      streamName: 'member-role-2',
+    };
+    await scratch.ds.transaction(async (em) => projection.handle(merged, em));
+    const r42 = await row(42);
+    expect(r42).toMatchObject({ version: 5, role: 3 });
+    expect(versions.versionAt(42, BigInt(r42.rev), 3)).toBe(5);
+    expect(versions.versionAt(42, BigInt(r42.rev), 2)).toBeUndefined();
+    expect(versions.versionAt(41, 4n, 1)).toBe(5);
+
+    // Changes shown or not, that the projection does not record: forgotten.
+    const revoked = stored(
+      'MemberTokensRevoked',
+      { memberId: 31, workspaceId: ws, revokedBefore: '2026-11-23T11:00:00.000Z' },
+      31,
+      5,
+    );
+    const archived = stored(
+      'MemberArchived',
+      { memberId: 41, workspaceId: ws, member: {}, archivedAt: '2026-11-23T11:00:00.000Z' },
+      41,
+      5,
+    );
+    await scratch.ds.transaction(async (em) => projection.handleBatch([revoked, archived], em));
+    expect(versions.versionAt(31, 4n, 1)).toBeUndefined();
+    expect(versions.versionAt(31, 5n, 1)).toBeUndefined();
+    expect(versions.versionAt(41, 5n, 1)).toBeUndefined();
   });
 });
 

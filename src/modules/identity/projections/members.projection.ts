@@ -7,6 +7,7 @@ import type { MemberRolesMerged } from '../../roles';
 import type { AccountRegistered, MemberCreated } from '../domain/identity.events';
 import type { AccountUpdated, MemberEvent, MemberChanges, MemberTokenEvent } from '../domain/member.events';
 import { memberIdOf } from '../domain/member-claims';
+import { MemberVersions } from './member-versions';
 
 /** A change the member's representation shows, from its own stream (see core/http/preconditions.ts). */
 const CHANGED = 'version = version + 1, stream_revision';
@@ -22,9 +23,21 @@ const bumpListVersions = (changed: string) =>
    SELECT DISTINCT workspace_id, pg_current_xact_id()::text::bigint FROM ${changed}
    ON CONFLICT (workspace_id) DO UPDATE SET version = EXCLUDED.version`;
 
-/** `update` (an UPDATE of members aliased m) with the list versions of the rows it changed moved. */
+/**
+ * `update` (an UPDATE of members aliased m) with the list versions of the rows it changed
+ * moved; it answers each changed row's id, version, stream revision and role (MemberVersions).
+ */
 const updatingListVersions = (update: string) =>
-  `WITH changed AS (${update} RETURNING m.workspace_id) ${bumpListVersions('changed')}`;
+  `WITH changed AS (${update} RETURNING m.id, m.workspace_id, m.version, m.stream_revision::text AS revision, m.member_role_id AS "roleId"),
+   versions AS (${bumpListVersions('changed')})
+   SELECT id, version, revision, "roleId" FROM changed`;
+
+interface ChangedRow {
+  id: number;
+  version: number;
+  revision: string;
+  roleId: number;
+}
 
 type Handled = AccountRegistered | AccountUpdated | MemberEvent | MemberRolesMerged | MemberTokenEvent;
 
@@ -89,6 +102,14 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
   tables: ['accounts', 'members', 'member_counts', 'member_list_versions', 'member_tokens'],
 })
 export class MembersProjection implements ProjectionHandler {
+  constructor(private readonly versions: MemberVersions = new MemberVersions()) {}
+
+  /** Runs a statement of `updatingListVersions`, recording the versions of the rows it changed. */
+  private async changing(em: EntityManager, sql: string, params: unknown[]): Promise<void> {
+    const rows = (await em.query(sql, params)) as ChangedRow[];
+    for (const r of rows) this.versions.seen(r.id, r.revision, r.version, r.roleId);
+  }
+
   /**
    * Runs of MemberCreated (bulk import) go in one multi-row insert, and a run of
    * MemberUpdated (edits, of one member or many) in one UPDATE per set of changed fields,
@@ -142,11 +163,14 @@ export class MembersProjection implements ProjectionHandler {
     if (stored.type === CLAIM_FENCED) {
       // A claim takeover's fence on a member stream (core/claims): like MemberWriteFenced,
       // it moves the stream on and changes nothing shown. Fences of other streams are not ours.
-      if (stored.streamName.startsWith('member-'))
+      if (stored.streamName.startsWith('member-')) {
+        const memberId = memberIdOf(stored.streamName);
+        this.versions.forget(memberId);
         await em.query(`UPDATE members SET stream_revision = $2 WHERE id = $1`, [
-          memberIdOf(stored.streamName),
+          memberId,
           stored.revision.toString(),
         ]);
+      }
       return;
     }
     const event = { type: stored.type, data: stored.data } as Handled;
@@ -192,7 +216,8 @@ export class MembersProjection implements ProjectionHandler {
       case 'MemberUpdated': {
         const d = event.data;
         const fields = (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]);
-        await em.query(
+        await this.changing(
+          em,
           updatingListVersions(
             `UPDATE members m SET ${fields
               .map((f, i) => `${MEMBER_COLUMNS[f]} = $${i + 4}`)
@@ -204,6 +229,7 @@ export class MembersProjection implements ProjectionHandler {
         return;
       }
       case 'MemberArchived':
+        this.versions.forget(event.data.memberId);
         // The counts move with the row, from the status it had (an archived member stays archived).
         await em.query(
           `WITH archived AS (
@@ -220,7 +246,8 @@ export class MembersProjection implements ProjectionHandler {
         );
         return;
       case 'MemberAccountLinked':
-        await em.query(
+        await this.changing(
+          em,
           updatingListVersions(
             `UPDATE members m SET account_uuid = $2, updated_at = $3, ${CHANGED} = $4 WHERE id = $1`,
           ),
@@ -229,6 +256,7 @@ export class MembersProjection implements ProjectionHandler {
         return;
       case 'MemberTokensRevoked':
         // Not shown in the member's representation: the version stays, the stream revision moves.
+        this.versions.forget(event.data.memberId);
         await em.query(`UPDATE members SET tokens_revoked_before = $2, stream_revision = $3 WHERE id = $1`, [
           event.data.memberId,
           event.data.revokedBefore,
@@ -237,7 +265,8 @@ export class MembersProjection implements ProjectionHandler {
         return;
       case 'MemberRolesMerged': {
         const d = event.data;
-        await em.query(
+        await this.changing(
+          em,
           updatingListVersions(
             `UPDATE members m SET member_role_id = $3, version = version + 1
              WHERE workspace_id = $1 AND (id = ANY($4::int[]) OR member_role_id = $2)`,
@@ -248,6 +277,7 @@ export class MembersProjection implements ProjectionHandler {
       }
       case 'MemberWriteFenced':
         // A fence moves the stream on (an If-Match write must append after it), nothing shown changes.
+        this.versions.forget(event.data.memberId);
         await em.query(`UPDATE members SET stream_revision = $2 WHERE id = $1`, [
           event.data.memberId,
           stored.revision.toString(),
@@ -311,7 +341,8 @@ export class MembersProjection implements ProjectionHandler {
       ]
         .concat(fields.map((f, i) => `v${i} ${MEMBER_TYPES[f]}`))
         .join(', ');
-      await em.query(
+      await this.changing(
+        em,
         updatingListVersions(
           `UPDATE members m SET ${set} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) WHERE m.id = r."memberId"`,
         ),
