@@ -6,10 +6,13 @@ import type { DataSource } from 'typeorm';
 const names = new Map<string, string>();
 const MAX_NAMES = 10_000;
 
-function statementName(text: string): string {
+/**
+ * The name of a prepared statement for `text`: one name per text (pg refuses one name for
+ * two texts on a connection), a digest, so it stays the same across processes and restarts.
+ */
+export function statementName(text: string): string {
   let name = names.get(text);
   if (name === undefined) {
-    // The name is a digest of the text: pg refuses one name for two texts on a connection.
     name = `rm_${createHash('sha1').update(text).digest('base64url')}`;
     if (names.size >= MAX_NAMES) names.clear();
     names.set(text, name);

@@ -867,6 +867,45 @@ describe('PostgresEventStore', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it('sends its reads and its new streams with `also` as named statements, planned once per connection', async () => {
+    // One connection, so the session's prepared statements are the store's.
+    const pool = new Pool({ connectionString: db.url, max: 1 });
+    const named = new PostgresEventStore({ connectionString: db.url, pool, groupCommit: false });
+    try {
+      await pool.query(`CREATE TABLE IF NOT EXISTS named_also (v text PRIMARY KEY)`);
+      const prefix = uniq();
+      // Past PostgreSQL's five custom plans, so later runs use the cached generic one.
+      for (let i = 0; i < 7; i++) {
+        await named.createStreams([{ streamName: `${prefix}-${i}`, events: [event('A'), event('B')] }], {
+          sql: `INSERT INTO named_also (v) SELECT unnest($2::text[])`,
+          values: [[`${prefix}-${i}`]],
+        });
+        expect(
+          (await named.readStream(`${prefix}-${i}`, { maxCount: i < 3 ? undefined : 1 })).map((e) => e.type),
+        ).toEqual(i < 3 ? ['A', 'B'] : ['A']);
+        expect(
+          (await named.readStream(`${prefix}-${i}`, { direction: 'backwards', maxCount: 1 })).map(
+            (e) => e.revision,
+          ),
+        ).toEqual([1n]);
+      }
+      const { rows } = await pool.query<{ name: string; statement: string }>(
+        `SELECT name, statement FROM pg_prepared_statements`,
+      );
+      const names = rows.map((r) => r.name);
+      expect(names).toEqual(
+        expect.arrayContaining(['event_store_read_stream_forwards', 'event_store_read_stream_backwards']),
+      );
+      // One statement per text: with and without the NOTIFY the throttle lets it carry.
+      const withAlso = rows.filter((r) => r.statement.includes('named_also'));
+      expect(withAlso.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(withAlso.map((r) => r.statement)).size).toBe(withAlso.length);
+    } finally {
+      await named.close();
+      await pool.end();
+    }
+  });
+
   it('closes only a pool it created', async () => {
     const pool = new Pool({ connectionString: db.url, max: 2 });
     try {

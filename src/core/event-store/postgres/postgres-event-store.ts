@@ -18,6 +18,7 @@ import {
   WrongExpectedRevisionError,
   comparePositions,
 } from '../event-store.port';
+import { statementName } from '../../database/prepared';
 import { PollResult, createPollingSubscription } from '../polling-subscription';
 import { PostgresAppendListener, ThrottledNotifier } from './postgres-append-listener';
 import {
@@ -170,7 +171,10 @@ export class PostgresEventStore implements EventStore {
     this.listener = new PostgresAppendListener(options.connectionString, APPENDED_CHANNEL, (pid) =>
       own.has(pid),
     );
-    this.notifier = new ThrottledNotifier(() => this.pool.query(NOTIFY_SQL), options.notifyIntervalMs ?? 5);
+    this.notifier = new ThrottledNotifier(
+      () => this.pool.query({ name: 'event_store_notify', text: NOTIFY_SQL }),
+      options.notifyIntervalMs ?? 5,
+    );
   }
 
   /**
@@ -524,9 +528,12 @@ export class PostgresEventStore implements EventStore {
           `{"id":${JSON.stringify(d.id)},"stream":${JSON.stringify(d.stream)},"revision":${d.revision},"type":${JSON.stringify(d.type)},"data":${d.data},"metadata":${d.metadata}}`,
       );
     let rows: (AppendRow & { stream_name: string })[];
-    const query: QueryConfig = also
+    const alsoText = also && createStreamsSql(notify, `also AS (${also.sql})`);
+    const query: QueryConfig = alsoText
       ? {
-          text: createStreamsSql(notify, `also AS (${also.sql})`),
+          // Its texts are bounded by the callers' `also` statements (query shapes, no values).
+          name: statementName(alsoText),
+          text: alsoText,
           values: [`[${docs.join(',')}]`, ...also.values],
         }
       : {
@@ -599,10 +606,11 @@ export class PostgresEventStore implements EventStore {
     this.assertOpen();
     const backwards = options.direction === 'backwards';
     const from = options.fromRevision ?? (backwards ? AFTER_LAST.prepare : 0n);
-    const { rows } = await this.pool.query<EventRow>(
-      backwards ? READ_STREAM_BACKWARDS_SQL : READ_STREAM_FORWARDS_SQL,
-      [streamName, from.toString(), options.maxCount ?? null],
-    );
+    const { rows } = await this.pool.query<EventRow>({
+      name: backwards ? 'event_store_read_stream_backwards' : 'event_store_read_stream_forwards',
+      text: backwards ? READ_STREAM_BACKWARDS_SQL : READ_STREAM_FORWARDS_SQL,
+      values: [streamName, from.toString(), options.maxCount ?? null],
+    });
     return rows.map(toStoredEvent);
   }
 
@@ -658,9 +666,10 @@ export class PostgresEventStore implements EventStore {
 
   async headPosition(): Promise<Position | undefined> {
     this.assertOpen();
-    const { rows } = await this.pool.query<{ global_position: string; transaction_id: string }>(
-      HEAD_POSITION_SQL,
-    );
+    const { rows } = await this.pool.query<{ global_position: string; transaction_id: string }>({
+      name: 'event_store_head_position',
+      text: HEAD_POSITION_SQL,
+    });
     if (rows.length === 0) return undefined;
     return { commit: BigInt(rows[0].transaction_id), prepare: BigInt(rows[0].global_position) };
   }
@@ -845,7 +854,11 @@ export class PostgresEventStore implements EventStore {
     client: Pool | ClientBase,
     streamName: string,
   ): Promise<bigint | 'no_stream'> {
-    const { rows } = await client.query<{ last_revision: string | null }>(CURRENT_REVISION_SQL, [streamName]);
+    const { rows } = await client.query<{ last_revision: string | null }>({
+      name: 'event_store_current_revision',
+      text: CURRENT_REVISION_SQL,
+      values: [streamName],
+    });
     const last = rows[0]?.last_revision;
     return last == null ? 'no_stream' : BigInt(last);
   }
