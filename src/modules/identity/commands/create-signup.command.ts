@@ -83,7 +83,19 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     let found: number | null | undefined;
     if (data) {
       found = (await this.find(workspaceId, who)) ?? null;
-      await this.queries.execute(new CheckSignupDataQuery(workspaceId, data, caller, found));
+      const check = (memberId: number | null) =>
+        this.queries.execute(new CheckSignupDataQuery(workspaceId, data, caller, memberId));
+      try {
+        await check(found);
+      } catch (err) {
+        // A concurrent signup of this very person may have created them, and their records,
+        // since the lookup: a record "of another member" is then theirs. Look again once.
+        if (!(err instanceof ConflictError) || found !== null) throw err;
+        const again = await this.find(workspaceId, who);
+        if (again === undefined) throw err;
+        found = again;
+        await check(found);
+      }
     }
     const result = await this.signup(workspaceId, who, found);
     if (data) {
