@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import {
   bootstrapWithCli,
@@ -6,7 +7,7 @@ import {
   ServiceProcess,
   startAllAndApi,
 } from '../support/processes';
-import { clearRedisPrefix, testRedisPrefix } from '../support/redis';
+import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../support/redis';
 
 interface Page {
   items: { id: number; name: string | null; status: string }[];
@@ -32,8 +33,10 @@ describe('member list pages kept per process, across processes (e2e)', () => {
   let workspaceId: string;
   let ownerId: number;
   let processes: ServiceProcess[] = [];
+  let redis: Redis;
 
   beforeAll(async () => {
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 2 });
     db = await createTestDatabase();
     const env = serviceEnv(db.url, prefix);
     const { all: w, api: a } = await startAllAndApi(env, ['all-w', 'api-a']);
@@ -44,6 +47,7 @@ describe('member list pages kept per process, across processes (e2e)', () => {
   }, 180_000);
 
   afterAll(async () => {
+    redis?.disconnect();
     await reportErrorsAndKillAll(processes);
     await clearRedisPrefix(prefix);
     await db?.drop();
@@ -153,5 +157,52 @@ describe('member list pages kept per process, across processes (e2e)', () => {
       expect(put.status).toBe(200);
       expect((await list(urlW)).items.find((m) => m.id === target.id)?.name).toBe(`Same process ${i}`);
     }
+  });
+
+  /** The list version the members projection announced (core/http/kept-reads.ts), and the stored one. */
+  const versions = async () => ({
+    announced: await redis.get(`${prefix}:read-version:member-list:${workspaceId}`),
+    stored: (
+      (
+        await db
+          .pool()
+          .query(`SELECT version::text AS version FROM member_list_versions WHERE workspace_id = $1`, [
+            workspaceId,
+          ])
+      ).rows[0] as { version: string }
+    ).version,
+  });
+
+  it('A serves a kept page only while the announced list version is the one it was rendered at', async () => {
+    const first = await list(urlA);
+    const target = first.items.find((m) => m.id !== ownerId)!;
+    const put = await call(urlW, 'PUT', `/w/${workspaceId}/members/${target.id}`, apiKey, {
+      name: 'Announced',
+    });
+    expect(put.status).toBe(200);
+    // Announced before it committed, so by the time W answered.
+    const { announced, stored } = await versions();
+    expect(announced).toBe(stored);
+    const kept = await list(urlA);
+    expect(kept.items.find((m) => m.id === target.id)?.name).toBe('Announced');
+
+    // Changed behind every cache's back, the stored version moved but not announced: A keeps
+    // serving its page from memory (for at most a second), so it asked PostgreSQL nothing...
+    await db.pool().query(`UPDATE members SET name = 'Behind' WHERE id = $1`, [target.id]);
+    await db
+      .pool()
+      .query(`UPDATE member_list_versions SET version = version + 1 WHERE workspace_id = $1`, [workspaceId]);
+    expect(await list(urlA)).toEqual(kept);
+    // ...and, with no version announced (as after a Redis flush), PostgreSQL is asked.
+    await redis.del(`${prefix}:read-version:member-list:${workspaceId}`);
+    expect((await list(urlA)).items.find((m) => m.id === target.id)?.name).toBe('Behind');
+
+    // A change announced again is in A's very next list.
+    const again = await call(urlW, 'PUT', `/w/${workspaceId}/members/${target.id}`, apiKey, {
+      name: 'Again',
+    });
+    expect(again.status).toBe(200);
+    expect((await versions()).announced).toBe((await versions()).stored);
+    expect((await list(urlA)).items.find((m) => m.id === target.id)?.name).toBe('Again');
   });
 });

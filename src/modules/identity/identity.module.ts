@@ -31,6 +31,7 @@ import { InvitationsProjection } from './projections/invitations.projection';
 import { InvitationEntity, MemberTokenEntity } from './projections/member.entities';
 import { MembersProjection } from './projections/members.projection';
 import { MemberVersions } from './projections/member-versions';
+import { MemberListAnnouncer } from './projections/member-list-announcer';
 import {
   GetInvitationHandler,
   ListInvitationsHandler,
@@ -94,6 +95,7 @@ import { EXPIRY_QUEUE, ExpiryProcessor } from './workers/expiry.processor';
       providers: [
         MembersProjection,
         MemberVersions,
+        MemberListAnnouncer,
         InvitationsProjection,
         ExpireWhenLapsedReactor,
         BootstrapService,

@@ -6,6 +6,7 @@ import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { KeptRead, PeekedVersion } from '../../../core/http/kept-reads';
 import { toPageRequest } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision, withVersion } from '../../../core/http/preconditions';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
@@ -18,7 +19,8 @@ import {
 import type { UpdateOutcome } from '../commands/member-writer.service';
 import { MemberVersions } from '../projections/member-versions';
 import { normalizeEmail, normalizePhone } from '../domain/contact';
-import { GetMemberQuery, ListMembersQuery, MemberListJson } from '../queries/member.queries';
+import { GetMemberQuery, ListMembersQuery, MemberListBytes } from '../queries/member.queries';
+import { KEPT_MEMBER_LIST } from '../projections/member-list-announcer';
 import { callerOf, memberIdOf, visibilityOf } from './caller';
 import {
   ImportMembersDto,
@@ -64,16 +66,22 @@ export class MembersController {
     });
   }
 
-  /** The body comes as JSON text from PostgreSQL (ListMembersHandler) and is sent as it is. */
+  /**
+   * The body comes as JSON from PostgreSQL (ListMembersHandler), kept as its UTF-8 bytes and
+   * sent as they are; the list version a kept page is checked against comes with the rate
+   * limiter's admission (@KeptRead).
+   */
   @Get()
   @RequireScope('members:read')
+  @KeptRead(KEPT_MEMBER_LIST, 'wid')
   @Header('content-type', 'application/json; charset=utf-8')
   @ApiOkResponse({ type: MemberListResponse })
   list(
     @Param('wid') wid: string,
     @Query() q: ListMembersQueryDto,
     @CurrentPrincipal() p: Principal,
-  ): Promise<MemberListJson> {
+    @PeekedVersion() peeked: string | null | undefined,
+  ): Promise<MemberListBytes> {
     if (q.roleId !== undefined && q.memberRoleId !== undefined && q.roleId !== q.memberRoleId)
       throw new ValidationError('memberRoleId: differs from roleId (give one of them, or the same value)');
     const filters = {
@@ -84,7 +92,7 @@ export class MembersController {
       status: q.status ?? 'active',
     };
     return this.queries.execute(
-      new ListMembersQuery(wid.toLowerCase(), filters, visibilityOf(p), toPageRequest(q)),
+      new ListMembersQuery(wid.toLowerCase(), filters, visibilityOf(p), toPageRequest(q), peeked, true),
     );
   }
 

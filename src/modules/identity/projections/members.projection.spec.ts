@@ -1,10 +1,14 @@
+import Redis from 'ioredis';
 import { useReadModelDatabase } from '../../../../test/support/database';
+import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../../../../test/support/redis';
 import { ENTITIES } from '../../../app.entities';
+import type { AppConfig } from '../../../core/config/config';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { meta } from '../../../core/event-store/testing/event-store.test-helpers';
 import type { MemberChanges } from '../domain/member.events';
 import { MembersProjection } from './members.projection';
 import { MemberVersions } from './member-versions';
+import { MemberListAnnouncer } from './member-list-announcer';
 
 const ws = '6f0c1f9e-3c1a-4b8e-9d57-2f1f2b0b7a11';
 let seq = 0;
@@ -328,8 +332,21 @@ describe('MembersProjection: a run of signups in one batch', () => {
  */
 describe('MembersProjection: the member list version', () => {
   const scratch = useReadModelDatabase(ENTITIES);
-  const projection = new MembersProjection();
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 2 });
+  const redisPrefix = testRedisPrefix();
+  const projection = new MembersProjection(
+    new MemberVersions(),
+    new MemberListAnnouncer(redis, { redisPrefix } as AppConfig),
+  );
   const other = '0b9d8f2e-5a4c-4d3b-8e1f-7c6b5a493827';
+
+  afterAll(async () => {
+    redis.disconnect();
+    await clearRedisPrefix(redisPrefix);
+  });
+
+  /** What the projection announced for the workspace's list (core/http/kept-reads.ts). */
+  const announced = (workspaceId = ws) => redis.get(`${redisPrefix}:read-version:member-list:${workspaceId}`);
 
   const version = async (workspaceId = ws): Promise<string | null> => {
     const rows = (await scratch.ds.query(
@@ -355,11 +372,14 @@ describe('MembersProjection: the member list version', () => {
     expect(first.before).toEqual([null, null]);
     expect(first.after[0]).toMatch(/^\d+$/);
     expect(first.after[1]).toMatch(/^\d+$/);
+    // Each version is announced as written (before its commit), for its workspace only.
+    expect([await announced(), await announced(other)]).toEqual(first.after);
 
     const moved = async (events: StoredEvent[], batch = true) => {
       const { before, after } = await apply(events, batch);
       expect(after[0]).not.toBe(before[0]);
       expect(after[1]).toBe(before[1]);
+      expect([await announced(), await announced(other)]).toEqual(after);
     };
     await moved([updated(31, 1, { name: 'One' }, 1)], false);
     await moved([updated(31, 2, { name: 'Two' }, 2), updated(32, 1, { phone: '+15550000002' }, 3)]);
@@ -412,5 +432,6 @@ describe('MembersProjection: the member list version', () => {
       ),
     ]);
     expect(revoked.after).toEqual(revoked.before);
+    expect(await announced()).toBe(revoked.after[0]);
   });
 });

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CLAIM_FENCED } from '../../../core/claims/claims';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
@@ -8,6 +8,7 @@ import type { AccountRegistered, MemberCreated } from '../domain/identity.events
 import type { AccountUpdated, MemberEvent, MemberChanges, MemberTokenEvent } from '../domain/member.events';
 import { memberIdOf } from '../domain/member-claims';
 import { MemberVersions } from './member-versions';
+import { ListVersionRow, MemberListAnnouncer } from './member-list-announcer';
 
 /** A change the member's representation shows, from its own stream (see core/http/preconditions.ts). */
 const CHANGED = 'version = version + 1, stream_revision';
@@ -23,16 +24,20 @@ const bumpListVersions = (changed: string) =>
    SELECT DISTINCT workspace_id, pg_current_xact_id()::text::bigint FROM ${changed}
    ON CONFLICT (workspace_id) DO UPDATE SET version = EXCLUDED.version`;
 
+/** The workspaces of the rows of `changed` with the list version written for them (ListVersionRow). */
+const LIST_VERSION_COLUMNS = `workspace_id AS "workspaceId", pg_current_xact_id()::text AS "listVersion"`;
+
 /**
  * `update` (an UPDATE of members aliased m) with the list versions of the rows it changed
- * moved; it answers each changed row's id, version, stream revision and role (MemberVersions).
+ * moved; it answers each changed row's id, version, stream revision and role (MemberVersions),
+ * and its workspace's new list version (MemberListAnnouncer).
  */
 const updatingListVersions = (update: string) =>
   `WITH changed AS (${update} RETURNING m.id, m.workspace_id, m.version, m.stream_revision::text AS revision, m.member_role_id AS "roleId"),
    versions AS (${bumpListVersions('changed')})
-   SELECT id, version, revision, "roleId" FROM changed`;
+   SELECT id, version, revision, "roleId", ${LIST_VERSION_COLUMNS} FROM changed`;
 
-interface ChangedRow {
+interface ChangedRow extends ListVersionRow {
   id: number;
   version: number;
   revision: string;
@@ -102,12 +107,25 @@ function changedFields(e: StoredEvent): (keyof MemberChanges)[] {
   tables: ['accounts', 'members', 'member_counts', 'member_list_versions', 'member_tokens'],
 })
 export class MembersProjection implements ProjectionHandler {
-  constructor(private readonly versions: MemberVersions = new MemberVersions()) {}
+  constructor(
+    private readonly versions: MemberVersions = new MemberVersions(),
+    /** Absent only where a spec builds the projection without Redis: no list version is announced. */
+    @Optional() private readonly lists?: MemberListAnnouncer,
+  ) {}
 
   /** Runs a statement of `updatingListVersions`, recording the versions of the rows it changed. */
   private async changing(em: EntityManager, sql: string, params: unknown[]): Promise<void> {
     const rows = (await em.query(sql, params)) as ChangedRow[];
     for (const r of rows) this.versions.seen(r.id, r.revision, r.version, r.roleId);
+    await this.announce(rows);
+  }
+
+  /**
+   * Before the commit of the statement's list versions (this transaction's): a kept page of
+   * those lists is served by no process once the change is visible (MemberListAnnouncer).
+   */
+  private async announce(rows: readonly ListVersionRow[]): Promise<void> {
+    if (this.lists && rows.length) await this.lists.announce(rows);
   }
 
   /**
@@ -231,18 +249,22 @@ export class MembersProjection implements ProjectionHandler {
       case 'MemberArchived':
         this.versions.forget(event.data.memberId);
         // The counts move with the row, from the status it had (an archived member stays archived).
-        await em.query(
-          `WITH archived AS (
-             UPDATE members m SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3
-               FROM (SELECT id, status FROM members WHERE id = $1 FOR UPDATE) was
-              WHERE m.id = was.id RETURNING m.workspace_id, was.status AS was),
-           versions AS (${bumpListVersions('archived')})
-           INSERT INTO member_counts (workspace_id, status, members)
-           SELECT workspace_id, s.status, s.delta FROM archived,
-                  (VALUES ('active', -1), ('archived', 1)) AS s(status, delta)
-            WHERE archived.was = 'active'
-           ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
-          [event.data.memberId, event.data.archivedAt, stored.revision.toString()],
+        await this.announce(
+          (await em.query(
+            `WITH archived AS (
+               UPDATE members m SET status = 'archived', archived_at = $2, updated_at = $2, ${CHANGED} = $3
+                 FROM (SELECT id, status FROM members WHERE id = $1 FOR UPDATE) was
+                WHERE m.id = was.id RETURNING m.workspace_id, was.status AS was),
+             versions AS (${bumpListVersions('archived')}),
+             counts AS (
+               INSERT INTO member_counts (workspace_id, status, members)
+               SELECT workspace_id, s.status, s.delta FROM archived,
+                      (VALUES ('active', -1), ('archived', 1)) AS s(status, delta)
+                WHERE archived.was = 'active'
+               ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members)
+             SELECT ${LIST_VERSION_COLUMNS} FROM archived`,
+            [event.data.memberId, event.data.archivedAt, stored.revision.toString()],
+          )) as ListVersionRow[],
         );
         return;
       case 'MemberAccountLinked':
@@ -381,7 +403,7 @@ export class MembersProjection implements ProjectionHandler {
     const members = param(JSON.stringify(rows));
     const ctes = writes.map((w, i) => `w${i} AS (${w}),`).join(' ');
     // The counts grow by the rows inserted (none for a member already there).
-    await em.query(
+    const lists = (await em.query(
       `WITH ${ctes} inserted AS (
        INSERT INTO members (id, workspace_id, account_uuid, email, phone, name, external_id, member_role_id, kind, status,
                             notify_sms, notify_email, notify_voice, agent_model, agent_instructions,
@@ -395,12 +417,15 @@ export class MembersProjection implements ProjectionHandler {
             "createdAt" timestamptz, "streamRevision" bigint)
        ON CONFLICT (id) DO NOTHING
        RETURNING workspace_id, status),
-       versions AS (${bumpListVersions('inserted')})
+       versions AS (${bumpListVersions('inserted')}),
+       counts AS (
        INSERT INTO member_counts (workspace_id, status, members)
        SELECT workspace_id, status, count(*) FROM inserted GROUP BY workspace_id, status
-       ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members`,
+       ON CONFLICT (workspace_id, status) DO UPDATE SET members = member_counts.members + EXCLUDED.members)
+       SELECT DISTINCT ${LIST_VERSION_COLUMNS} FROM inserted`,
       params,
-    );
+    )) as ListVersionRow[];
+    await this.announce(lists);
   }
 }
 

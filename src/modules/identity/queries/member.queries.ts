@@ -1,12 +1,18 @@
+import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { queryPrepared } from '../../../core/database/prepared';
+import { announcedVersion } from '../../../core/http/kept-reads';
 import { withVersion } from '../../../core/http/preconditions';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { listFilterConditions, PageRequest } from '../../../core/http/pagination';
 import { assertScopeOrSelf, Caller } from '../domain/member-access.policy';
+import { REDIS } from '../../../core/redis/redis';
 import { MemberResponse } from '../http/dto/member.dto';
-import { RenderedPageCache } from './member-list.cache';
+import { KEPT_MEMBER_LIST } from '../projections/member-list-announcer';
+import { KEPT_PAGE_MS, RenderedPageCache } from './member-list.cache';
 
 export interface MemberFilters {
   email?: string;
@@ -28,6 +34,13 @@ export class ListMembersQuery {
     readonly filters: MemberFilters,
     readonly visibility: MemberVisibility,
     readonly page: PageRequest,
+    /**
+     * The workspace's list version announced in Redis, as the rate limiter's admission read
+     * it (@KeptRead on the route; null: none announced), or undefined: read it here.
+     */
+    readonly peeked?: string | null,
+    /** The body as its UTF-8 bytes (the route sends them as they are) rather than as text. */
+    readonly bytes = false,
   ) {}
 }
 
@@ -124,6 +137,8 @@ const MEMBER_JSON_FIELDS = `m.id, m.workspace_id AS "workspaceId", m.account_uui
 
 /** A page of members as the response body's JSON text (`{items, total, page, pageSize}`), ready to send. */
 export type MemberListJson = string & { readonly memberListJson: true };
+/** The same page as its UTF-8 bytes (ListMembersQuery's `bytes`). */
+export type MemberListBytes = Buffer & { readonly memberListJson: true };
 
 /** What a list version reads as when no member of the workspace was written since member_list_versions exists. */
 const NO_VERSION = 'none';
@@ -133,13 +148,28 @@ const NO_PAGE = '';
 @QueryHandler(ListMembersQuery)
 export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
   /** Pages this process rendered, with the list version each was rendered at (member-list.cache.ts). */
-  private readonly pages = new RenderedPageCache<MemberListJson>();
+  private readonly pages = new RenderedPageCache<MemberListBytes>();
   /** Statement texts by shape (condition and total): a few hundred shapes at most, from the filters given. */
   private readonly texts = new Map<string, string>();
 
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
-  async execute({ workspaceId, filters, visibility, page }: ListMembersQuery): Promise<MemberListJson> {
+  async execute(query: ListMembersQuery): Promise<MemberListJson | MemberListBytes> {
+    const body = await this.pageOf(query);
+    return query.bytes ? body : (body.toString() as MemberListJson);
+  }
+
+  private async pageOf({
+    workspaceId,
+    filters,
+    visibility,
+    page,
+    peeked,
+  }: ListMembersQuery): Promise<MemberListBytes> {
     const params: unknown[] = [workspaceId];
     const where = ['m.workspace_id = $1', visibilityCondition(visibility, params)];
     const eq = (column: string, value: unknown) => {
@@ -204,20 +234,46 @@ export class ListMembersHandler implements IQueryHandler<ListMembersQuery> {
     const values = [...params, page.pageSize, page.offset, page.page];
     const key = `${shape}\n${JSON.stringify(values)}`;
     const kept = this.pages.get(key);
-    const [row] = await queryPrepared<{ version: string; body: MemberListJson | null }>(this.db, text, [
+    // The highest list version announced in Redis (member-list-announcer.ts), read before the
+    // statement: a kept page whose version is exactly that one is served without asking
+    // PostgreSQL, as core/http/kept-reads.ts serves a row (every change a list shows is
+    // announced before it commits, so a page older than a write answered to any client never
+    // matches). Unknown (no key, Redis not ready or failing): PostgreSQL is asked, as before.
+    const announced =
+      peeked === undefined
+        ? await announcedVersion(this.redis, this.config.redisPrefix, KEPT_MEMBER_LIST, workspaceId)
+        : announcedOf(peeked);
+    const started = Date.now();
+    const current = announced === undefined ? undefined : String(announced);
+    if (kept && kept.version === current && kept.until > started) return kept.body;
+    const [row] = await queryPrepared<{ version: string; body: string | null }>(this.db, text, [
       ...values,
       kept?.version ?? NO_PAGE,
     ]);
+    // Served from memory later only when rendered (or confirmed) at the announced version,
+    // for KEPT_PAGE_MS at most; otherwise the next request asks PostgreSQL again.
+    const until = row.version === current ? started + KEPT_PAGE_MS : 0;
     // No body: the version is the kept page's (a request without one compares with NO_PAGE, never a version).
-    if (row.body === null) return kept!.body;
-    this.pages.set(key, { version: row.version, body: row.body });
-    return row.body;
+    if (row.body === null) {
+      kept!.until = until;
+      return kept!.body;
+    }
+    const body = Buffer.from(row.body) as MemberListBytes;
+    this.pages.set(key, { version: row.version, body, until });
+    return body;
   }
 
   private remember(shape: string, text: string): string {
     if (this.texts.size < 1_000) this.texts.set(shape, text);
     return text;
   }
+}
+
+/** A version as Redis holds it (kept-reads.ts writes integers), or undefined when none or not one. */
+function announcedOf(held: string | null): number | undefined {
+  if (held === null) return undefined;
+  const version = Number(held);
+  return Number.isSafeInteger(version) ? version : undefined;
 }
 
 @QueryHandler(GetMemberQuery)
