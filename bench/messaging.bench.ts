@@ -22,8 +22,9 @@
  * service; CPU ms per message of the service process and of its PostgreSQL backends are
  * printed beside each service round (Linux /proc). Writes bench-results/messaging-<timestamp>.json.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
@@ -32,9 +33,11 @@ import { startTwilioPeer, TwilioPeer } from '../test/support/twilio-peer';
 import {
   bootstrapBenchWorkspace,
   cpuBetween,
+  cpuMsOf,
   cpuSnapshot,
   Service,
   startService,
+  startWorkerProcess,
   statementCounts,
 } from './http.bench';
 import { LoadClient, LoadRequest, Response } from './http-load';
@@ -43,6 +46,12 @@ import { describeEnvironment, printTable, writeResults } from './report';
 const CHATS = Number(process.env.BENCH_MESSAGING_CHATS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_MESSAGING_CONCURRENCY ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/**
+ * BENCH_MESSAGING_WORKERS=n: n ROLE=worker processes (src/worker.ts) beside the service
+ * (scale-out: their delivery workers take SMS jobs too); their CPU is counted as the
+ * service's. The target is read against the one-process figure.
+ */
+const WORKERS = Number(process.env.BENCH_MESSAGING_WORKERS ?? 0);
 const HOST = '127.0.0.1';
 /** BENCH_MESSAGING_STATS=1: print per-message transactions, scans and row writes by table (pg_stat_*). */
 const STATS = process.env.BENCH_MESSAGING_STATS === '1';
@@ -127,6 +136,93 @@ function printStatsDelta(before: DbStats, after: DbStats, per: number): void {
   printTable(['table', 'scans', 'inserts', 'updates', 'deletes'], rows);
 }
 
+/** The pids of the processes named `name` (/proc/<pid>/comm), e.g. redis-server. */
+function pidsNamed(name: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+interface MachineCpu {
+  /** Busy CPU ms of the whole machine (every core, every process: /proc/stat). */
+  busy: number;
+  redis: number;
+  /** This process: the bench's client, its polling and the Twilio peer. */
+  bench: number;
+  at: number;
+}
+
+/**
+ * Where the rest of the machine's CPU goes during a round, beside the service and its
+ * backends: Redis, this process (the load client, the poll and the peer, which answers each
+ * send and posts its status callback) and the machine as a whole (other sessions included).
+ */
+function machineCpu(redisPids: number[]): MachineCpu {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+  const tickMs = 10;
+  const busy = (cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7]) * tickMs;
+  const own = process.cpuUsage();
+  return {
+    busy,
+    redis: redisPids.reduce((a, pid) => a + cpuMsOf(pid), 0),
+    bench: (own.user + own.system) / 1000,
+    at: performance.now(),
+  };
+}
+
+function machineBetween(a: MachineCpu, b: MachineCpu, per: number): string {
+  const wall = b.at - a.at;
+  const busy = b.busy - a.busy;
+  return (
+    `redis ${((b.redis - a.redis) / per).toFixed(2)}, bench+peer ${((b.bench - a.bench) / per).toFixed(2)}, ` +
+    `machine ${(busy / per).toFixed(2)} ms/message; machine busy ${((100 * busy) / (wall * cpus().length)).toFixed(0)}% ` +
+    `of ${cpus().length} cores`
+  );
+}
+
+/** BENCH_MESSAGING_TOP=1: every process's CPU ms (/proc), to print a round's top consumers. */
+const TOP = process.env.BENCH_MESSAGING_TOP === '1';
+
+function everyProcess(): Map<number, { name: string; ms: number }> {
+  const out = new Map<number, { name: string; ms: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 70);
+      out.set(Number(entry), {
+        name: name || stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+        ms: cpuMsOf(Number(entry)),
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function printTop(
+  a: Map<number, { name: string; ms: number }>,
+  b: Map<number, { name: string; ms: number }>,
+  per: number,
+): void {
+  const rows = [...b]
+    .map(([pid, p]) => ({ pid, name: p.name, ms: p.ms - (a.get(pid)?.ms ?? 0) }))
+    .filter((r) => r.ms > 0)
+    .sort((x, y) => y.ms - x.ms)
+    .slice(0, 12);
+  for (const r of rows)
+    console.log(`  ${(r.ms / per).toFixed(2).padStart(6)} ms/message  ${r.pid} ${r.name}`);
+}
+
 /** A bare status-callback receiver: counts POSTs, answers 204. */
 async function startReceiver(): Promise<{ server: Server; url: string; count: () => number }> {
   let count = 0;
@@ -148,6 +244,7 @@ export async function run(): Promise<void> {
   const pool = new Pool({ connectionString: db.url, max: 2, application_name: 'bench-messaging' });
   let peer: TwilioPeer | undefined;
   let service: Service | undefined;
+  const workers: Service[] = [];
   let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
   try {
     peer = await startTwilioPeer();
@@ -174,6 +271,7 @@ export async function run(): Promise<void> {
     };
     const svc = await startService(env);
     service = svc.proc;
+    for (let i = 0; i < WORKERS; i++) workers.push(await startWorkerProcess(env));
     peer.autoStatus = {
       status: 'delivered',
       appBaseUrl: `http://${HOST}:${svc.port}/api/v2`,
@@ -227,11 +325,17 @@ export async function run(): Promise<void> {
       perSecond: number;
       cpuMs?: { service: number; postgres: number };
     }[] = [];
-    const cpuNow = () => cpuSnapshot(pool, svc.proc.child.pid, db.name, 'bench-messaging');
+    const cpuNow = async () => {
+      const snapshot = await cpuSnapshot(pool, svc.proc.child.pid, db.name, 'bench-messaging');
+      for (const w of workers) snapshot.set('service', snapshot.get('service')! + cpuMsOf(w.child.pid!));
+      return snapshot;
+    };
+    const redisPids = pidsNamed('redis-server');
 
     for (let round = 1; round <= ROUNDS; round++) {
       // Baseline: the same number of sends straight to the peer, until every callback came back.
       const before = receiver.count();
+      const baseMachine = machineCpu(redisPids);
       const baseStart = performance.now();
       await sendAll(
         peerAgent,
@@ -251,6 +355,7 @@ export async function run(): Promise<void> {
       );
       await waitFor('the baseline callbacks', () => receiver!.count() - before >= CHATS);
       const baseSeconds = (performance.now() - baseStart) / 1000;
+      console.log(`round ${round} baseline: ${machineBetween(baseMachine, machineCpu(redisPids), CHATS)}`);
       results.push({
         round,
         case: 'baseline (peer direct)',
@@ -275,6 +380,8 @@ export async function run(): Promise<void> {
       const statsBefore = STATS ? await dbStats(pool) : undefined;
       await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
       const cpuBefore = await cpuNow();
+      const machineBefore = machineCpu(redisPids);
+      const procsBefore = TOP ? everyProcess() : undefined;
       const start = performance.now();
       const sent = await sendAll(
         api,
@@ -300,7 +407,10 @@ export async function run(): Promise<void> {
         return Number(c[0].delivered) >= CHATS;
       });
       const seconds = (performance.now() - start) / 1000;
+      const machine = machineBetween(machineBefore, machineCpu(redisPids), CHATS);
       const cpu = cpuBetween(cpuBefore, await cpuNow());
+      console.log(`round ${round} service: ${machine}`);
+      if (procsBefore) printTop(procsBefore, everyProcess(), CHATS);
       if (statsBefore) printStatsDelta(statsBefore, await dbStats(pool), CHATS);
       else if (COUNT_STATEMENTS) await new Promise((r) => setTimeout(r, 1000));
       const counts = await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
@@ -360,6 +470,7 @@ export async function run(): Promise<void> {
     if (service) console.error(`service output (last lines):\n${service.output().slice(-4000)}`);
     throw err;
   } finally {
+    for (const w of workers) await w.stop();
     await service?.stop();
     await peer?.close();
     await new Promise<void>((resolve) => (receiver ? receiver.server.close(() => resolve()) : resolve()));
