@@ -20,10 +20,15 @@
  * of the same members. Target (issue 11): the service within 3× the baseline's time.
  * BENCH_HTTP_SERVICE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the
  * service; CPU ms per message of the service process and of its PostgreSQL backends are
- * printed beside each service round (Linux /proc). Writes bench-results/messaging-<timestamp>.json.
+ * printed beside each service round (Linux /proc), and per round the CPU per message of Redis,
+ * of this process (client, poll, peer) and of the whole machine (/proc/stat).
+ * BENCH_MESSAGING_STATS=1 also prints how many status callbacks rode in their dispatch's
+ * append; BENCH_MESSAGING_CALLBACKS=0 runs without status callbacks (what they cost);
+ * BENCH_MESSAGING_WORKERS=n adds ROLE=worker processes. Writes bench-results/messaging-<timestamp>.json.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
@@ -32,9 +37,11 @@ import { startTwilioPeer, TwilioPeer } from '../test/support/twilio-peer';
 import {
   bootstrapBenchWorkspace,
   cpuBetween,
+  cpuMsOf,
   cpuSnapshot,
   Service,
   startService,
+  startWorkerProcess,
   statementCounts,
 } from './http.bench';
 import { LoadClient, LoadRequest, Response } from './http-load';
@@ -43,6 +50,18 @@ import { describeEnvironment, printTable, writeResults } from './report';
 const CHATS = Number(process.env.BENCH_MESSAGING_CHATS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_MESSAGING_CONCURRENCY ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/**
+ * BENCH_MESSAGING_WORKERS=n: n ROLE=worker processes (src/worker.ts) beside the service
+ * (scale-out: their delivery workers take SMS jobs too); their CPU is counted as the
+ * service's. The target is read against the one-process figure.
+ */
+const WORKERS = Number(process.env.BENCH_MESSAGING_WORKERS ?? 0);
+/**
+ * BENCH_MESSAGING_CALLBACKS=0: the peer posts no status callbacks, and a service round ends
+ * when every delivery has its provider id recorded (still `sent`): with a normal run, what
+ * the callbacks cost. Not a run against the target.
+ */
+const CALLBACKS = process.env.BENCH_MESSAGING_CALLBACKS !== '0';
 const HOST = '127.0.0.1';
 /** BENCH_MESSAGING_STATS=1: print per-message transactions, scans and row writes by table (pg_stat_*). */
 const STATS = process.env.BENCH_MESSAGING_STATS === '1';
@@ -127,6 +146,93 @@ function printStatsDelta(before: DbStats, after: DbStats, per: number): void {
   printTable(['table', 'scans', 'inserts', 'updates', 'deletes'], rows);
 }
 
+/** The pids of the processes named `name` (/proc/<pid>/comm), e.g. redis-server. */
+function pidsNamed(name: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+interface MachineCpu {
+  /** Busy CPU ms of the whole machine (every core, every process: /proc/stat). */
+  busy: number;
+  redis: number;
+  /** This process: the bench's client, its polling and the Twilio peer. */
+  bench: number;
+  at: number;
+}
+
+/**
+ * Where the rest of the machine's CPU goes during a round, beside the service and its
+ * backends: Redis, this process (the load client, the poll and the peer, which answers each
+ * send and posts its status callback) and the machine as a whole (other sessions included).
+ */
+function machineCpu(redisPids: number[]): MachineCpu {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+  const tickMs = 10;
+  const busy = (cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6] + cpu[7]) * tickMs;
+  const own = process.cpuUsage();
+  return {
+    busy,
+    redis: redisPids.reduce((a, pid) => a + cpuMsOf(pid), 0),
+    bench: (own.user + own.system) / 1000,
+    at: performance.now(),
+  };
+}
+
+function machineBetween(a: MachineCpu, b: MachineCpu, per: number): string {
+  const wall = b.at - a.at;
+  const busy = b.busy - a.busy;
+  return (
+    `redis ${((b.redis - a.redis) / per).toFixed(2)}, bench+peer ${((b.bench - a.bench) / per).toFixed(2)}, ` +
+    `machine ${(busy / per).toFixed(2)} ms/message; machine busy ${((100 * busy) / (wall * cpus().length)).toFixed(0)}% ` +
+    `of ${cpus().length} cores`
+  );
+}
+
+/** BENCH_MESSAGING_TOP=1: every process's CPU ms (/proc), to print a round's top consumers. */
+const TOP = process.env.BENCH_MESSAGING_TOP === '1';
+
+function everyProcess(): Map<number, { name: string; ms: number }> {
+  const out = new Map<number, { name: string; ms: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 70);
+      out.set(Number(entry), {
+        name: name || stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+        ms: cpuMsOf(Number(entry)),
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function printTop(
+  a: Map<number, { name: string; ms: number }>,
+  b: Map<number, { name: string; ms: number }>,
+  per: number,
+): void {
+  const rows = [...b]
+    .map(([pid, p]) => ({ pid, name: p.name, ms: p.ms - (a.get(pid)?.ms ?? 0) }))
+    .filter((r) => r.ms > 0)
+    .sort((x, y) => y.ms - x.ms)
+    .slice(0, 12);
+  for (const r of rows)
+    console.log(`  ${(r.ms / per).toFixed(2).padStart(6)} ms/message  ${r.pid} ${r.name}`);
+}
+
 /** A bare status-callback receiver: counts POSTs, answers 204. */
 async function startReceiver(): Promise<{ server: Server; url: string; count: () => number }> {
   let count = 0;
@@ -148,6 +254,7 @@ export async function run(): Promise<void> {
   const pool = new Pool({ connectionString: db.url, max: 2, application_name: 'bench-messaging' });
   let peer: TwilioPeer | undefined;
   let service: Service | undefined;
+  const workers: Service[] = [];
   let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
   try {
     peer = await startTwilioPeer();
@@ -174,11 +281,13 @@ export async function run(): Promise<void> {
     };
     const svc = await startService(env);
     service = svc.proc;
-    peer.autoStatus = {
+    for (let i = 0; i < WORKERS; i++) workers.push(await startWorkerProcess(env));
+    const autoStatus: TwilioPeer['autoStatus'] = {
       status: 'delivered',
       appBaseUrl: `http://${HOST}:${svc.port}/api/v2`,
       publicBaseUrl: PUBLIC_BASE_URL,
     };
+    peer.autoStatus = autoStatus;
     const { apiKey, workspaceId } = await bootstrapBenchWorkspace(env);
     const headers = { authorization: `Bearer ${apiKey}` };
     const api = new LoadClient(HOST, svc.port, CONCURRENCY);
@@ -227,11 +336,17 @@ export async function run(): Promise<void> {
       perSecond: number;
       cpuMs?: { service: number; postgres: number };
     }[] = [];
-    const cpuNow = () => cpuSnapshot(pool, svc.proc.child.pid, db.name, 'bench-messaging');
+    const cpuNow = async () => {
+      const snapshot = await cpuSnapshot(pool, svc.proc.child.pid, db.name, 'bench-messaging');
+      for (const w of workers) snapshot.set('service', snapshot.get('service')! + cpuMsOf(w.child.pid!));
+      return snapshot;
+    };
+    const redisPids = pidsNamed('redis-server');
 
     for (let round = 1; round <= ROUNDS; round++) {
       // Baseline: the same number of sends straight to the peer, until every callback came back.
       const before = receiver.count();
+      const baseMachine = machineCpu(redisPids);
       const baseStart = performance.now();
       await sendAll(
         peerAgent,
@@ -251,6 +366,7 @@ export async function run(): Promise<void> {
       );
       await waitFor('the baseline callbacks', () => receiver!.count() - before >= CHATS);
       const baseSeconds = (performance.now() - baseStart) / 1000;
+      console.log(`round ${round} baseline: ${machineBetween(baseMachine, machineCpu(redisPids), CHATS)}`);
       results.push({
         round,
         case: 'baseline (peer direct)',
@@ -275,6 +391,10 @@ export async function run(): Promise<void> {
       const statsBefore = STATS ? await dbStats(pool) : undefined;
       await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
       const cpuBefore = await cpuNow();
+      // The baseline's callbacks come from the peer whatever BENCH_MESSAGING_CALLBACKS says.
+      peer.autoStatus = CALLBACKS ? autoStatus : undefined;
+      const machineBefore = machineCpu(redisPids);
+      const procsBefore = TOP ? everyProcess() : undefined;
       const start = performance.now();
       const sent = await sendAll(
         api,
@@ -289,20 +409,38 @@ export async function run(): Promise<void> {
       );
       const apiSeconds = (performance.now() - start) / 1000;
       const messageIds = sent.map((s) => (JSON.parse(s.body) as { id: number }).id);
-      await waitFor('every delivery to be delivered', async () => {
-        const { rows: c } = await pool.query<{ delivered: string; failed: string }>(
-          `SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered,
+      await waitFor(
+        CALLBACKS ? 'every delivery to be delivered' : 'every delivery to be dispatched',
+        async () => {
+          const { rows: c } = await pool.query<{ delivered: string; failed: string }>(
+            `SELECT count(*) FILTER (WHERE status = 'delivered' OR NOT $2 AND provider_message_id IS NOT NULL)
+                    AS delivered,
                   count(*) FILTER (WHERE status = 'failed') AS failed
            FROM message_deliveries WHERE message_id = ANY($1::int[])`,
-          [messageIds],
-        );
-        if (Number(c[0].failed) > 0) throw new Error(`${c[0].failed} deliveries failed`);
-        return Number(c[0].delivered) >= CHATS;
-      });
+            [messageIds, CALLBACKS],
+          );
+          if (Number(c[0].failed) > 0) throw new Error(`${c[0].failed} deliveries failed`);
+          return Number(c[0].delivered) >= CHATS;
+        },
+      );
       const seconds = (performance.now() - start) / 1000;
+      peer.autoStatus = autoStatus;
+      const machine = machineBetween(machineBefore, machineCpu(redisPids), CHATS);
       const cpu = cpuBetween(cpuBefore, await cpuNow());
-      if (statsBefore) printStatsDelta(statsBefore, await dbStats(pool), CHATS);
-      else if (COUNT_STATEMENTS) await new Promise((r) => setTimeout(r, 1000));
+      console.log(`round ${round} service: ${machine}`);
+      if (procsBefore) printTop(procsBefore, everyProcess(), CHATS);
+      if (statsBefore) {
+        printStatsDelta(statsBefore, await dbStats(pool), CHATS);
+        // How many status callbacks rode in their dispatch's append (one transaction).
+        const { rows: rode } = await pool.query<{ rode: string; delivered: string }>(
+          `SELECT count(*) FILTER (WHERE d.transaction_id = p.transaction_id) AS rode, count(*) AS delivered
+           FROM events d JOIN events p ON p.stream_name = d.stream_name AND p.type = 'MessageDispatched'
+             AND p.data->>'messageId' = d.data->>'messageId'
+           WHERE d.type = 'MessageDelivered' AND d.stream_name = ANY($1::text[])`,
+          [chatIds.map((id) => `chat-${id}`)],
+        );
+        console.log(`status callbacks recorded with their dispatch: ${rode[0].rode} of ${rode[0].delivered}`);
+      } else if (COUNT_STATEMENTS) await new Promise((r) => setTimeout(r, 1000));
       const counts = await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
       if (counts) {
         const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -316,7 +454,7 @@ export async function run(): Promise<void> {
         throw new Error(`${peer.callbackFailures - failuresBefore} status callbacks were refused`);
       results.push({
         round,
-        case: 'service (send → delivered)',
+        case: CALLBACKS ? 'service (send → delivered)' : 'service (send → dispatched)',
         seconds,
         perSecond: CHATS / seconds,
         cpuMs: { service: cpu.service / CHATS, postgres: cpu.postgres / CHATS },
@@ -332,7 +470,10 @@ export async function run(): Promise<void> {
     peerAgent.close();
 
     const sum = (name: string) => results.filter((r) => r.case === name).reduce((a, r) => a + r.seconds, 0);
-    const ratio = sum('service (send → delivered)') / sum('baseline (peer direct)');
+    const ratio =
+      sum(CALLBACKS ? 'service (send → delivered)' : 'service (send → dispatched)') /
+      sum('baseline (peer direct)');
+    const met = CALLBACKS && ratio <= 3;
     printTable(
       ['round', 'case', 'seconds', 'per second', 'CPU ms/message: service, pg'],
       results.map((r) => [
@@ -344,7 +485,7 @@ export async function run(): Promise<void> {
       ]),
     );
     console.log(
-      `\n${CHATS} SMS at ${CONCURRENCY} connections: service ${ratio.toFixed(2)}× the baseline's time (target ≤ 3×) ${ratio <= 3 ? 'MET' : 'MISSED'}`,
+      `\n${CHATS} SMS at ${CONCURRENCY} connections: service ${ratio.toFixed(2)}× the baseline's time (target ≤ 3×) ${CALLBACKS ? (met ? 'MET' : 'MISSED') : 'not measured: no status callbacks'}`,
     );
     writeResults('messaging', {
       chats: CHATS,
@@ -353,13 +494,15 @@ export async function run(): Promise<void> {
       results,
       ratio,
       target: 3,
-      met: ratio <= 3,
+      callbacks: CALLBACKS,
+      met,
       environment: await describeEnvironment(pool),
     });
   } catch (err) {
     if (service) console.error(`service output (last lines):\n${service.output().slice(-4000)}`);
     throw err;
   } finally {
+    for (const w of workers) await w.stop();
     await service?.stop();
     await peer?.close();
     await new Promise<void>((resolve) => (receiver ? receiver.server.close(() => resolve()) : resolve()));

@@ -147,6 +147,12 @@ export interface EventStore {
   createStreams?(streams: readonly NewStream[]): Promise<AppendResult[]>;
   /** Events of one stream; an absent stream reads as []. */
   readStream(streamName: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  /**
+   * Optional capability: several whole streams read at once (PostgreSQL: one statement, so
+   * one snapshot of them all), each forwards as readStream reads it, in the order given;
+   * an absent stream reads as []. Callers without it read the streams one by one.
+   */
+  readStreams?(streamNames: readonly string[]): Promise<StoredEvent[][]>;
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
   /**
    * Optional capability: looks at up to `limit` readable events after `after` in global

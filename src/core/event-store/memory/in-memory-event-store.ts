@@ -115,6 +115,10 @@ export class InMemoryEventStore implements EventStore {
     return Promise.all(results);
   }
 
+  readStreams(streamNames: readonly string[]): Promise<StoredEvent[][]> {
+    return Promise.all(streamNames.map((name) => this.readStream(name)));
+  }
+
   async readStream(streamName: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     this.assertOpen();
     const stream = this.streams.get(streamName) ?? [];

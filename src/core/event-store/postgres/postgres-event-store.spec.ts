@@ -70,6 +70,19 @@ describe('PostgresEventStore', () => {
     expect(BigInt(rows[0].tx)).toBe(a.position.commit);
   });
 
+  it('reads several streams in one statement, each as readStream reads it, in the order asked', async () => {
+    const [a, b, absent] = [`${uniq()}-rs-a`, `${uniq()}-rs-b`, `${uniq()}-rs-none`];
+    await store.append(b, [event('B1')]);
+    await store.append(a, [event('A1'), event('A2')]);
+    await store.append(b, [event('B2'), event('B3')]);
+    const [readB, readAbsent, readA] = await store.readStreams([b, absent, a]);
+    expect(readB).toEqual(await store.readStream(b));
+    expect(readB.map((e) => e.type)).toEqual(['B1', 'B2', 'B3']);
+    expect(readA).toEqual(await store.readStream(a));
+    expect(readA.map((e) => e.type)).toEqual(['A1', 'A2']);
+    expect(readAbsent).toEqual([]);
+  });
+
   it('orders by number, not text, where positions and revisions gain a digit', async () => {
     const prefix = uniq();
     const client = await rawClient();

@@ -219,6 +219,12 @@ export const READ_STREAM_FORWARDS_SQL = `
   WHERE stream_name = $1 AND stream_revision >= $2::bigint
   ORDER BY e.stream_revision LIMIT $3`;
 
+/** Several whole streams in one statement, each in revision order (readStreams). */
+export const READ_STREAMS_SQL = `
+  SELECT ${COLUMNS} FROM events e
+  WHERE stream_name = ANY($1::text[])
+  ORDER BY e.stream_name, e.stream_revision`;
+
 export const READ_STREAM_BACKWARDS_SQL = `
   SELECT ${COLUMNS} FROM events e
   WHERE stream_name = $1 AND stream_revision <= $2::bigint

@@ -34,6 +34,7 @@ import {
   READ_ALL_FORWARDS_SQL,
   READ_STREAM_BACKWARDS_SQL,
   READ_STREAM_FORWARDS_SQL,
+  READ_STREAMS_SQL,
   SCAN_ALL_SQL,
   ScanRow,
   createStreamsSql,
@@ -612,6 +613,22 @@ export class PostgresEventStore implements EventStore {
       values: [streamName, from.toString(), options.maxCount ?? null],
     });
     return rows.map(toStoredEvent);
+  }
+
+  async readStreams(streamNames: readonly string[]): Promise<StoredEvent[][]> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<EventRow>({
+      name: 'event_store_read_streams',
+      text: READ_STREAMS_SQL,
+      values: [[...new Set(streamNames)]],
+    });
+    const byStream = new Map<string, StoredEvent[]>();
+    for (const row of rows) {
+      const events = byStream.get(row.stream_name) ?? [];
+      byStream.set(row.stream_name, events);
+      events.push(toStoredEvent(row));
+    }
+    return streamNames.map((name) => byStream.get(name)?.slice() ?? []);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {

@@ -37,7 +37,7 @@ abstract class DeliveryProcessor extends WorkerHost {
       actor: SYSTEM_ACTOR,
       appended: [],
     };
-    return requestContext.run(ctx, () => this.deliveries.deliver(job.data));
+    return requestContext.run(ctx, () => this.deliveries.deliver(job.data, job.queueName));
   }
 }
 

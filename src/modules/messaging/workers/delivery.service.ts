@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { fold } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
+import { EVENT_STORE, EventStore, StoredEvent } from '../../../core/event-store/event-store.port';
 import { memberStream } from '../../identity';
 import type { MemberContact, MemberEvent } from '../../identity';
 import { ChatLookup } from '../commands/chat-lookup.service';
@@ -21,7 +21,7 @@ import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
 import { WebChatStreams } from '../http/web-chat-streams';
 import { InboxEntity } from '../projections/messaging.entities';
-import type { DeliveryJob } from './delivery-job';
+import { DeliveryJob, SMS_QUEUE } from './delivery-job';
 
 /** An SMS send under way in this process, from the provider call to the record of its id. */
 interface Dispatching {
@@ -69,8 +69,12 @@ export class DeliveryService {
     private readonly numbers: PhoneNumberFacts,
   ) {}
 
-  async deliver(job: DeliveryJob): Promise<DeliveryOutcome> {
-    const stored = await this.store.readStream(chatStream(job.chatId));
+  /**
+   * `queue`: the job's queue. An SMS delivery reads its recipient's stream (consent, address)
+   * with the chat's, in one statement where the store can (`readStreams`).
+   */
+  async deliver(job: DeliveryJob, queue?: string): Promise<DeliveryOutcome> {
+    const [stored, member] = await this.readChat(job, queue === SMS_QUEUE);
     const events = stored.map((e) => ({ type: e.type, data: e.data }) as ChatEvent);
     const state = fold(chatDecider, events);
     // The first decision (dispatch, or a refusal) is taken on this read, not a second one.
@@ -86,7 +90,7 @@ export class DeliveryService {
 
     switch (sent.data.channel) {
       case 'phone-sms':
-        return this.deliverSms(job, sent.data, state.chat.phoneNumberId);
+        return this.deliverSms(job, sent.data, state.chat.phoneNumberId, member);
       case 'email': {
         const [contact] = await this.lookup.contacts(job.workspaceId, [job.recipientMemberId]);
         return this.deliverEmail(job, sent.data, contact, state.chat.title);
@@ -100,20 +104,41 @@ export class DeliveryService {
     }
   }
 
+  /**
+   * The chat's stream, and with `recipient` the recipient member's stream too, read in one
+   * statement (one snapshot of both) where the store can.
+   */
+  private async readChat(
+    job: DeliveryJob,
+    recipient: boolean,
+  ): Promise<[StoredEvent[], StoredEvent[] | undefined]> {
+    const chat = chatStream(job.chatId);
+    if (!recipient) return [await this.store.readStream(chat), undefined];
+    const member = memberStream(job.recipientMemberId);
+    const [chatEvents, memberEvents] = this.store.readStreams
+      ? await this.store.readStreams([chat, member])
+      : await Promise.all([this.store.readStream(chat), this.store.readStream(member)]);
+    return [chatEvents, memberEvents];
+  }
+
   private async deliverSms(
     job: DeliveryJob,
     sent: MessageSent['data'],
     phoneNumberId: number | null,
+    member: StoredEvent[] | undefined,
   ): Promise<DeliveryOutcome> {
     // Consent is read from the member's own stream, not from a read model: a STOP (or a
     // PUT turning notifySms off) appended before this send may not be projected yet, and
     // the inbound webhook answers without waiting for its projections. The same read gives
     // the address (the stream is where the members read model takes it from); the sender
-    // number comes from this room's read model (through the process's cache), meanwhile.
-    const [recipient, from] = await Promise.all([
-      this.smsRecipient(job.workspaceId, job.recipientMemberId),
+    // number comes from this room's read model (through the process's cache). The SMS
+    // queue's jobs read the member's stream with the chat's (deliver()); a job of another
+    // queue that turns out to be an SMS reads it here.
+    const [memberEvents, from] = await Promise.all([
+      member ?? this.store.readStream(memberStream(job.recipientMemberId)),
       this.numbers.numberOf(job.workspaceId, phoneNumberId),
     ]);
+    const recipient = this.smsRecipient(job.workspaceId, memberEvents);
     // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since. A
     // keyword's own reply (the STOP confirmation) goes out regardless.
     if (!sent.keywordReply && recipient.consent !== 'consented') return this.fail(job, recipient.consent);
@@ -194,11 +219,11 @@ export class DeliveryService {
    * so whatever was appended before it (before this message's MessageSent in particular)
    * is honoured. A member of another workspace has neither consent nor address here.
    */
-  private async smsRecipient(
+  private smsRecipient(
     workspaceId: string,
-    memberId: number,
-  ): Promise<{ consent: 'consented' | 'opted_out' | 'no_consent'; phone: string | null; active: boolean }> {
-    const events = (await this.store.readStream(memberStream(memberId))) as unknown as MemberEvent[];
+    stream: StoredEvent[],
+  ): { consent: 'consented' | 'opted_out' | 'no_consent'; phone: string | null; active: boolean } {
+    const events = stream as unknown as MemberEvent[];
     let optedOut = false;
     let notifySms = false;
     let inWorkspace = false;
