@@ -101,23 +101,24 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private done = false;
 
   constructor(
-    private readonly signal: AbortSignal,
+    /** The POSTs in flight under the same deadline signal, aborted together when it fires. */
+    private readonly inFlight: Set<PostHandler>,
     private readonly resolve: (r: Answer) => void,
     private readonly reject: (e: unknown) => void,
   ) {
-    if (signal.aborted) throw signal.reason;
-    signal.addEventListener('abort', this.onAbort);
+    inFlight.add(this);
   }
 
-  private readonly onAbort = (): void => {
-    if (this.abortRequest) this.abortRequest(this.signal.reason as Error);
-    else this.finish(null, this.signal.reason);
-  };
+  /** The deadline passed: the request is aborted (its onError settles it), or settled now if not yet connected. */
+  abort(reason: unknown): void {
+    if (this.abortRequest) this.abortRequest(reason as Error);
+    else this.finish(null, reason);
+  }
 
   private finish(answer: Answer | null, error?: unknown): void {
     if (this.done) return;
     this.done = true;
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.inFlight.delete(this);
     if (answer) this.resolve(answer);
     else this.reject(error);
   }
@@ -173,6 +174,8 @@ class PostHandler implements Dispatcher.DispatchHandler {
 export class WebhookSender implements OnModuleDestroy {
   private readonly agent: Agent;
   private readonly deadlines: DeadlineSignals;
+  /** Per deadline signal, its POSTs in flight: one listener per signal, not one per POST. */
+  private readonly inFlight = new WeakMap<AbortSignal, Set<PostHandler>>();
   /** URLs parsed and past the literal-address check (names are checked again at each connect). */
   private readonly targetsByUrl = new Map<string, Target>();
 
@@ -199,16 +202,27 @@ export class WebhookSender implements OnModuleDestroy {
     return target;
   }
 
+  private inFlightUnder(signal: AbortSignal): Set<PostHandler> {
+    let handlers = this.inFlight.get(signal);
+    if (!handlers) {
+      const set = (handlers = new Set<PostHandler>());
+      this.inFlight.set(signal, set);
+      signal.addEventListener('abort', () => set.forEach((h) => h.abort(signal.reason)), { once: true });
+    }
+    return handlers;
+  }
+
   async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const started = performance.now();
     const duration = () => Math.round(performance.now() - started);
     try {
       const target = this.targetOf(url);
       const signal = this.deadlines.next();
+      if (signal.aborted) throw signal.reason;
       const res = await new Promise<Answer>((resolve, reject) =>
         this.agent.dispatch(
           { origin: target.origin, path: target.path, method: 'POST', headers, body },
-          new PostHandler(signal, resolve, reject),
+          new PostHandler(this.inFlightUnder(signal), resolve, reject),
         ),
       );
       return {
