@@ -59,7 +59,25 @@ const pendingRow = (p: PendingDelivery) => ({
   createdAt: p.createdAt,
 });
 
-function toDelivery(r: Record<string, unknown>): DeliveryToSend {
+type RuleToSend = NonNullable<DeliveryToSend['rule']>;
+
+const RULE_COLUMNS = `id, version, webhook_url, enabled, secret, previous_secret, previous_secret_until,
+                      max_per_second, enabled_since, author`;
+
+function ruleOf(r: Record<string, unknown>): RuleToSend {
+  return {
+    webhookUrl: r.webhook_url as string,
+    enabled: r.enabled as boolean,
+    secret: r.secret as string | null,
+    previousSecret: r.previous_secret as string | null,
+    previousSecretUntil: r.previous_secret_until as Date | null,
+    maxPerSecond: r.max_per_second as number | null,
+    enabledSince: r.enabled_since as Date,
+    author: (r.author as RuleAuthor | null) ?? null,
+  };
+}
+
+function toDelivery(r: Record<string, unknown>, rule: RuleToSend | null): DeliveryToSend {
   return {
     id: r.id as string,
     workspaceId: r.workspace_id as string,
@@ -69,19 +87,7 @@ function toDelivery(r: Record<string, unknown>): DeliveryToSend {
     body: r.body as string,
     attemptCount: r.attempt_count as number,
     isTest: r.is_test as boolean,
-    rule:
-      r.r_id === null
-        ? null
-        : {
-            webhookUrl: r.webhook_url as string,
-            enabled: r.enabled as boolean,
-            secret: r.secret as string | null,
-            previousSecret: r.previous_secret as string | null,
-            previousSecretUntil: r.previous_secret_until as Date | null,
-            maxPerSecond: r.max_per_second as number | null,
-            enabledSince: r.enabled_since as Date,
-            author: (r.author as RuleAuthor | null) ?? null,
-          },
+    rule,
   };
 }
 
@@ -177,32 +183,63 @@ export class DeliveryLog {
     for (const i of items) if (!ruleOf.get(i.id)) ruleOf.set(i.id, i.pending?.ruleId ?? null);
     const ids = [...ruleOf.keys()];
     const ruleIds = [...ruleOf.values()];
-    // No body goes to the database here: a first run's body is in its job.
+    // No body goes to the database here: a first run's body is in its job. Of the rule,
+    // only its version: its columns come from rulesAt (read once per version).
     const rows = (await this.db.query(
       `SELECT v.id AS v_id, d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test,
-              r.id AS r_id, r.webhook_url, r.enabled, r.secret, r.previous_secret, r.previous_secret_until,
-              r.max_per_second, r.enabled_since, r.author
+              r.id AS r_id, r.version AS r_version
          FROM unnest($1::uuid[], $2::int[]) AS v(id, rule_id)
          LEFT JOIN webhook_deliveries d ON d.id = v.id
          LEFT JOIN event_rules r ON r.id = COALESCE(d.rule_id, v.rule_id)`,
       [ids, ruleIds],
     )) as Record<string, unknown>[];
+    const versions = new Map<number, number>();
+    for (const r of rows) if (r.r_id !== null) versions.set(r.r_id as number, r.r_version as number);
+    const rules = await this.rulesAt(versions);
     const byId = new Map(rows.map((r) => [r.v_id as string, r]));
     return items.map((i) => {
       const r = byId.get(i.id);
-      if (r && r.id !== null) return toDelivery(r);
+      const rule = r && r.r_id !== null ? (rules.get(r.r_id as number) ?? null) : null;
+      if (r && r.id !== null) return toDelivery(r, rule);
       if (!r || !i.pending) return undefined;
       const p = i.pending;
       return {
-        ...toDelivery({ ...r, status: 'pending', attempt_count: 0, is_test: false }),
         id: p.id,
         workspaceId: p.workspaceId,
         ruleId: p.ruleId,
         eventType: p.eventType,
+        status: 'pending',
         body: p.body,
+        attemptCount: 0,
+        isTest: false,
+        rule,
         unlogged: p,
       };
     });
+  }
+
+  /** Rules by id as of (at least) the given read-model versions (every change to a rule bumps its version). */
+  private readonly rulesSeen = new Map<number, { version: number; rule: RuleToSend }>();
+
+  private async rulesAt(versions: ReadonlyMap<number, number>): Promise<Map<number, RuleToSend>> {
+    const rules = new Map<number, RuleToSend>();
+    const stale: number[] = [];
+    for (const [id, version] of versions) {
+      const seen = this.rulesSeen.get(id);
+      if (seen && seen.version >= version) rules.set(id, seen.rule);
+      else stale.push(id);
+    }
+    if (!stale.length) return rules;
+    const rows = (await this.db.query(`SELECT ${RULE_COLUMNS} FROM event_rules WHERE id = ANY($1::int[])`, [
+      stale,
+    ])) as Record<string, unknown>[];
+    for (const r of rows) {
+      const rule = ruleOf(r);
+      if (this.rulesSeen.size >= 1000) this.rulesSeen.clear();
+      this.rulesSeen.set(r.id as number, { version: r.version as number, rule });
+      rules.set(r.id as number, rule);
+    }
+    return rules;
   }
 
   /** First attempts of unlogged deliveries: their rows with the attempt, one statement. */
