@@ -33,6 +33,8 @@ interface RuleSlots {
 /** The shortest failing streak's gap that counts, as a share of the configured period. */
 const MIN_GAP_SHARE = 0.1;
 const TWELVE_HOURS = 12 * 3600 * 1000;
+/** A first attempt running longer than this has its delivery listed (pending) in the log meanwhile. */
+export const LIST_PENDING_AFTER_MS = 1000;
 
 /**
  * Delivers one webhook per job and records every attempt in the delivery log. A non-2xx
@@ -150,7 +152,18 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     delivery: DeliveryToSend,
     slots: RuleSlots,
   ): Promise<string> {
-    const { result, attempt } = await this.attempt(delivery, slots);
+    // A first attempt still running after LIST_PENDING_AFTER_MS (a slow receiver, or a
+    // wait for a POST slot) is listed pending meanwhile; its record appends to that row.
+    const listing = delivery.unlogged
+      ? setTimeout(() => void this.logWhileWaiting(delivery).catch(() => undefined), LIST_PENDING_AFTER_MS)
+      : undefined;
+    let outcome: Awaited<ReturnType<WebhookDeliveryProcessor['attempt']>>;
+    try {
+      outcome = await this.attempt(delivery, slots);
+    } finally {
+      clearTimeout(listing);
+    }
+    const { result, attempt } = outcome;
     if (isSuccess(result.status)) {
       await this.log.recordAttempt(delivery, attempt, { status: 'succeeded', nextAttemptAt: null });
       return 'succeeded';
