@@ -235,6 +235,31 @@ describe('webhook delivery (e2e)', () => {
     expect(rx.received).toHaveLength(1);
   });
 
+  it('lists a delivery pending while its first attempt waits on a slow receiver', async () => {
+    const rx = await receiver();
+    rx.reply = () => 'hang';
+    const w = await workspace('Slow');
+    const rule = await w.rule({ trigger: 'member:updated', webhookUrl: rx.url });
+    await w.updateMember('slow');
+    await rx.waitFor(1);
+    // Within WEBHOOK_TIMEOUT_MS (2 s) of the POST: listed pending, no attempt recorded yet.
+    const listed = await eventually(async () => {
+      const l = await w.logs(`?ruleId=${rule.id}&status=pending`);
+      return l.items[0];
+    }, 'the delivery listed as pending');
+    expect(listed.attempts).toHaveLength(0);
+    // The attempt that timed out is then appended to that row, with its next retry.
+    const retried = await eventually(async () => {
+      const l = await w.logs(`?ruleId=${rule.id}`);
+      return l.items[0]?.attempts.length ? l.items[0] : undefined;
+    }, 'the timed-out attempt logged');
+    expect(retried.id).toBe(listed.id);
+    expect(retried.status).toBe('pending');
+    expect(retried.attempts[0]).toMatchObject({ responseStatus: null, error: 'no answer within 2000 ms' });
+    expect(retried.attempts[0].nextRetryAt).toEqual(expect.any(String));
+    rx.reply = () => ({ status: 200 });
+  });
+
   it('records a delivery failed after the last retry; redeliver sends it again with the same webhook-id', async () => {
     const rx = await receiver();
     let healthy = false;

@@ -139,7 +139,7 @@ export class TestEventRuleHandler implements ICommandHandler<TestEventRuleComman
     const delivery = (await this.log.load(id))!;
     const { result, attempt } = await this.deliverer.attempt(delivery);
     const succeeded = isSuccess(result.status);
-    await this.log.recordAttempt(id, attempt, {
+    await this.log.recordAttempt(delivery, attempt, {
       status: succeeded ? 'succeeded' : 'failed',
       nextAttemptAt: null,
     });

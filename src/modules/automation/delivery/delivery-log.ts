@@ -36,16 +36,19 @@ export interface DeliveryToSend {
     /** Whose reach bounds what the rule may deliver (null: a rule saved before authors were kept). */
     author: RuleAuthor | null;
   } | null;
+  /** Not in the log yet (a job's first run): its row, written with its first attempt. */
+  unlogged?: PendingDelivery;
 }
 
 interface AttemptRecord {
   id: string;
+  unlogged?: PendingDelivery;
   attempt: DeliveryAttempt;
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
 }
 
-/** The columns the worker's insert reads from its JSON parameter (`pending` may carry more). */
+/** The columns the first attempt's insert reads from its JSON parameter (`pending` may carry more). */
 const pendingRow = (p: PendingDelivery) => ({
   id: p.id,
   workspaceId: p.workspaceId,
@@ -56,7 +59,25 @@ const pendingRow = (p: PendingDelivery) => ({
   createdAt: p.createdAt,
 });
 
-function toDelivery(r: Record<string, unknown>): DeliveryToSend {
+type RuleToSend = NonNullable<DeliveryToSend['rule']>;
+
+const RULE_COLUMNS = `id, version, webhook_url, enabled, secret, previous_secret, previous_secret_until,
+                      max_per_second, enabled_since, author`;
+
+function ruleOf(r: Record<string, unknown>): RuleToSend {
+  return {
+    webhookUrl: r.webhook_url as string,
+    enabled: r.enabled as boolean,
+    secret: r.secret as string | null,
+    previousSecret: r.previous_secret as string | null,
+    previousSecretUntil: r.previous_secret_until as Date | null,
+    maxPerSecond: r.max_per_second as number | null,
+    enabledSince: r.enabled_since as Date,
+    author: (r.author as RuleAuthor | null) ?? null,
+  };
+}
+
+function toDelivery(r: Record<string, unknown>, rule: RuleToSend | null): DeliveryToSend {
   return {
     id: r.id as string,
     workspaceId: r.workspace_id as string,
@@ -66,19 +87,7 @@ function toDelivery(r: Record<string, unknown>): DeliveryToSend {
     body: r.body as string,
     attemptCount: r.attempt_count as number,
     isTest: r.is_test as boolean,
-    rule:
-      r.r_id === null
-        ? null
-        : {
-            webhookUrl: r.webhook_url as string,
-            enabled: r.enabled as boolean,
-            secret: r.secret as string | null,
-            previousSecret: r.previous_secret as string | null,
-            previousSecretUntil: r.previous_secret_until as Date | null,
-            maxPerSecond: r.max_per_second as number | null,
-            enabledSince: r.enabled_since as Date,
-            author: (r.author as RuleAuthor | null) ?? null,
-          },
+    rule,
   };
 }
 
@@ -117,24 +126,28 @@ export class DeliveryLog {
   }
 
   /**
-   * The delivery with its rule; with `pending`, logs it first when it is not there yet, in
-   * the same statement (the worker's first run of a job). Calls made together share one
-   * statement (MicroBatcher). That insert does not wait for its WAL flush
-   * (synchronous_commit off in its own transaction): the attempt's update after it waits
-   * for its own, which covers the insert too; a crash before that leaves the job to run
-   * again and insert it again.
+   * The delivery with its rule. With `pending` (a job's first run), a delivery not in the
+   * log yet is answered from it, marked `unlogged`: its row is written with its first
+   * attempt (recordAttempt), in one statement, not an insert before the POST and an
+   * update after it. A delivery already logged (a run of this job, or of a replay's, got
+   * that far) is answered from the log, so a finished one is never sent again. Calls made
+   * together share one statement (MicroBatcher).
    */
   load(id: string, pending?: PendingDelivery): Promise<DeliveryToSend | undefined> {
     return this.loads.add({ id, pending });
   }
 
-  /** Appends one attempt and sets the delivery's state after it; settles once committed (durable). */
+  /**
+   * Appends one attempt and sets the delivery's state after it (an unlogged delivery's
+   * row is inserted with it); settles once committed (durable). A crash before that
+   * leaves the job to run again, with the same webhook-id.
+   */
   recordAttempt(
-    id: string,
+    delivery: Pick<DeliveryToSend, 'id' | 'unlogged'>,
     attempt: DeliveryAttempt,
     outcome: { status: DeliveryStatus; nextAttemptAt: Date | null },
   ): Promise<void> {
-    return this.records.add({ id, attempt, ...outcome });
+    return this.records.add({ id: delivery.id, unlogged: delivery.unlogged, attempt, ...outcome });
   }
 
   private readonly loads = new MicroBatcher<
@@ -152,7 +165,12 @@ export class DeliveryLog {
         (seen.has(r.id) ? later : round).push(r);
         seen.add(r.id);
       }
-      await this.recordBatch(round);
+      const inserts = round.filter((r) => r.unlogged);
+      const updates = round.filter((r) => !r.unlogged);
+      await Promise.all([
+        inserts.length ? this.insertWithAttempt(inserts) : undefined,
+        updates.length ? this.recordBatch(updates) : undefined,
+      ]);
       rest = later;
     }
     return items.map(() => undefined);
@@ -161,46 +179,98 @@ export class DeliveryLog {
   private async loadBatch(
     items: readonly { id: string; pending?: PendingDelivery }[],
   ): Promise<(DeliveryToSend | undefined)[]> {
-    const pending = items.flatMap((i) => (i.pending ? [i.pending] : []));
-    const ids = [...new Set(items.map((i) => i.id))];
-    const columns = `d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test`;
-    const rule = `r.id AS r_id, r.webhook_url, r.enabled, r.secret, r.previous_secret, r.previous_secret_until,
-                  r.max_per_second, r.enabled_since, r.author`;
-    const rows = (
-      pending.length
-        ? await this.db.query(
-            `WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
-             ins AS (
-               INSERT INTO webhook_deliveries (id, workspace_id, rule_id, event_id, event_type, status, body, is_test, created_at)
-               SELECT v.id, v."workspaceId", v."ruleId", v."eventId", v."eventType", 'pending', v.body, false, v."createdAt"
-                 FROM json_to_recordset($1::json)
-                      AS v(id uuid, "workspaceId" uuid, "ruleId" int, "eventId" uuid, "eventType" text, body text, "createdAt" timestamptz)
-               ON CONFLICT DO NOTHING
-               -- the job carries the body just inserted: not sent back
-               RETURNING id, workspace_id, rule_id, event_type, status, NULL::text AS body, attempt_count, is_test),
-             d AS (
-               SELECT * FROM ins
-               UNION ALL
-               SELECT id, workspace_id, rule_id, event_type, status, body, attempt_count, is_test
-                 FROM webhook_deliveries WHERE id = ANY($2::uuid[]) AND id NOT IN (SELECT id FROM ins))
-             SELECT ${columns}, ${rule} FROM d LEFT JOIN event_rules r ON r.id = d.rule_id, async_commit`,
-            // One JSON text, not one array per column: pg escapes every quote of every body in an array literal.
-            [JSON.stringify(pending.map(pendingRow)), ids],
-          )
-        : await this.db.query(
-            `SELECT ${columns}, ${rule} FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id
-              WHERE d.id = ANY($1::uuid[])`,
-            [ids],
-          )
-    ) as Record<string, unknown>[];
-    const byId = new Map(rows.map((r) => [r.id as string, r]));
+    const ruleOf = new Map<string, number | null>();
+    for (const i of items) if (!ruleOf.get(i.id)) ruleOf.set(i.id, i.pending?.ruleId ?? null);
+    const ids = [...ruleOf.keys()];
+    const ruleIds = [...ruleOf.values()];
+    // No body goes to the database here: a first run's body is in its job. Of the rule,
+    // only its version: its columns come from rulesAt (read once per version).
+    const rows = (await this.db.query(
+      `SELECT v.id AS v_id, d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test,
+              r.id AS r_id, r.version AS r_version
+         FROM unnest($1::uuid[], $2::int[]) AS v(id, rule_id)
+         LEFT JOIN webhook_deliveries d ON d.id = v.id
+         LEFT JOIN event_rules r ON r.id = COALESCE(d.rule_id, v.rule_id)`,
+      [ids, ruleIds],
+    )) as Record<string, unknown>[];
+    const versions = new Map<number, number>();
+    for (const r of rows) if (r.r_id !== null) versions.set(r.r_id as number, r.r_version as number);
+    const rules = await this.rulesAt(versions);
+    const byId = new Map(rows.map((r) => [r.v_id as string, r]));
     return items.map((i) => {
       const r = byId.get(i.id);
-      if (!r) return undefined;
-      const delivery = toDelivery(r);
-      if (delivery.body === null && i.pending) delivery.body = i.pending.body;
-      return delivery;
+      const rule = r && r.r_id !== null ? (rules.get(r.r_id as number) ?? null) : null;
+      if (r && r.id !== null) return toDelivery(r, rule);
+      if (!r || !i.pending) return undefined;
+      const p = i.pending;
+      return {
+        id: p.id,
+        workspaceId: p.workspaceId,
+        ruleId: p.ruleId,
+        eventType: p.eventType,
+        status: 'pending',
+        body: p.body,
+        attemptCount: 0,
+        isTest: false,
+        rule,
+        unlogged: p,
+      };
     });
+  }
+
+  /** Rules by id as of (at least) the given read-model versions (every change to a rule bumps its version). */
+  private readonly rulesSeen = new Map<number, { version: number; rule: RuleToSend }>();
+
+  private async rulesAt(versions: ReadonlyMap<number, number>): Promise<Map<number, RuleToSend>> {
+    const rules = new Map<number, RuleToSend>();
+    const stale: number[] = [];
+    for (const [id, version] of versions) {
+      const seen = this.rulesSeen.get(id);
+      if (seen && seen.version >= version) rules.set(id, seen.rule);
+      else stale.push(id);
+    }
+    if (!stale.length) return rules;
+    const rows = (await this.db.query(`SELECT ${RULE_COLUMNS} FROM event_rules WHERE id = ANY($1::int[])`, [
+      stale,
+    ])) as Record<string, unknown>[];
+    for (const r of rows) {
+      const rule = ruleOf(r);
+      if (this.rulesSeen.size >= 1000) this.rulesSeen.clear();
+      this.rulesSeen.set(r.id as number, { version: r.version as number, rule });
+      rules.set(r.id as number, rule);
+    }
+    return rules;
+  }
+
+  /** First attempts of unlogged deliveries: their rows with the attempt, one statement. */
+  private async insertWithAttempt(items: readonly AttemptRecord[]): Promise<void> {
+    await this.db.query(
+      `INSERT INTO webhook_deliveries AS d (id, workspace_id, rule_id, event_id, event_type, status, body, is_test,
+                                            created_at, attempts, attempt_count, last_status, next_attempt_at, completed_at)
+       SELECT v.id, v."workspaceId", v."ruleId", v."eventId", v."eventType", v.status, v.body, false, v."createdAt",
+              jsonb_build_array(v.attempt), 1, v.last_status, v.next_attempt_at,
+              CASE WHEN v.status = 'pending' THEN NULL ELSE now() END
+         FROM json_to_recordset($1::json)
+              AS v(id uuid, "workspaceId" uuid, "ruleId" int, "eventId" uuid, "eventType" text, body text,
+                   "createdAt" timestamptz, attempt jsonb, last_status int, status text, next_attempt_at timestamptz)
+       -- logged meanwhile (another run of the same job): the attempt is appended, as recordBatch does
+       ON CONFLICT (id) DO UPDATE
+          SET attempts = d.attempts || EXCLUDED.attempts, attempt_count = d.attempt_count + 1,
+              last_status = EXCLUDED.last_status, status = EXCLUDED.status,
+              next_attempt_at = EXCLUDED.next_attempt_at, completed_at = EXCLUDED.completed_at`,
+      // One JSON text, not one array per column: pg escapes every quote of every body in an array literal.
+      [
+        JSON.stringify(
+          items.map((i) => ({
+            ...pendingRow(i.unlogged!),
+            attempt: i.attempt,
+            last_status: i.attempt.responseStatus,
+            status: i.status,
+            next_attempt_at: i.nextAttemptAt,
+          })),
+        ),
+      ],
+    );
   }
 
   private async recordBatch(items: readonly AttemptRecord[]): Promise<void> {
@@ -212,7 +282,7 @@ export class DeliveryLog {
          FROM json_to_recordset($1::json)
               AS v(id uuid, attempt jsonb, last_status int, status text, next_attempt_at timestamptz)
         WHERE d.id = v.id`,
-      // One JSON text (see loadBatch): the attempts' headers are full of quotes.
+      // One JSON text (see insertWithAttempt): the attempts' headers are full of quotes.
       [
         JSON.stringify(
           items.map((i) => ({

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { setMaxListeners } from 'node:events';
-import { Agent, request } from 'undici';
+import { Agent, Dispatcher } from 'undici';
 import { pinnedAgent } from '../../../core/net/outbound-address';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { storableText } from '../../../core/text/storable-text';
@@ -72,16 +72,112 @@ export function excerpt(text: string, max: number): string {
   return storableText(text, { max });
 }
 
+/** What a POST needs of its URL, parsed and checked once per URL (the policy is fixed per process). */
+interface Target {
+  origin: string;
+  path: string;
+}
+
+const MAX_CACHED_TARGETS = 1000;
+
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body: string;
+}
+
+/**
+ * One POST through undici's dispatcher API: the response's status and headers, and at most
+ * RESPONSE_READ_MAX of its body, of which the first RESPONSE_EXCERPT_MAX bytes are kept,
+ * without the stream and async iterator a `request()` body costs per POST. Aborted by the
+ * deadline signal (a total bound on connect, headers and body) or past RESPONSE_READ_MAX.
+ */
+class PostHandler implements Dispatcher.DispatchHandler {
+  private abortRequest: ((reason: Error) => void) | null = null;
+  private status: number | null = null;
+  private retryAfter: string | null = null;
+  private readonly chunks: Buffer[] = [];
+  private read = 0;
+  private done = false;
+
+  constructor(
+    /** The POSTs in flight under the same deadline signal, aborted together when it fires. */
+    private readonly inFlight: Set<PostHandler>,
+    private readonly resolve: (r: Answer) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {
+    inFlight.add(this);
+  }
+
+  /** The deadline passed: the request is aborted (its onError settles it), or settled now if not yet connected. */
+  abort(reason: unknown): void {
+    if (this.abortRequest) this.abortRequest(reason as Error);
+    else this.finish(null, reason);
+  }
+
+  private finish(answer: Answer | null, error?: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.inFlight.delete(this);
+    if (answer) this.resolve(answer);
+    else this.reject(error);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.done) abort(new Error('settled'));
+    else this.abortRequest = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.status = statusCode;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i];
+      if (name.length === 11 && name.toString('latin1').toLowerCase() === 'retry-after')
+        this.retryAfter = rawHeaders[i + 1].toString('latin1');
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.read < RESPONSE_EXCERPT_MAX) this.chunks.push(chunk);
+    this.read += chunk.length;
+    // Enough of it: the rest is dropped with the connection.
+    if (this.read > RESPONSE_READ_MAX) {
+      this.complete();
+      this.abortRequest?.(new Error('response body read far enough'));
+      return false;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.complete();
+  }
+
+  onError(error: Error): void {
+    this.finish(null, error);
+  }
+
+  private complete(): void {
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    this.finish({ status: this.status ?? 0, retryAfter: this.retryAfter, body: body.toString('utf8') });
+  }
+}
+
 /**
  * One POST to a receiver through undici: one Agent for the process, so connections are
  * kept alive and reused per receiver; its sockets resolve names through
- * the core outbound guard's pinned lookup (core/net/outbound-address.ts). Redirects are not followed (undici's request
- * follows none without the redirect interceptor); a 3xx is a failure like any non-2xx.
+ * the core outbound guard's pinned lookup (core/net/outbound-address.ts). Redirects are not
+ * followed (the dispatcher follows none); a 3xx is a failure like any non-2xx.
  */
 @Injectable()
 export class WebhookSender implements OnModuleDestroy {
   private readonly agent: Agent;
   private readonly deadlines: DeadlineSignals;
+  /** Per deadline signal, its POSTs in flight: one listener per signal, not one per POST. */
+  private readonly inFlight = new WeakMap<AbortSignal, Set<PostHandler>>();
+  /** URLs parsed and past the literal-address check (names are checked again at each connect). */
+  private readonly targetsByUrl = new Map<string, Target>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -94,34 +190,45 @@ export class WebhookSender implements OnModuleDestroy {
     this.deadlines = new DeadlineSignals(config.webhookTimeoutMs);
   }
 
+  private targetOf(url: string): Target {
+    let target = this.targetsByUrl.get(url);
+    if (!target) {
+      const parsed = new URL(url);
+      this.targets.assertLiteralAllowed(parsed);
+      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      if (this.targetsByUrl.size >= MAX_CACHED_TARGETS) this.targetsByUrl.clear();
+      this.targetsByUrl.set(url, target);
+    }
+    return target;
+  }
+
+  private inFlightUnder(signal: AbortSignal): Set<PostHandler> {
+    let handlers = this.inFlight.get(signal);
+    if (!handlers) {
+      const set = (handlers = new Set<PostHandler>());
+      this.inFlight.set(signal, set);
+      signal.addEventListener('abort', () => set.forEach((h) => h.abort(signal.reason)), { once: true });
+    }
+    return handlers;
+  }
+
   async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const started = performance.now();
     const duration = () => Math.round(performance.now() - started);
     try {
-      const target = new URL(url);
-      this.targets.assertLiteralAllowed(target);
-      const res = await request(target, {
-        dispatcher: this.agent,
-        method: 'POST',
-        headers,
-        body,
-        signal: this.deadlines.next(),
-      });
-      let read = 0;
-      const chunks: Buffer[] = [];
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        if (read < RESPONSE_EXCERPT_MAX) chunks.push(chunk);
-        read += chunk.length;
-        if (read > RESPONSE_READ_MAX) {
-          res.body.destroy();
-          break;
-        }
-      }
-      const retryAfter = res.headers['retry-after'];
+      const target = this.targetOf(url);
+      const signal = this.deadlines.next();
+      if (signal.aborted) throw signal.reason;
+      const res = await new Promise<Answer>((resolve, reject) =>
+        this.agent.dispatch(
+          { origin: target.origin, path: target.path, method: 'POST', headers, body },
+          new PostHandler(this.inFlightUnder(signal), resolve, reject),
+        ),
+      );
       return {
-        status: res.statusCode,
-        bodyExcerpt: excerpt(Buffer.concat(chunks).toString('utf8'), RESPONSE_EXCERPT_MAX),
-        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+        status: res.status,
+        bodyExcerpt: excerpt(res.body, RESPONSE_EXCERPT_MAX),
+        retryAfter: res.retryAfter,
         error: null,
         durationMs: duration(),
       };

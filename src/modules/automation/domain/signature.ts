@@ -15,17 +15,30 @@ export function signatureHeaders(
   body: string,
 ): Record<string, string> {
   if (!secrets.length) return {};
+  // The body is fed after its prefix, not concatenated to it: no copy of it per signature.
   const stripe = secrets.map(
-    (s) => `v1=${createHmac('sha256', Buffer.from(s, 'utf8')).update(`${timestamp}.${body}`).digest('hex')}`,
+    (s) => `v1=${createHmac('sha256', keysOf(s).stripe).update(`${timestamp}.`).update(body).digest('hex')}`,
   );
   const standard = secrets.map(
     (s) =>
-      `v1,${createHmac('sha256', standardWebhooksKey(s)).update(`${webhookId}.${timestamp}.${body}`).digest('base64')}`,
+      `v1,${createHmac('sha256', keysOf(s).standard).update(`${webhookId}.${timestamp}.`).update(body).digest('base64')}`,
   );
   return {
     'x-webhook-signature': [`t=${timestamp}`, ...stripe].join(','),
     'webhook-signature': standard.join(' '),
   };
+}
+
+/** Both keys of a secret, decoded once per secret (bounded: a process holds few). */
+const keyCache = new Map<string, { stripe: Buffer; standard: Buffer }>();
+function keysOf(secret: string): { stripe: Buffer; standard: Buffer } {
+  let keys = keyCache.get(secret);
+  if (!keys) {
+    keys = { stripe: Buffer.from(secret, 'utf8'), standard: standardWebhooksKey(secret) };
+    if (keyCache.size >= 1000) keyCache.clear();
+    keyCache.set(secret, keys);
+  }
+  return keys;
 }
 
 export function standardWebhooksKey(secret: string): Buffer {

@@ -33,6 +33,8 @@ interface RuleSlots {
 /** The shortest failing streak's gap that counts, as a share of the configured period. */
 const MIN_GAP_SHARE = 0.1;
 const TWELVE_HOURS = 12 * 3600 * 1000;
+/** A first attempt running longer than this has its delivery listed (pending) in the log meanwhile. */
+export const LIST_PENDING_AFTER_MS = 1000;
 
 /**
  * Delivers one webhook per job and records every attempt in the delivery log. A non-2xx
@@ -70,13 +72,13 @@ export class WebhookDeliveryProcessor extends WorkerHost {
   }
 
   async process(job: Job<WebhookJob>, token?: string): Promise<string> {
-    // Logged before the first attempt (a no-op when a run of this job, or a replay's, did it).
+    // A first run's delivery is logged with its first attempt (the job carries its row).
     const delivery = await this.log.load(job.data.deliveryId, job.data.pending);
     if (!delivery) throw new Error(`delivery ${job.data.deliveryId} is not logged`);
     if (delivery.status !== 'pending') return 'done already';
     if (!delivery.rule || !delivery.rule.enabled) {
       await this.log.recordAttempt(
-        delivery.id,
+        delivery,
         this.skipped(delivery, delivery.rule ? 'the rule is disabled' : 'the rule was deleted'),
         {
           status: 'failed',
@@ -88,7 +90,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     // Never send what the rule's author can no longer read (rule-access.policy.ts).
     const refusal = delivery.isTest ? null : await this.reach.refusal(delivery);
     if (refusal) {
-      await this.log.recordAttempt(delivery.id, this.skipped(delivery, refusal), {
+      await this.log.recordAttempt(delivery, this.skipped(delivery, refusal), {
         status: 'failed',
         nextAttemptAt: null,
       });
@@ -98,19 +100,29 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     const rate = delivery.rule.maxPerSecond;
     if (rate && !(job.data.slotAt && Date.now() >= job.data.slotAt - 5)) {
       const slot = await this.pacer.reserve(delivery.ruleId, rate);
-      if (slot > Date.now() + 5) return this.putBack(job, token, slot, { ...job.data, slotAt: slot });
+      if (slot > Date.now() + 5) {
+        await this.logWhileWaiting(delivery);
+        return this.putBack(job, token, slot, { ...job.data, slotAt: slot });
+      }
     }
     // One rule's share of this worker: at most twice its POST slots in progress (the
     // others wait on their log writes or for a slot), the rest go back to the queue.
     const slots = this.slotsOf(delivery.ruleId);
-    if (slots.jobs >= 2 * this.config.webhookRuleConcurrency)
+    if (slots.jobs >= 2 * this.config.webhookRuleConcurrency) {
+      await this.logWhileWaiting(delivery);
       return this.putBack(job, token, Date.now() + 50 + Math.floor(Math.random() * 100), job.data);
+    }
     slots.jobs++;
     try {
       return await this.deliver(job, token, delivery, slots);
     } finally {
       if (--slots.jobs === 0) this.ruleSlots.delete(delivery.ruleId);
     }
+  }
+
+  /** A delivery that goes back to the queue before its first attempt is listed (pending) meanwhile. */
+  private async logWhileWaiting(delivery: DeliveryToSend): Promise<void> {
+    if (delivery.unlogged) await this.log.insertPending([delivery.unlogged]);
   }
 
   private slotsOf(ruleId: number): RuleSlots {
@@ -140,13 +152,24 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     delivery: DeliveryToSend,
     slots: RuleSlots,
   ): Promise<string> {
-    const { result, attempt } = await this.attempt(delivery, slots);
+    // A first attempt still running after LIST_PENDING_AFTER_MS (a slow receiver, or a
+    // wait for a POST slot) is listed pending meanwhile; its record appends to that row.
+    const listing = delivery.unlogged
+      ? setTimeout(() => void this.logWhileWaiting(delivery).catch(() => undefined), LIST_PENDING_AFTER_MS)
+      : undefined;
+    let outcome: Awaited<ReturnType<WebhookDeliveryProcessor['attempt']>>;
+    try {
+      outcome = await this.attempt(delivery, slots);
+    } finally {
+      clearTimeout(listing);
+    }
+    const { result, attempt } = outcome;
     if (isSuccess(result.status)) {
-      await this.log.recordAttempt(delivery.id, attempt, { status: 'succeeded', nextAttemptAt: null });
+      await this.log.recordAttempt(delivery, attempt, { status: 'succeeded', nextAttemptAt: null });
       return 'succeeded';
     }
     if (result.status === 410) {
-      await this.log.recordAttempt(delivery.id, attempt, { status: 'failed', nextAttemptAt: null });
+      await this.log.recordAttempt(delivery, attempt, { status: 'failed', nextAttemptAt: null });
       await this.disable(
         delivery,
         'receiver_gone',
@@ -156,14 +179,14 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     }
     const wait = retryDelayMs(this.config.webhookRetryDelaysMs, attempt.attempt);
     if (wait === null) {
-      await this.log.recordAttempt(delivery.id, attempt, { status: 'failed', nextAttemptAt: null });
+      await this.log.recordAttempt(delivery, attempt, { status: 'failed', nextAttemptAt: null });
       await this.disableIfFailingTooLong(delivery);
       return 'failed';
     }
     const after = retryAfterMs(result.retryAfter);
     const next = new Date(Date.now() + Math.max(wait, after ?? 0));
     attempt.nextRetryAt = next.toISOString();
-    await this.log.recordAttempt(delivery.id, attempt, { status: 'pending', nextAttemptAt: next });
+    await this.log.recordAttempt(delivery, attempt, { status: 'pending', nextAttemptAt: next });
     return this.putBack(job, token, next.getTime(), { deliveryId: delivery.id });
   }
 
