@@ -280,4 +280,31 @@ describe('Attack: member list pages kept against the announced list version, two
     // The owner's own pages are unaffected.
     expect((await list(urlW)).items[0].id).toBe(ownerId);
   });
+
+  it('two workspaces written at once (one projection statement may hold both): each list shows its own write at once', async () => {
+    const other = await bootstrapWithCli(env, 'Simultaneous', 'simultaneous@example.com');
+    await importMembers([{ email: 'both-here@example.com', name: 'Here 0' }]);
+    const here = await memberNamed('Here 0');
+    const there = (await list(urlA, '', other.apiKey, other.workspaceId)).items[0];
+    for (let round = 1; round <= 10; round++) {
+      // Pages of both workspaces kept in A at their current versions.
+      for (let i = 0; i < 2; i++) {
+        await list(urlA);
+        await list(urlA, '', other.apiKey, other.workspaceId);
+      }
+      const puts = await Promise.all([
+        call(urlW, 'PUT', `/w/${wid}/members/${here.id}`, apiKey, { name: `Here ${round}` }),
+        call(urlA, 'PUT', `/w/${other.workspaceId}/members/${there.id}`, other.apiKey, {
+          name: `There ${round}`,
+        }),
+      ]);
+      expect(puts.map((p) => p.status)).toEqual([200, 200]);
+      expect({ round, name: await nameOf(urlA, here.id) }).toEqual({ round, name: `Here ${round}` });
+      const theirs = await list(urlA, '', other.apiKey, other.workspaceId);
+      expect({ round, name: theirs.items.find((m) => m.id === there.id)?.name }).toEqual({
+        round,
+        name: `There ${round}`,
+      });
+    }
+  });
 });
