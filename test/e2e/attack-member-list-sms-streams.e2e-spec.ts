@@ -143,6 +143,64 @@ describe('Attack: SMS delivery reads its chat and recipient streams together (e2
     expect(sentTo(b.phone)).toHaveLength(before);
   });
 
+  it('a text from B’s consenting member to A’s number is A’s own contact: A’s reply reads A’s member, without B’s consent', async () => {
+    const res = await peer.webhook(
+      `${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`,
+      t.baseUrl,
+      PUBLIC_BASE_URL,
+      {
+        AccountSid: peer.accountSid,
+        MessageSid: 'SMattackcross01',
+        From: b.phone,
+        To: a.number,
+        Body: 'Hi A',
+      },
+    );
+    expect(res.status).toBe(200);
+    // A's contact for that phone: a member of A (not B's), in a chat of A.
+    const contact = await eventually(async () => {
+      const r = await t.request('GET', `/w/${a.wid}/members?phone=${encodeURIComponent(b.phone)}`, {
+        token: a.key,
+      });
+      return r.body.items?.[0] as { id: number; notifySms: boolean; workspaceId: string } | undefined;
+    }, 'A’s contact for B’s phone');
+    expect(contact).toMatchObject({ workspaceId: a.wid, notifySms: false });
+    expect(contact.id).not.toBe(b.memberId);
+    const chat = await eventually(async () => {
+      const r = await t.request('GET', `/w/${a.wid}/chats?memberId=${contact.id}`, { token: a.key });
+      return r.body.items?.[0] as { id: number } | undefined;
+    }, 'the contact’s chat in A');
+
+    const reads: string[][] = [];
+    const readStreams = t.store.readStreams!.bind(t.store);
+    t.store.readStreams = (names: readonly string[]) => {
+      reads.push([...names]);
+      return readStreams(names);
+    };
+    const fromA = () => sentTo(b.phone).filter((m) => m.from === a.number).length;
+    const before = fromA();
+    try {
+      const sent = await t.request('POST', `/w/${a.wid}/chats/${chat.id}/send-assistant-message`, {
+        token: a.key,
+        body: { message: 'Reply from A' },
+      });
+      expect(sent.status).toBe(201);
+      const failed = await eventually(async () => {
+        const m = await t.request('GET', `/w/${a.wid}/chats/${chat.id}/messages/${sent.body.id}`, {
+          token: a.key,
+        });
+        return m.body.status === 'failed' ? m.body : undefined;
+      }, 'the reply to fail for want of consent');
+      // A's contact never consented in A; B's consent for the same phone counts for nothing here.
+      expect(failed).toMatchObject({ failureReason: 'no_consent' });
+    } finally {
+      t.store.readStreams = readStreams;
+    }
+    expect(fromA()).toBe(before);
+    expect(reads).toContainEqual([`chat-${chat.id}`, `member-${contact.id}`]);
+    for (const names of reads) expect(names).not.toContain(`member-${b.memberId}`);
+  });
+
   it('a delivery naming a chat or recipient that is missing, or a recipient of another workspace, sends nothing', async () => {
     const sent = await send(a, 'Checked delivery');
     expect(sent.status).toBe(201);
