@@ -31,8 +31,8 @@ import { SubscribersHost } from './projections/subscribers.host';
     CheckpointFeed,
     AuthCache,
     ReadYourWritesBuses,
-    // First, so it wraps the others: a replay skips them, a first execution runs them all.
-    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+    // Run by RequestContextInterceptor, around the rest: a replay skips it all.
+    IdempotencyInterceptor,
     { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
     { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },
   ],

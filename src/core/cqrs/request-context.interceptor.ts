@@ -1,9 +1,10 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { catchError, mergeMap, Observable } from 'rxjs';
+import { catchError, from, mergeAll, mergeMap, Observable } from 'rxjs';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import type { Actor } from '../event-store/event-store.port';
+import { IdempotencyInterceptor } from '../http/idempotency';
 import { CREATED_LOCATION, LocationOf, setCreatedLocation } from '../http/location';
 import { setETagFrom } from '../http/preconditions';
 import { ConsistencyWaiter } from '../projections/consistency';
@@ -24,7 +25,10 @@ export interface RequestWithActor extends FastifyRequest {
  * route is marked @SkipReadYourWrites (a caller that never reads back). It also sets
  * the ETag of a versioned body (core/http/preconditions.ts) and the Location of a 201
  * (core/http/location.ts): each interceptor Nest runs costs every request an
- * AsyncResource binding and rxjs operators, so these two have none of their own.
+ * AsyncResource binding and rxjs operators, so these two have none of their own, and it
+ * is the only global interceptor: `Idempotency-Key` (core/http/idempotency.ts) is run
+ * from here, around everything else, for the requests it applies to (a replay skips the
+ * handler; a first execution runs it here).
  */
 @Injectable()
 export class RequestContextInterceptor implements NestInterceptor {
@@ -32,10 +36,19 @@ export class RequestContextInterceptor implements NestInterceptor {
     private readonly waiter: ConsistencyWaiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly reflector: Reflector,
+    private readonly idempotency: IdempotencyInterceptor,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
+    if (this.idempotency.applies(context))
+      return from(this.idempotency.intercept(context, { handle: () => this.run(context, next) })).pipe(
+        mergeAll(),
+      );
+    return this.run(context, next);
+  }
+
+  private run(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const http = context.switchToHttp();
     const req = http.getRequest<RequestWithActor>();
     const reply = http.getResponse<FastifyReply>();

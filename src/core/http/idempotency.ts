@@ -141,6 +141,11 @@ function unseal(key: Buffer, sealed: string): KeptResponse {
   ) as KeptResponse;
 }
 
+/**
+ * Not registered as an interceptor of its own: RequestContextInterceptor, the one global
+ * interceptor, runs it first for the requests it `applies` to (each interceptor Nest runs
+ * costs every request an AsyncResource binding and rxjs operators).
+ */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit {
   constructor(
@@ -154,20 +159,40 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return; // the worker and the CLI build the application without HTTP
-    fastify.addHook('onSend', async (req: ClaimingRequest, reply: FastifyReply, payload: unknown) => {
-      const claim = req[CLAIM];
-      if (claim && !claim.settled) {
+    // A callback hook, not an async one: the requests without a claim (nearly all) pass
+    // without a promise of their own.
+    fastify.addHook(
+      'onSend',
+      (
+        req: ClaimingRequest,
+        reply: FastifyReply,
+        payload: unknown,
+        done: (err: null, p: unknown) => void,
+      ) => {
+        const claim = req[CLAIM];
+        if (!claim || claim.settled) return done(null, payload);
         // The answer still goes out; its pending record then expires on its own.
-        await this.settle(claim, reply, payload).catch((err: unknown) =>
-          this.logger.event('error', {
-            msg: 'idempotency record not saved',
-            requestId: req.id,
-            err: err instanceof Error ? err.message : String(err),
-          }),
-        );
-      }
-      return payload;
-    });
+        this.settle(claim, reply, payload)
+          .catch((err: unknown) =>
+            this.logger.event('error', {
+              msg: 'idempotency record not saved',
+              requestId: req.id,
+              err: err instanceof Error ? err.message : String(err),
+            }),
+          )
+          .finally(() => done(null, payload));
+      },
+    );
+  }
+
+  /**
+   * Whether `intercept` has anything to do for this request: a POST by a credential that
+   * sends the header. Every other request skips it (RequestContextInterceptor asks first).
+   */
+  applies(context: ExecutionContext): boolean {
+    if (context.getType() !== 'http') return false;
+    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    return req.method === 'POST' && !!req.principal && req.headers['idempotency-key'] !== undefined;
   }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {

@@ -21,6 +21,9 @@ export function registerRequestHooks(fastify: FastifyInstance, logger: JsonLogge
     void reply.header('X-Request-Id', req.id);
     done();
   });
+  // No hook at all when the level drops its lines (LOG_LEVEL above info): the line's
+  // fields (the route, the elapsed time) are not worked out for nothing on every request.
+  if (!logger.enabled('info')) return;
   fastify.addHook('onResponse', (req: FastifyRequest, reply, done) => {
     logger.event('info', {
       msg: 'request',

@@ -1,4 +1,5 @@
 import { ArgumentMetadata, BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { keepValidationMetadata } from './validation-metadata';
 
 /**
  * The largest id a client may send for an integer (PostgreSQL `integer`) column. Beyond it a
@@ -113,6 +114,7 @@ class DocumentedValidationPipe extends ValidationPipe {
  * e.g. "name: must be a string; colour: unknown field".
  */
 export function createValidationPipe(): ValidationPipe {
+  keepValidationMetadata();
   return new DocumentedValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,

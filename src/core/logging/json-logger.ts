@@ -33,6 +33,11 @@ export class JsonLogger implements LoggerService {
     );
   }
 
+  /** Whether entries of `level` are written (a caller may skip building one that is not). */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean {
+    return RANK[level] >= RANK[this.level];
+  }
+
   /** Structured entry point used by our own code. */
   event(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void {
     this.write(level, fields);

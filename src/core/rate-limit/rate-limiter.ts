@@ -108,6 +108,10 @@ export class RateLimiter implements OnApplicationShutdown {
         commandTimeout: 500,
         connectTimeout: 2000,
         retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+        // The admissions (and releases) asked for in one turn of the event loop go out in
+        // one write and come back in one read: under load, several requests' script calls
+        // share a round trip. Each is still its own atomic script run, in the order asked.
+        enableAutoPipelining: true,
       }) as RedisWithAdmit;
       redis.on('error', (err: Error) => this.logFailure(err));
       redis.defineCommand('wsAdmit', { numberOfKeys: 2, lua: ADMIT_SCRIPT });

@@ -68,7 +68,7 @@ export class RecordWriter {
 
   /** The data type as its stream tells; 404 when absent, deleted or of another workspace. */
   async type(workspaceId: string, dataTypeId: number): Promise<DataTypeFacts> {
-    const { state } = await this.repo.load(dataTypeStream(dataTypeId), dataTypeDecider);
+    const { state } = await this.repo.loadShared(dataTypeStream(dataTypeId), dataTypeDecider);
     if (state.status !== 'active' || state.workspaceId !== workspaceId)
       throw new NotFoundError('Data type not found');
     return state;
@@ -189,7 +189,7 @@ export class RecordWriter {
     // has ended and the re-read sees such a deletion. A create's response waits for the
     // same projections (read-your-writes), so it answers no later for this.
     await this.waiter.waitFor(appended, Math.max(this.config.readYourWritesTimeoutMs, 15_000));
-    const { state } = await this.repo.load(dataTypeStream(type.dataTypeId), dataTypeDecider);
+    const { state } = await this.repo.loadShared(dataTypeStream(type.dataTypeId), dataTypeDecider);
     if (state.status === 'active') return;
     await this.deleteAll(
       type,
