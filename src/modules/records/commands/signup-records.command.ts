@@ -158,21 +158,27 @@ export class UpsertSignupRecordsHandler implements ICommandHandler<
         out[e.slug] = record.recordId;
         continue;
       }
-      const owner = await this.claims.ownerOf(
-        recordScope(cmd.workspaceId, e.type.dataTypeId),
-        RECORD_MEMBER_CLAIM,
-        String(memberId),
-      );
-      const existing = owner === undefined ? undefined : recordIdOf(owner);
-      if (existing !== undefined) {
-        await this.records.update(e.type, existing, e.values, (r) =>
+      const profileOf = async () => {
+        const owner = await this.claims.ownerOf(
+          recordScope(cmd.workspaceId, e.type.dataTypeId),
+          RECORD_MEMBER_CLAIM,
+          String(memberId),
+        );
+        return owner === undefined ? undefined : recordIdOf(owner);
+      };
+      const update = async (recordId: number) => {
+        await this.records.update(e.type, recordId, e.values, (r) =>
           assertMayEdit(
             caller,
             { memberId: r.memberId, dataTypeId: e.type.dataTypeId, visibility: e.type.visibility },
             held,
           ),
         );
-        out[e.slug] = existing;
+        out[e.slug] = recordId;
+      };
+      const existing = await profileOf();
+      if (existing !== undefined) {
+        await update(existing);
         continue;
       }
       const outcome = await this.records.create(
@@ -180,8 +186,15 @@ export class UpsertSignupRecordsHandler implements ICommandHandler<
         { memberId, externalId: null, fieldValues: e.values },
         cmd.member,
       );
-      if (outcome.kind === 'taken') throw recordClaimConflict(outcome.error);
-      out[e.slug] = outcome.record.recordId;
+      if (outcome.kind === 'created') {
+        out[e.slug] = outcome.record.recordId;
+        continue;
+      }
+      // A concurrent signup of this member created its one record of the type since the
+      // look-up: the values are a change to that record, as if it had been found.
+      const since = await profileOf();
+      if (since === undefined) throw recordClaimConflict(outcome.error);
+      await update(since);
     }
     return out;
   }
