@@ -142,4 +142,29 @@ describe('attack: webhook rules changed while deliveries wait (e2e)', () => {
     expect(JSON.stringify(log)).not.toContain(newSecret);
     expect(JSON.stringify(log)).not.toContain(oldSecret);
   }, 40_000);
+
+  it('retries to the URL and with the secret of the rule as it is now, not as the first attempt read it', async () => {
+    const s = await setup('Moved between retries', 'between-retries-old-secret-1');
+    // Keeps failing until moved: the retries (100, 200 ms) read the rule again.
+    s.old.reply = () => ({ status: 503, headers: { 'retry-after': '1' } });
+    await s.update('retried');
+    await s.old.waitFor(1);
+    const moved = await receiver();
+    const put = await t.request('PUT', `/w/${s.workspaceId}/event-rules/${s.ruleId}`, {
+      token: s.apiKey,
+      body: { webhookUrl: moved.url, signingSecret: 'between-retries-new-secret-2' },
+    });
+    expect(put.status).toBe(200);
+    const [got] = await moved.waitFor(1, 10_000);
+    expect(s.old.received).toHaveLength(1);
+    expect(got.headers['webhook-id']).toBe(s.old.received[0].headers['webhook-id']);
+    expect(
+      verifyStripeStyle(got.headers['x-webhook-signature'], got.raw, 'between-retries-new-secret-2'),
+    ).toBeNull();
+    const done = await eventually(async () => {
+      const l = await s.logs('?status=succeeded');
+      return l.items[0];
+    }, 'the delivery succeeded');
+    expect(done.attempts.map((a: { responseStatus: number }) => a.responseStatus)).toEqual([503, 200]);
+  });
 });
