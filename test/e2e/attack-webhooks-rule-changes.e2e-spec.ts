@@ -167,4 +167,34 @@ describe('attack: webhook rules changed while deliveries wait (e2e)', () => {
     }, 'the delivery succeeded');
     expect(done.attempts.map((a: { responseStatus: number }) => a.responseStatus)).toEqual([503, 200]);
   });
+
+  it('queues one redelivery for two racing redeliver requests, and none for a pending or foreign delivery', async () => {
+    const s = await setup('Redeliver races');
+    s.old.reply = () => ({ status: 500 });
+    await s.update('to redeliver');
+    const failed = await eventually(async () => (await s.logs('?status=failed')).items[0], 'failed');
+    expect(s.old.received).toHaveLength(3);
+    s.old.reply = () => 'hang';
+    const path = `/w/${s.workspaceId}/webhook-logs/${failed.id}/redeliver`;
+    const answers = await Promise.all([1, 2, 3].map(() => t.request('POST', path, { token: s.apiKey })));
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409, 409]);
+    await s.old.waitFor(4);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(s.old.received).toHaveLength(4);
+    expect((await t.request('POST', path, { token: s.apiKey })).status).toBe(409);
+    const other = await t.bootstrap('Someone else');
+    expect(
+      (
+        await t.request('POST', `/w/${other.workspaceId}/webhook-logs/${failed.id}/redeliver`, {
+          token: other.apiKey,
+        })
+      ).status,
+    ).toBe(404);
+    const foreign = await t.request('POST', `/w/${other.workspaceId}/webhook-logs/recover`, {
+      token: other.apiKey,
+      body: { ruleId: s.ruleId, since: new Date(0).toISOString() },
+    });
+    expect(foreign.status).toBe(404);
+    s.old.reply = () => ({ status: 200 });
+  });
 });
