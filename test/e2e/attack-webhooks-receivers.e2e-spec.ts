@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { startTestApp, TestApp } from '../support/app';
 import { eventually } from '../support/processes';
-import { startReceiver, WebhookReceiver } from '../support/webhook-receiver';
+import { makeTestCertificate, startReceiver, WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * Hostile receivers against the delivery worker (undici dispatch, a small response
@@ -175,6 +175,7 @@ describe('attack: hostile webhook receivers (e2e)', () => {
     }, 'the first attempt');
     const next = Date.parse(parked.attempts[0].nextRetryAt);
     expect(parked.status).toBe('pending');
+    noSecretIn(parked);
     expect(next).toBeGreaterThan(Date.now() + 23 * 3600 * 1000);
     expect(next).toBeLessThanOrEqual(Date.now() + 24 * 3600 * 1000 + 5000);
 
@@ -200,4 +201,49 @@ describe('attack: hostile webhook receivers (e2e)', () => {
     // An HTTP date has whole seconds: at least two of the three seconds asked for.
     expect(second - first).toBeGreaterThanOrEqual(1900);
   }, 40_000);
+
+  it('refuses a receiver whose certificate it does not trust, and logs why', async () => {
+    const untrusted = await startReceiver({ tls: makeTestCertificate(), host: 'localhost' });
+    receivers.push(untrusted);
+    const w = await t.bootstrap('Untrusted certificate');
+    const rule = await t.request('POST', `/w/${w.workspaceId}/event-rules`, {
+      token: w.apiKey,
+      body: { trigger: 'member:updated', webhookUrl: untrusted.url, signingSecret: secret },
+    });
+    expect(rule.status).toBe(201);
+    await t.request('PUT', `/w/${w.workspaceId}/members/${w.memberId}`, {
+      token: w.apiKey,
+      body: { name: 'Over a TLS nobody vouches for' },
+    });
+    const d = await settled(
+      async () => (await t.request('GET', `/w/${w.workspaceId}/webhook-logs`, { token: w.apiKey })).body,
+      'failed',
+    );
+    expect(d.attempts).toHaveLength(3);
+    for (const a of d.attempts) {
+      expect(a.responseStatus).toBeNull();
+      expect(a.error).toMatch(/SELF_SIGNED|certificate/i);
+    }
+    expect(untrusted.received).toHaveLength(0);
+    noSecretIn(d);
+  });
+
+  it('logs a garbled answer and a body of NUL and invalid UTF-8 without losing the delivery', async () => {
+    const garbled = await deliveryTo('/garbled', (req) => {
+      req.socket.end('SMTP ready\r\n\r\n');
+    });
+    const g = await settled(garbled.logs, 'failed');
+    expect(g.attempts).toHaveLength(3);
+    expect(g.attempts[0]).toMatchObject({ responseStatus: null, error: expect.any(String) });
+
+    const binary = await deliveryTo('/binary', (_req, res) => {
+      res.writeHead(500);
+      res.end(Buffer.from([0x00, 0x41, 0xff, 0xfe, 0xc3, 0x00, 0x42]));
+    });
+    const b = await settled(binary.logs, 'failed');
+    expect(b.attempts.map((a: { responseStatus: number }) => a.responseStatus)).toEqual([500, 500, 500]);
+    expect(b.attempts[0].responseBodyExcerpt).toEqual(expect.any(String));
+    expect(b.attempts[0].responseBodyExcerpt).not.toContain('\u0000');
+    expect(requests.filter((r) => r.path === '/binary')).toHaveLength(3);
+  });
 });
