@@ -1,5 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { startTestApp, TestApp } from '../support/app';
+import { customRole } from '../support/identity-fixtures';
+import { addMember } from '../support/member-fixtures';
 import { eventually } from '../support/processes';
 import { startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/webhook-receiver';
 
@@ -109,6 +111,43 @@ describe('attack: webhook rules changed while deliveries wait (e2e)', () => {
       for (const d of done) expect(d.attempts.at(-1).error).toMatch(reason);
     },
   );
+
+  it("starts no POST for a delivery whose rule's author left the workspace while it waited", async () => {
+    const owner = await t.bootstrap('Author leaves');
+    const wid = owner.workspaceId;
+    const roleId = await customRole(t, wid, owner.apiKey, 'Automator', ['automations:write', 'members:read']);
+    const author = await t.bootstrap('Author home');
+    const { memberId } = await addMember(t, { workspaceId: wid, roleId, accountUuid: author.accountUuid });
+    const old = await receiver();
+    const rule = await t.request('POST', `/w/${wid}/event-rules`, {
+      token: author.apiKey,
+      body: { trigger: 'member:updated', webhookUrl: old.url },
+    });
+    expect(rule.status).toBe(201);
+    const s = {
+      old,
+      update: async (n: string) => {
+        const res = await t.request('PUT', `/w/${wid}/members/${owner.memberId}`, {
+          token: owner.apiKey,
+          body: { name: n },
+        });
+        expect(res.status).toBe(200);
+      },
+    };
+    await holdSecondInWorker(s as Awaited<ReturnType<typeof setup>>);
+    const removed = await t.request('DELETE', `/w/${wid}/members/${memberId}`, { token: owner.apiKey });
+    expect(removed.status).toBe(200);
+    const done = await eventually(
+      async () => {
+        const l = await t.request('GET', `/w/${wid}/webhook-logs?status=failed`, { token: owner.apiKey });
+        return l.body.total === 2 ? l.body.items : undefined;
+      },
+      'both deliveries refused',
+      15_000,
+    );
+    for (const d of done) expect(d.attempts.at(-1).error).toMatch(/^not sent: .*no longer an active member/);
+    expect(old.received).toHaveLength(1);
+  });
 
   it('signs with the new secret (and the old, in the overlap) once a rotation is answered, then with the new only', async () => {
     const oldSecret = 'rotation-in-flight-old-secret-1';

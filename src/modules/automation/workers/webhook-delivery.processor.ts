@@ -138,7 +138,8 @@ export class WebhookDeliveryProcessor extends WorkerHost {
 
   /**
    * One attempt holding one of its rule's WEBHOOK_RULE_CONCURRENCY POST slots (waiting in
-   * turn); null, sending nothing, when the rule was disabled or deleted while it waited.
+   * turn); why it is not sent instead when, while it waited, its rule was disabled or
+   * deleted or its author lost the reach the delivery needs.
    */
   private async attempt(delivery: DeliveryToSend, slots: RuleSlots) {
     const since = Date.now();
@@ -149,8 +150,11 @@ export class WebhookDeliveryProcessor extends WorkerHost {
       if (Date.now() - since >= REREAD_RULE_AFTER_MS) {
         const fresh = await this.log.load(delivery.id, delivery.unlogged);
         if (fresh) delivery.rule = fresh.rule;
+        const refusal =
+          delivery.rule?.enabled && !delivery.isTest ? await this.reach.refusal(delivery) : null;
+        if (refusal) return refusal;
       }
-      if (!delivery.rule?.enabled) return null;
+      if (!delivery.rule?.enabled) return delivery.rule ? 'the rule is disabled' : 'the rule was deleted';
       return await this.deliverer.attempt(delivery);
     } finally {
       // The slot passes straight to the next in line, or is freed.
@@ -177,13 +181,12 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     } finally {
       clearTimeout(listing);
     }
-    if (!outcome) {
-      await this.log.recordAttempt(
-        delivery,
-        this.skipped(delivery, delivery.rule ? 'the rule is disabled' : 'the rule was deleted'),
-        { status: 'failed', nextAttemptAt: null },
-      );
-      return 'rule off';
+    if (typeof outcome === 'string') {
+      await this.log.recordAttempt(delivery, this.skipped(delivery, outcome), {
+        status: 'failed',
+        nextAttemptAt: null,
+      });
+      return 'not sent';
     }
     const { result, attempt } = outcome;
     if (isSuccess(result.status)) {
