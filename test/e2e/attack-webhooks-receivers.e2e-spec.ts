@@ -246,4 +246,29 @@ describe('attack: hostile webhook receivers (e2e)', () => {
     expect(b.attempts[0].responseBodyExcerpt).not.toContain('\u0000');
     expect(requests.filter((r) => r.path === '/binary')).toHaveLength(3);
   });
+
+  it('disables a rule once for a burst of 410s, sending each delivery once and logging every one failed', async () => {
+    const w = await deliveryTo('/gone', (_req, res) => {
+      setTimeout(() => {
+        res.writeHead(410);
+        res.end('gone');
+      }, 300);
+    });
+    const rule = (await t.request('GET', `/w/${w.workspaceId}/event-rules`, { token: w.apiKey })).body
+      .items[0];
+    for (let i = 0; i < 4; i++)
+      await t.request('PUT', `/w/${w.workspaceId}/members/${w.memberId}`, {
+        token: w.apiKey,
+        body: { name: `Burst ${i}` },
+      });
+    const failed = await eventually(async () => {
+      const l = await w.logs('?status=failed');
+      return l.total === 5 && (await w.logs('?status=pending')).total === 0 ? l.items : undefined;
+    }, 'five failed deliveries');
+    const got = requests.filter((r) => r.path === '/gone');
+    expect(new Set(got.map((r) => r.id)).size).toBe(got.length);
+    expect(failed.every((d: { attempts: unknown[] }) => d.attempts.length === 1)).toBe(true);
+    const events = await t.store.readStream(`eventrule-${rule.id}`);
+    expect(events.filter((e) => e.type === 'EventRuleDisabled')).toHaveLength(1);
+  });
 });
