@@ -184,8 +184,8 @@ describe('attack: webhook rules changed while deliveries wait (e2e)', () => {
 
   it('retries to the URL and with the secret of the rule as it is now, not as the first attempt read it', async () => {
     const s = await setup('Moved between retries', 'between-retries-old-secret-1');
-    // Keeps failing until moved: the retries (100, 200 ms) read the rule again.
-    s.old.reply = () => ({ status: 503, headers: { 'retry-after': '1' } });
+    // Keeps failing until moved (Retry-After: 3 leaves time to move it): the retry reads the rule again.
+    s.old.reply = () => ({ status: 503, headers: { 'retry-after': '3' } });
     await s.update('retried');
     await s.old.waitFor(1);
     const moved = await receiver();
