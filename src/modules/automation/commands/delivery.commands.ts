@@ -39,17 +39,25 @@ export interface TestOutcome {
   attempt: DeliveryAttempt;
 }
 
-/** Queues deliveries again with their own ids (so the same webhook-id); a fresh job id per round. */
-async function requeue(log: DeliveryLog, queue: Queue<WebhookJob>, ids: readonly string[]): Promise<void> {
-  await log.reopen(ids);
+/**
+ * Queues deliveries again with their own ids (so the same webhook-id); a fresh job id per
+ * round. Answers those queued: a delivery pending already (another request reopened it) is not.
+ */
+async function requeue(
+  log: DeliveryLog,
+  queue: Queue<WebhookJob>,
+  ids: readonly string[],
+): Promise<string[]> {
+  const reopened = await log.reopen(ids);
   const round = Date.now().toString(36);
   await queue.addBulk(
-    ids.map((id) => ({
+    reopened.map((id) => ({
       name: 'deliver',
       data: { deliveryId: id },
       opts: { jobId: `redeliver-${id}-${round}` },
     })),
   );
+  return reopened;
 }
 
 @CommandHandler(RedeliverCommand)
@@ -66,11 +74,12 @@ export class RedeliverHandler implements ICommandHandler<RedeliverCommand, void>
       [cmd.deliveryId, cmd.workspaceId],
     )) as { status: string; is_test: boolean }[];
     if (!rows.length || rows[0].is_test) throw new NotFoundError('Delivery not found');
-    if (rows[0].status === 'pending')
-      throw new ConflictError(
+    const pending = () =>
+      new ConflictError(
         'The delivery is still being attempted; redeliver it once it has succeeded or failed',
       );
-    await requeue(this.log, this.queue, [cmd.deliveryId]);
+    if (rows[0].status === 'pending') throw pending();
+    if (!(await requeue(this.log, this.queue, [cmd.deliveryId])).length) throw pending();
   }
 }
 
@@ -89,8 +98,10 @@ export class RecoverDeliveriesHandler implements ICommandHandler<RecoverDeliveri
       .findOneBy({ id: cmd.ruleId, workspaceId: cmd.workspaceId });
     if (!rule) throw new NotFoundError('ruleId: no such event rule in this workspace');
     const ids = await this.log.failedSince(cmd.workspaceId, cmd.ruleId, cmd.since);
-    for (let i = 0; i < ids.length; i += 1000) await requeue(this.log, this.queue, ids.slice(i, i + 1000));
-    return ids;
+    const queued: string[] = [];
+    for (let i = 0; i < ids.length; i += 1000)
+      queued.push(...(await requeue(this.log, this.queue, ids.slice(i, i + 1000))));
+    return queued;
   }
 }
 

@@ -297,16 +297,22 @@ export class DeliveryLog {
     );
   }
 
-  /** Back to pending for another round of attempts (redeliver, recover); same id, so same webhook-id. */
-  async reopen(ids: readonly string[]): Promise<void> {
-    if (!ids.length) return;
-    await this.db.query(
+  /**
+   * Back to pending for another round of attempts (redeliver, recover); same id, so same
+   * webhook-id. Only those not pending already: of racing requests one reopens a delivery.
+   * Answers the ids reopened.
+   */
+  async reopen(ids: readonly string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const rows = (await this.db.query(
       `UPDATE webhook_deliveries
           SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL,
               redeliveries = redeliveries + 1
-        WHERE id = ANY($1)`,
+        WHERE id = ANY($1) AND status <> 'pending'
+        RETURNING id`,
       [ids],
-    );
+    )) as [{ id: string }[], number];
+    return rows[0].map((r) => r.id);
   }
 
   /** Deliveries of a rule that ended failed since a time (recover), oldest first. */

@@ -35,6 +35,11 @@ const MIN_GAP_SHARE = 0.1;
 const TWELVE_HOURS = 12 * 3600 * 1000;
 /** A first attempt running longer than this has its delivery listed (pending) in the log meanwhile. */
 export const LIST_PENDING_AFTER_MS = 1000;
+/**
+ * A delivery that waited this long for a POST slot reads its rule again before sending: a
+ * rule changed meanwhile (URL, secret, disabled, deleted) is obeyed, not the rule as loaded.
+ */
+export const REREAD_RULE_AFTER_MS = 100;
 
 /**
  * Delivers one webhook per job and records every attempt in the delivery log. A non-2xx
@@ -131,12 +136,25 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     return slots;
   }
 
-  /** One attempt holding one of its rule's WEBHOOK_RULE_CONCURRENCY POST slots (waiting in turn). */
+  /**
+   * One attempt holding one of its rule's WEBHOOK_RULE_CONCURRENCY POST slots (waiting in
+   * turn); why it is not sent instead when, while it waited, its rule was disabled or
+   * deleted or its author lost the reach the delivery needs.
+   */
   private async attempt(delivery: DeliveryToSend, slots: RuleSlots) {
+    const since = Date.now();
     if (slots.posting >= this.config.webhookRuleConcurrency)
       await new Promise<void>((resolve) => slots.waiting.push(resolve));
     else slots.posting++;
     try {
+      if (Date.now() - since >= REREAD_RULE_AFTER_MS) {
+        const fresh = await this.log.load(delivery.id, delivery.unlogged);
+        if (fresh) delivery.rule = fresh.rule;
+        const refusal =
+          delivery.rule?.enabled && !delivery.isTest ? await this.reach.refusal(delivery) : null;
+        if (refusal) return refusal;
+      }
+      if (!delivery.rule?.enabled) return delivery.rule ? 'the rule is disabled' : 'the rule was deleted';
       return await this.deliverer.attempt(delivery);
     } finally {
       // The slot passes straight to the next in line, or is freed.
@@ -162,6 +180,13 @@ export class WebhookDeliveryProcessor extends WorkerHost {
       outcome = await this.attempt(delivery, slots);
     } finally {
       clearTimeout(listing);
+    }
+    if (typeof outcome === 'string') {
+      await this.log.recordAttempt(delivery, this.skipped(delivery, outcome), {
+        status: 'failed',
+        nextAttemptAt: null,
+      });
+      return 'not sent';
     }
     const { result, attempt } = outcome;
     if (isSuccess(result.status)) {
