@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { DEFAULT_MAX_RETRIES, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
@@ -63,8 +63,10 @@ const ASSISTANT_CALLER = { scopes: ['chats:write'], memberId: undefined };
  * before sending, so a chat paused, switched to human or answered meanwhile gets nothing.
  */
 @Injectable()
-export class ReplyService {
+export class ReplyService implements OnModuleDestroy {
   private readonly log = new Logger('Assistant');
+  /** AssistantReplied appends still in flight (afterSlot). */
+  private readonly appending = new Set<Promise<void>>();
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -179,7 +181,7 @@ export class ReplyService {
     const sent = await this.send(job, text, read);
     if (sent.status === 'skipped') return sent;
     const messageId = sent.messageId;
-    await this.append(job, [
+    this.afterSlot(job, [
       {
         type: 'AssistantReplied',
         data: {
@@ -373,6 +375,28 @@ export class ReplyService {
         },
       },
     ]);
+  }
+
+  /**
+   * Appends `events` without holding the job's worker slot: the reply is sent, and the next
+   * job may start while its record is written. What a crash loses is what it lost before,
+   * when the append came last in the job: a job that dies after its send finds the chat
+   * answered when it runs again and records nothing more. A failed append is logged (the
+   * message was sent; nothing about it is retried). Shutdown waits for those in flight.
+   */
+  private afterSlot(job: ReplyJob, events: AssistantEvent[]): void {
+    const append: Promise<void> = this.append(job, events)
+      .catch((error: unknown) =>
+        this.log.error(
+          `chat ${job.chatId}: ${events[0].type} not recorded: ${error instanceof Error ? error.name : 'error'}`,
+        ),
+      )
+      .finally(() => this.appending.delete(append));
+    this.appending.add(append);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.appending]);
   }
 
   private async append(job: ReplyJob, events: AssistantEvent[]): Promise<void> {
