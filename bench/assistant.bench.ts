@@ -174,6 +174,8 @@ export async function run(): Promise<void> {
         holdMean: held / jobs.length,
         waitP50: at(wait, 0.5),
         busy: held / (CONCURRENCY * span),
+        firstAdded: Math.min(...jobs.map((j) => j.timestamp)) - since,
+        firstStarted: Math.min(...jobs.map((j) => j.processedOn!)) - since,
       };
     };
     /** Until the service used under 20 ms of CPU in 250 ms: its projections and reactors are done. */
@@ -265,7 +267,7 @@ export async function run(): Promise<void> {
         slotHoldP50.push(slot.holdP50);
         slotBusy.push(slot.busy);
         console.log(
-          `round ${round}: ${slot.jobs} reply jobs held their slot p50 ${slot.holdP50} ms, p90 ${slot.holdP90} ms, mean ${slot.holdMean.toFixed(1)} ms (model ${MODEL_MS} ms); waited for one p50 ${slot.waitP50} ms; the ${CONCURRENCY} slots ${(100 * slot.busy).toFixed(0)}% busy from the first job's start to the last's end`,
+          `round ${round}: ${slot.jobs} reply jobs held their slot p50 ${slot.holdP50} ms, p90 ${slot.holdP90} ms, mean ${slot.holdMean.toFixed(1)} ms (model ${MODEL_MS} ms); waited for one p50 ${slot.waitP50} ms; the first added at ${slot.firstAdded} ms, started at ${slot.firstStarted} ms; the ${CONCURRENCY} slots ${(100 * slot.busy).toFixed(0)}% busy from the first job's start to the last's end`,
         );
       }
       console.log(
