@@ -184,7 +184,10 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
       return (await job?.isCompleted()) ? job : undefined;
     }, 'the stale job');
     expect((await queue.getJob(stale!.id!))?.returnvalue).toEqual(['stale']);
-    expect(await summaries(chatId)).toEqual([]);
+    // (Nothing of the first message: the newest one's summary may already be there on a slow machine.)
+    expect((await summaries(chatId)).map((e) => (e.data as { key: string }).key)).not.toContain(
+      `idle:${m1.id}`,
+    );
 
     await eventually(async () => (await summaries(chatId)).length === 1, 'the idle summary');
     const [event] = await summaries(chatId);
@@ -206,15 +209,13 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
     expect(
       Date.parse((event.data as { summarizedAt: string }).summarizedAt) - Date.parse(m2.createdAt),
     ).toBeGreaterThanOrEqual(IDLE_MS - 50);
-    // Later sweeps find the chat covered: one idle job for the message, however many sweeps ran.
+    // Later sweeps find the chat covered: one idle job for the newest message, however many sweeps ran.
     await sleep(1000);
     const idleJobs = (await queue.getJobs(['completed', 'waiting', 'delayed', 'active'])).filter(
-      (j) => j.data.chatId === chatId && j.data.trigger === 'idle',
+      (j) => j.data.chatId === chatId && j.data.trigger === 'idle' && j.data.messageId === m2.id,
     );
-    expect(idleJobs.map((j) => j.id).sort()).toEqual([
-      `idle-chat-${chatId}-message-${m2.id}`,
-      `test-stale-${chatId}`,
-    ]);
+    expect(idleJobs.map((j) => j.id)).toEqual([`idle-chat-${chatId}-message-${m2.id}`]);
+    expect(await summaries(chatId)).toHaveLength(1);
   });
 
   it('summarises a chat when it is paused, and the quiet period after it adds nothing', async () => {
