@@ -97,9 +97,9 @@ describe('IdleSummarySweep', () => {
     expect(ids.size).toBe(1200);
   });
 
-  it('looks a sixth of the quiet period apart, between 0.2 s and a minute', () => {
-    expect(sweepIntervalMs(30 * MINUTE)).toBe(60_000);
-    expect(sweepIntervalMs(1800)).toBe(300);
-    expect(sweepIntervalMs(600)).toBe(200);
+  it('looks a tenth of the quiet period apart, between 0.2 s and 30 s', () => {
+    expect(sweepIntervalMs(30 * MINUTE)).toBe(30_000);
+    expect(sweepIntervalMs(2 * MINUTE)).toBe(12_000);
+    expect(sweepIntervalMs(1800)).toBe(200);
   });
 });

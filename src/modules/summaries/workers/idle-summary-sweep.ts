@@ -13,9 +13,9 @@ const PAGES = 20;
 /** A chat whose last message is older than the quiet period and this is no longer looked at. */
 const LOOKBACK_MS = 7 * 24 * 3600_000;
 
-/** How often the idle chats are looked for: a sixth of the quiet period, between 0.2 s and a minute. */
+/** How often the idle chats are looked for: a tenth of the quiet period, between 0.2 s and 30 s. */
 export const sweepIntervalMs = (idleMs: number): number =>
-  Math.min(60_000, Math.max(200, Math.round(idleMs / 6)));
+  Math.min(30_000, Math.max(200, Math.round(idleMs / 10)));
 
 interface DueRow {
   chat_id: number;
