@@ -14,14 +14,19 @@
  * Each round also prints the service's CPU ms per chat (/proc), and with
  * BENCH_ASSISTANT_COUNT_STATEMENTS=1 its PostgreSQL round trips per chat by kind
  * (bench/statement-counter.ts preloaded), both from the round's first webhook until every
- * reply was delivered and the service went quiet.
+ * reply was delivered and the service went quiet; and, from the round's reply jobs as
+ * BullMQ kept them, how long each held its worker slot (moved to active → finished: the
+ * model call and the job's own work around it), how long jobs waited for a slot, and how
+ * busy the ASSISTANT_CONCURRENCY slots were between the first job's start and the last's end.
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { Pool } from 'pg';
 import { OpenAiLanguageModel } from '../src/modules/assistant/model/openai.model';
 import { createTestDatabase } from '../test/support/database';
 import { startOpenAiPeer } from '../test/support/openai-peer';
+import { bullConnection } from '../src/core/redis/redis';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { startTwilioPeer } from '../test/support/twilio-peer';
 import {
@@ -97,6 +102,7 @@ export async function run(): Promise<void> {
       : {}),
   };
   let service: Service | undefined;
+  const replies = new Queue('assistant', { connection: bullConnection(TEST_REDIS_URL), prefix });
   try {
     const svc = await startService(env);
     service = svc.proc;
@@ -148,6 +154,30 @@ export async function run(): Promise<void> {
     const pgCpuPerChat: number[] = [];
     const cpuNow = () => cpuSnapshot(pool, svc.proc.child.pid, db.name, 'bench-assistant');
     const statementsPerChat: number[] = [];
+    const slotHoldP50: number[] = [];
+    const slotBusy: number[] = [];
+    /** The round's reply jobs as BullMQ kept them: slot hold and wait per job, slot use overall. */
+    const slots = async (since: number) => {
+      const jobs = (await replies.getJobs(['completed'], 0, -1)).filter(
+        (j) => j.timestamp >= since && j.processedOn && j.finishedOn,
+      );
+      if (!jobs.length) return undefined;
+      const hold = jobs.map((j) => j.finishedOn! - j.processedOn!).sort((a, b) => a - b);
+      const wait = jobs.map((j) => j.processedOn! - j.timestamp).sort((a, b) => a - b);
+      const at = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+      const span = Math.max(...jobs.map((j) => j.finishedOn!)) - Math.min(...jobs.map((j) => j.processedOn!));
+      const held = hold.reduce((a, b) => a + b, 0);
+      return {
+        jobs: jobs.length,
+        holdP50: at(hold, 0.5),
+        holdP90: at(hold, 0.9),
+        holdMean: held / jobs.length,
+        waitP50: at(wait, 0.5),
+        busy: held / (CONCURRENCY * span),
+        firstAdded: Math.min(...jobs.map((j) => j.timestamp)) - since,
+        firstStarted: Math.min(...jobs.map((j) => j.processedOn!)) - since,
+      };
+    };
     /** Until the service used under 20 ms of CPU in 250 ms: its projections and reactors are done. */
     const quiet = async () => {
       for (let last = cpuMsOf(svc.proc.child.pid!), i = 0; i < 40; i++) {
@@ -173,6 +203,7 @@ export async function run(): Promise<void> {
       await statementCounts(svc.proc, env.BENCH_STATEMENT_COUNTS_FILE);
       const cpuBefore = cpuMsOf(svc.proc.child.pid!);
       const pgBefore = await cpuNow();
+      const startedAt = Date.now();
       const started = performance.now();
       let inboundDone = 0;
       const answeredAt = new Map<string, number>();
@@ -231,6 +262,14 @@ export async function run(): Promise<void> {
           .join('; ');
         console.log(`round ${round}: ${(total / CHATS).toFixed(1)} statements per chat: ${top}`);
       }
+      const slot = await slots(startedAt);
+      if (slot) {
+        slotHoldP50.push(slot.holdP50);
+        slotBusy.push(slot.busy);
+        console.log(
+          `round ${round}: ${slot.jobs} reply jobs held their slot p50 ${slot.holdP50} ms, p90 ${slot.holdP90} ms, mean ${slot.holdMean.toFixed(1)} ms (model ${MODEL_MS} ms); waited for one p50 ${slot.waitP50} ms; the first added at ${slot.firstAdded} ms, started at ${slot.firstStarted} ms; the ${CONCURRENCY} slots ${(100 * slot.busy).toFixed(0)}% busy from the first job's start to the last's end`,
+        );
+      }
       console.log(
         `round ${round}: service CPU ${cpuPerChat.at(-1)!.toFixed(1)} ms, its PostgreSQL backends ${pgCpuPerChat.at(-1)!.toFixed(1)} ms per chat (until quiet after the last reply)`,
       );
@@ -287,10 +326,13 @@ export async function run(): Promise<void> {
       replyAfterInboundP95Ms: lagP95,
       serviceCpuMsPerChat: cpuPerChat,
       postgresCpuMsPerChat: pgCpuPerChat,
+      replySlotHoldP50Ms: slotHoldP50,
+      replySlotsBusy: slotBusy,
       ...(statementsPerChat.length ? { statementsPerChat } : {}),
     });
   } finally {
     await service?.stop();
+    await replies.close();
     await Promise.all([model.close(), twilio.close()]);
     await pool.end();
     await clearRedisPrefix(prefix);

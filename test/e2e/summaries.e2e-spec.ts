@@ -1,5 +1,6 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
 import type { StoredEvent } from '../../src/core/event-store/event-store.port';
 import { startTestApp, TestApp } from '../support/app';
 import { keyWithScopes, signup } from '../support/identity-fixtures';
@@ -143,27 +144,52 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
     expect(again.body.text).toContain('Last message, from the member: "Actually Friday"');
   });
 
-  it("keeps one pending idle job per chat, and a stale one hands over to the chat's newest message", async () => {
+  it('finds a quiet chat by its last message; an idle job made stale by a newer one writes nothing', async () => {
     const queue = t.app.get<Queue>(getQueueToken('summaries'), { strict: false });
+    const db = t.app.get(DataSource);
     const chatId = await webChat();
     const m1 = await say(chatId, 'first');
     const m2 = await say(chatId, 'second');
-    const pending = async () =>
-      (await queue.getDelayed()).filter((j) => j.data.chatId === chatId && j.data.trigger === 'idle');
-    // The second message replaced the first one's delayed job.
-    const [job] = await eventually(
-      async () => ((await pending()).some((j) => j.data.messageId === m2.id) ? pending() : undefined),
-      "the second message's idle job",
-    );
-    expect((await pending()).map((j) => j.data.messageId)).toEqual([m2.id]);
-    // As if BullMQ had dropped the second message's job and the first one's ran late.
-    await job.remove();
+    // No job waits out a chat's quiet period: the sweep finds the chat once it is quiet.
+    expect((await queue.getDelayed()).filter((j) => j.data.chatId === chatId)).toEqual([]);
+    await eventually(async () => {
+      const [row] = (await db.query(`SELECT last_message_id FROM summary_chats WHERE chat_id = $1`, [
+        chatId,
+      ])) as { last_message_id: number }[];
+      return row?.last_message_id === m2.id || undefined;
+    }, 'the second message in summary_chats');
+    // As if a sweep had found the chat quiet after its first message and the job ran late.
+    const first = (await t.store.readStream(`chat-${chatId}`)).find(
+      (e) => e.type === 'MessageReceived' && (e.data as { messageId: number }).messageId === m1.id,
+    )!;
     await queue.add(
       'idle',
-      { ...job.data, messageId: m1.id },
+      {
+        workspaceId: wid,
+        trigger: 'idle',
+        chatId,
+        messageId: m1.id,
+        triggerEvent: {
+          id: first.id,
+          type: first.type,
+          commit: first.position.commit.toString(),
+          prepare: first.position.prepare.toString(),
+        },
+        correlationId: first.metadata.correlationId,
+      },
       { jobId: `test-stale-${chatId}`, attempts: 1 },
     );
-    await eventually(async () => (await summaries(chatId)).length === 1, 'the handed-over idle summary');
+    const stale = await eventually(async () => {
+      const job = await queue.getJob(`test-stale-${chatId}`);
+      return (await job?.isCompleted()) ? job : undefined;
+    }, 'the stale job');
+    expect((await queue.getJob(stale!.id!))?.returnvalue).toEqual(['stale']);
+    // (Nothing of the first message: the newest one's summary may already be there on a slow machine.)
+    expect((await summaries(chatId)).map((e) => (e.data as { key: string }).key)).not.toContain(
+      `idle:${m1.id}`,
+    );
+
+    await eventually(async () => (await summaries(chatId)).length === 1, 'the idle summary');
     const [event] = await summaries(chatId);
     expect(event.data).toMatchObject({
       trigger: 'idle',
@@ -171,10 +197,25 @@ describe('Summaries: digests, triggers, webhooks and GET summary (e2e)', () => {
       lastMessageId: m2.id,
       messageCount: 2,
     });
+    // Caused by the newest message's event and in its request's correlation.
+    const newest = (await t.store.readStream(`chat-${chatId}`)).find(
+      (e) => e.type === 'MessageReceived' && (e.data as { messageId: number }).messageId === m2.id,
+    )!;
+    expect(event.metadata).toMatchObject({
+      causationId: newest.id,
+      correlationId: newest.metadata.correlationId,
+    });
     // Written a quiet period after the newest message, not at once.
     expect(
       Date.parse((event.data as { summarizedAt: string }).summarizedAt) - Date.parse(m2.createdAt),
     ).toBeGreaterThanOrEqual(IDLE_MS - 50);
+    // Later sweeps find the chat covered: one idle job for the newest message, however many sweeps ran.
+    await sleep(1000);
+    const idleJobs = (await queue.getJobs(['completed', 'waiting', 'delayed', 'active'])).filter(
+      (j) => j.data.chatId === chatId && j.data.trigger === 'idle' && j.data.messageId === m2.id,
+    );
+    expect(idleJobs.map((j) => j.id)).toEqual([`idle-chat-${chatId}-message-${m2.id}`]);
+    expect(await summaries(chatId)).toHaveLength(1);
   });
 
   it('summarises a chat when it is paused, and the quiet period after it adds nothing', async () => {

@@ -25,7 +25,7 @@ export type { CallCompleted, ChatUpdated, Channel, Participant } from './domain/
 export type { ChatEvent, AssistantKind } from './domain/chat.events';
 export { chatStream, CHAT_EVENT_TYPES } from './domain/chat.events';
 export { smsKeyword } from './domain/sms-keywords';
-export { SendAssistantMessageCommand } from './commands/message.commands';
+export { reserveChatMessageId, SendAssistantMessageCommand } from './commands/message.commands';
 /** What SendAssistantMessageCommand throws for a message over MESSAGE_MAX characters (a 400). */
 export { MESSAGE_MAX, MessageTooLongError } from './domain/chat';
 export type { Caller as MessagingCaller } from './domain/messaging-access.policy';

@@ -10,6 +10,8 @@ import { SummarySourcesProjection } from './projections/summary-sources.projecti
 import { GetChatSummaryHandler } from './queries/get-chat-summary.query';
 import { ScheduleSummariesReactor } from './reactors/schedule-summaries.reactor';
 import { Summaries1764000008800 } from './summaries.migration';
+import { SummariesIdleSweep1764000010800 } from './summaries-idle-sweep.migration';
+import { IdleSummarySweep } from './workers/idle-summary-sweep';
 import { SUMMARIES_QUEUE } from './workers/summary-job';
 import { SummaryProcessor } from './workers/summary.processor';
 import { SummaryWriter } from './workers/summary-writer.service';
@@ -24,7 +26,7 @@ import { SummaryWriter } from './workers/summary-writer.service';
 @Feature({
   name: 'summaries',
   entities: SUMMARIES_ENTITIES,
-  migrations: [Summaries1764000008800],
+  migrations: [Summaries1764000008800, SummariesIdleSweep1764000010800],
   publicEvents: SUMMARIES_PUBLIC_EVENTS,
 })
 @Module(
@@ -37,6 +39,7 @@ import { SummaryWriter } from './workers/summary-writer.service';
         SummarySourcesProjection,
         ChatSummariesProjection,
         ScheduleSummariesReactor,
+        IdleSummarySweep,
         SummaryWriter,
         GetChatSummaryHandler,
       ],

@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { DEFAULT_MAX_RETRIES, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import {
@@ -9,7 +10,12 @@ import {
   WrongExpectedRevisionError,
 } from '../../../core/event-store/event-store.port';
 import { AgentPersona, GetAgentPersonaQuery, GetMemberContactsQuery, MemberContact } from '../../identity';
-import { chatStream, MessageTooLongError, SendAssistantMessageCommand } from '../../messaging';
+import {
+  chatStream,
+  MessageTooLongError,
+  reserveChatMessageId,
+  SendAssistantMessageCommand,
+} from '../../messaging';
 import { WorkflowEvent, workflowStream } from '../../work';
 import { AssistantEvent, assistantChatStream, AssistantToolCalled } from '../domain/assistant.events';
 import { LANGUAGE_MODEL, LanguageModel, ModelError, ModelMessage } from '../model/language-model.port';
@@ -63,8 +69,10 @@ const ASSISTANT_CALLER = { scopes: ['chats:write'], memberId: undefined };
  * before sending, so a chat paused, switched to human or answered meanwhile gets nothing.
  */
 @Injectable()
-export class ReplyService {
+export class ReplyService implements OnModuleDestroy {
   private readonly log = new Logger('Assistant');
+  /** AssistantReplied appends still in flight (afterSlot). */
+  private readonly appending = new Set<Promise<void>>();
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -74,6 +82,7 @@ export class ReplyService {
     private readonly queries: QueryBus,
     private readonly commands: CommandBus,
     private readonly tools: ToolBox,
+    private readonly db: DataSource,
   ) {}
 
   /** The chat's stream as read now, and the chat the assistant sees in it. */
@@ -105,6 +114,9 @@ export class ReplyService {
       this.tools.offer(view.workspaceId, workflow?.agentId ?? null),
     ]);
     const definitions = tools.definitions;
+    // The reply's message id, taken while the model answers (burned if nothing is sent).
+    const messageId = reserveChatMessageId(this.db);
+    messageId.catch(() => undefined); // awaited by the send, or not needed
     let rounds = 0;
     let calls = 0;
     let answer: string | null = null;
@@ -176,17 +188,16 @@ export class ReplyService {
     const text = answer === null ? undefined : storable(answer).trim();
     if (!text) throw new ReplyError('empty_answer', 'the model answered no text', true);
 
-    const sent = await this.send(job, text, read);
+    const sent = await this.send(job, text, read, messageId);
     if (sent.status === 'skipped') return sent;
-    const messageId = sent.messageId;
-    await this.append(job, [
+    this.afterSlot(job, [
       {
         type: 'AssistantReplied',
         data: {
           chatId: job.chatId,
           workspaceId: job.workspaceId,
           replyTo: job.replyTo,
-          messageId,
+          messageId: sent.messageId,
           model: usedModel,
           rounds,
           toolCalls: calls,
@@ -194,8 +205,10 @@ export class ReplyService {
         },
       },
     ]);
-    this.log.log(`chat ${job.chatId}: replied (message ${messageId}, ${rounds} tool rounds, ${calls} calls)`);
-    return { status: 'sent', messageId };
+    this.log.log(
+      `chat ${job.chatId}: replied (message ${sent.messageId}, ${rounds} tool rounds, ${calls} calls)`,
+    );
+    return sent;
   }
 
   /**
@@ -209,15 +222,24 @@ export class ReplyService {
     job: ReplyJob,
     text: string,
     read: ChatRead,
+    messageId: Promise<number>,
   ): Promise<{ status: 'sent'; messageId: number } | { status: 'skipped'; reason: string }> {
     for (let lost = 0; ; lost++) {
       const stop = reasonNotToAnswer(read.view, job.replyTo);
       if (stop) return { status: 'skipped', reason: stop };
       try {
-        const messageId = await this.commands.execute<SendAssistantMessageCommand, number>(
-          new SendAssistantMessageCommand(job.workspaceId, job.chatId, text, ASSISTANT_CALLER, read.events),
+        const sent = await this.commands.execute<SendAssistantMessageCommand, number>(
+          new SendAssistantMessageCommand(
+            job.workspaceId,
+            job.chatId,
+            text,
+            ASSISTANT_CALLER,
+            read.events,
+            undefined,
+            messageId,
+          ),
         );
-        return { status: 'sent', messageId };
+        return { status: 'sent', messageId: sent };
       } catch (error) {
         if (error instanceof WrongExpectedRevisionError && lost < DEFAULT_MAX_RETRIES) {
           read = await this.chat(job.chatId);
@@ -373,6 +395,28 @@ export class ReplyService {
         },
       },
     ]);
+  }
+
+  /**
+   * Appends `events` without holding the job's worker slot: the reply is sent, and the next
+   * job may start while its record is written. What a crash loses is what it lost before,
+   * when the append came last in the job: a job that dies after its send finds the chat
+   * answered when it runs again and records nothing more. A failed append is logged (the
+   * message was sent; nothing about it is retried). Shutdown waits for those in flight.
+   */
+  private afterSlot(job: ReplyJob, events: AssistantEvent[]): void {
+    const append: Promise<void> = this.append(job, events)
+      .catch((error: unknown) =>
+        this.log.error(
+          `chat ${job.chatId}: ${events[0].type} not recorded: ${error instanceof Error ? error.name : 'error'}`,
+        ),
+      )
+      .finally(() => this.appending.delete(append));
+    this.appending.add(append);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.appending]);
   }
 
   private async append(job: ReplyJob, events: AssistantEvent[]): Promise<void> {

@@ -47,7 +47,18 @@ export class SendAssistantMessageCommand {
      * passed the chat's visibility rule to send at all (assertMaySendAsAssistant).
      */
     readonly written?: { response?: MessageResponse },
+    /**
+     * The message's id, taken by the caller beforehand with reserveChatMessageId (the
+     * reply job takes it while the model answers, so the send makes no round trip for
+     * it). An id a send does not use is burned, as any id of a failed append is.
+     */
+    readonly messageId?: Promise<number>,
   ) {}
+}
+
+/** A message id for a later SendAssistantMessageCommand (its `messageId`). */
+export function reserveChatMessageId(db: DataSource): Promise<number> {
+  return nextId(db, 'chat_message_id_seq');
 }
 
 /**
@@ -139,7 +150,7 @@ export class SendAssistantMessageHandler implements ICommandHandler<SendAssistan
     const scheduledFor = sms
       ? await this.quietHours(cmd.workspaceId, loaded.state, recipientsOf(chat, senderMemberId), now)
       : undefined;
-    const messageId = await nextId(this.db, 'chat_message_id_seq');
+    const messageId = await (cmd.messageId ?? reserveChatMessageId(this.db));
     const { events } = await this.repo.handle({
       streamName: chatStream(cmd.chatId),
       workspaceId: cmd.workspaceId,

@@ -38,6 +38,19 @@ export class SummaryChatEntity {
   @Column('timestamptz', { name: 'first_message_at', nullable: true }) firstMessageAt: Date | null;
   @Column('timestamptz', { name: 'last_message_at', nullable: true }) lastMessageAt: Date | null;
   @Column('integer', { name: 'last_message_id', nullable: true }) lastMessageId: number | null;
+  /** The last message the chat's newest summary covered (its `lastMessageId`): the chat is not idle-due while it is the last one. */
+  @Column('integer', { name: 'covered_message_id', nullable: true }) coveredMessageId: number | null;
+  /** The newest message event (MessageReceived / MessageSent): what an idle summary is caused by and waits for. */
+  @Column('jsonb', { name: 'last_event', nullable: true }) lastEvent: LastMessageEvent | null;
+}
+
+/** A message event as summary_chats keeps it (positions as decimal strings). */
+export interface LastMessageEvent {
+  id: string;
+  type: string;
+  correlationId: string;
+  commit: string;
+  prepare: string;
 }
 
 /** A workflow's uuid (the chat:summary `workflowUuid` filter), from work's WorkflowCreated. */

@@ -146,4 +146,45 @@ describe('SummarySourcesProjection: a batch', () => {
     ]);
     expect(statements).toEqual(['INSERT INTO', 'UPDATE summary_chats', 'UPDATE summary_chats']);
   });
+
+  it('keeps the newest message event, and the last message the newest summary covered', async () => {
+    const row = async () =>
+      (
+        (await scratch.ds.query(
+          `SELECT last_message_id, covered_message_id, last_event FROM summary_chats WHERE chat_id = 21`,
+        )) as Record<string, unknown>[]
+      )[0];
+    const eventOf = (e: StoredEvent) => ({
+      id: e.id,
+      type: e.type,
+      correlationId: e.metadata.correlationId,
+      commit: e.position.commit.toString(),
+      prepare: e.position.prepare.toString(),
+    });
+    const summarized = (type: string, lastMessageId: number | null) =>
+      stored(type, { chatId: 21, workspaceId: ws, lastMessageId }, 'summary-chat-21');
+    const first = [chatCreated(21, null), received(21, 301, 1), sent(21, 303, 3), received(21, 302, 2)];
+    await scratch.ds.transaction((em) => projection.handleBatch(first, em));
+    // The highest message id, and the event last in the store's order.
+    expect(await row()).toEqual({
+      last_message_id: 303,
+      covered_message_id: null,
+      last_event: eventOf(first[3]),
+    });
+
+    const second = [summarized('ChatSummarized', 303), received(21, 304, 4)];
+    await scratch.ds.transaction((em) => projection.handleBatch(second, em));
+    expect(await row()).toEqual({
+      last_message_id: 304,
+      covered_message_id: 303,
+      last_event: eventOf(second[1]),
+    });
+
+    // One by one alike; a summary without a last message leaves the one before.
+    await scratch.ds.transaction(async (em) => {
+      await projection.handle(summarized('CallSummarized', 304), em);
+      await projection.handle(summarized('ChatSummarized', null), em);
+    });
+    expect(await row()).toMatchObject({ last_message_id: 304, covered_message_id: 304 });
+  });
 });

@@ -4,9 +4,20 @@ import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { ChatCreated, ChatUpdated, MessageReceived, MessageSent } from '../../messaging';
 import type { WorkflowEvent } from '../../work';
+import type { SummaryEvent } from '../domain/summary.events';
+import type { LastMessageEvent } from './summaries.entities';
 
 type WorkflowCreated = Extract<WorkflowEvent, { type: 'WorkflowCreated' }>;
-type SourceEvent = ChatCreated | ChatUpdated | MessageReceived | MessageSent | WorkflowCreated;
+type SourceEvent = ChatCreated | ChatUpdated | MessageReceived | MessageSent | WorkflowCreated | SummaryEvent;
+
+/** A message event as summary_chats.last_event keeps it. */
+const lastEventOf = (stored: StoredEvent): LastMessageEvent => ({
+  id: stored.id,
+  type: stored.type,
+  correlationId: stored.metadata.correlationId,
+  commit: stored.position.commit.toString(),
+  prepare: stored.position.prepare.toString(),
+});
 
 /**
  * The triggers a summary job waits for (core's ConsistencyWaiter waits for every
@@ -18,7 +29,10 @@ export const TRIGGER_ONLY_TYPES = ['AssignmentCompleted', 'CallCompleted'] as co
 /**
  * What a summary needs of other features, from their public event types: a chat's
  * assignment and workflow (an assignment's completion finds its chats here), its message
- * counts each way with the first and last message time, and each workflow's uuid.
+ * counts each way with the first and last message time, its newest message event, and
+ * each workflow's uuid. From the summaries' own events, the last message the newest
+ * summary covered (`covered_message_id`): a chat whose last message is not covered and
+ * is older than the quiet period is due for its idle summary (IdleSummarySweep).
  */
 @Injectable()
 @Projection({
@@ -29,6 +43,8 @@ export const TRIGGER_ONLY_TYPES = ['AssignmentCompleted', 'CallCompleted'] as co
     'MessageReceived',
     'MessageSent',
     'WorkflowCreated',
+    'ChatSummarized',
+    'CallSummarized',
     ...TRIGGER_ONLY_TYPES,
   ],
   tables: ['summary_chats', 'summary_workflows'],
@@ -38,14 +54,15 @@ export class SummarySourcesProjection implements ProjectionHandler {
    * A batch in at most three statements besides the rare ChatUpdated / WorkflowCreated:
    * the new chats in one insert, then every message's counts and times folded per chat into
    * one update (the sums, the earliest and latest times and the highest message id are what
-   * the per-event updates leave, in any order). The inserts go first: a chat's ChatCreated
+   * the per-event updates leave, in any order; the last event is the chat's last in the
+   * batch, as it is one by one). The inserts go first: a chat's ChatCreated
    * comes before its own updates and messages in the batch, and the updates of other chats
    * do not depend on it. Under load a batch held a few dozen chats' events, one round trip each.
    */
   async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     const created: ChatCreated['data'][] = [];
     const others: StoredEvent[] = [];
-    const messages: { chatId: number; inbound: number; at: string; messageId: number }[] = [];
+    const messages: { chatId: number; inbound: number; at: string; messageId: number; event: string }[] = [];
     for (const stored of events) {
       const event = { type: stored.type, data: stored.data } as SourceEvent;
       if (event.type === 'ChatCreated') created.push(event.data);
@@ -55,6 +72,7 @@ export class SummarySourcesProjection implements ProjectionHandler {
           inbound: 1,
           at: event.data.receivedAt,
           messageId: event.data.messageId,
+          event: JSON.stringify(lastEventOf(stored)),
         });
       else if (event.type === 'MessageSent')
         messages.push({
@@ -62,6 +80,7 @@ export class SummarySourcesProjection implements ProjectionHandler {
           inbound: 0,
           at: event.data.sentAt,
           messageId: event.data.messageId,
+          event: JSON.stringify(lastEventOf(stored)),
         });
       else others.push(stored);
     }
@@ -84,10 +103,13 @@ export class SummarySourcesProjection implements ProjectionHandler {
            outbound_count = s.outbound_count + m.outbound,
            first_message_at = LEAST(COALESCE(s.first_message_at, m.first_at), m.first_at),
            last_message_at = GREATEST(COALESCE(s.last_message_at, m.last_at), m.last_at),
-           last_message_id = GREATEST(COALESCE(s.last_message_id, m.last_id), m.last_id)
+           last_message_id = GREATEST(COALESCE(s.last_message_id, m.last_id), m.last_id),
+           last_event = m.last_event
          FROM (SELECT chat_id, sum(inbound)::int AS inbound, sum(1 - inbound)::int AS outbound,
-                      min(at) AS first_at, max(at) AS last_at, max(message_id) AS last_id
-                 FROM unnest($1::int[], $2::int[], $3::timestamptz[], $4::int[]) AS u(chat_id, inbound, at, message_id)
+                      min(at) AS first_at, max(at) AS last_at, max(message_id) AS last_id,
+                      (array_agg(event ORDER BY n DESC))[1]::jsonb AS last_event
+                 FROM unnest($1::int[], $2::int[], $3::timestamptz[], $4::int[], $5::text[])
+                      WITH ORDINALITY AS u(chat_id, inbound, at, message_id, event, n)
                 GROUP BY chat_id) m
          WHERE s.chat_id = m.chat_id`,
         [
@@ -95,6 +117,7 @@ export class SummarySourcesProjection implements ProjectionHandler {
           messages.map((m) => m.inbound),
           messages.map((m) => m.at),
           messages.map((m) => m.messageId),
+          messages.map((m) => m.event),
         ],
       );
   }
@@ -130,10 +153,21 @@ export class SummarySourcesProjection implements ProjectionHandler {
           `UPDATE summary_chats SET inbound_count = inbound_count + $2, outbound_count = outbound_count + $3,
              first_message_at = LEAST(COALESCE(first_message_at, $4), $4),
              last_message_at = GREATEST(COALESCE(last_message_at, $4), $4),
-             last_message_id = GREATEST(COALESCE(last_message_id, $5), $5)
+             last_message_id = GREATEST(COALESCE(last_message_id, $5), $5), last_event = $6::jsonb
            WHERE chat_id = $1`,
-          [d.chatId, inbound, 1 - inbound, at, d.messageId],
+          [d.chatId, inbound, 1 - inbound, at, d.messageId, JSON.stringify(lastEventOf(stored))],
         );
+        return;
+      }
+      case 'ChatSummarized':
+      case 'CallSummarized': {
+        // As the summaries' decider folds it: the newest summary's last message, or the one before.
+        const covered = event.data.lastMessageId;
+        if (covered === null || covered === undefined) return;
+        await em.query(`UPDATE summary_chats SET covered_message_id = $2 WHERE chat_id = $1`, [
+          event.data.chatId,
+          covered,
+        ]);
         return;
       }
       case 'WorkflowCreated': {

@@ -1,45 +1,34 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import type { JobsOptions, Queue } from 'bullmq';
-import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { jobIdFor, Reactor, ReactorHandler } from '../../../core/reactors/reactor';
-import type { CallCompleted, ChatUpdated, MessageReceived, MessageSent } from '../../messaging';
+import type { CallCompleted, ChatUpdated } from '../../messaging';
 import type { AssignmentEvent } from '../../work';
-import { idleJobOptions, SUMMARIES_QUEUE, SUMMARY_JOB_OPTIONS, SummaryJob } from '../workers/summary-job';
+import { SUMMARIES_QUEUE, SUMMARY_JOB_OPTIONS, SummaryJob } from '../workers/summary-job';
 
 type AssignmentCompleted = Extract<AssignmentEvent, { type: 'AssignmentCompleted' }>;
-type Trigger = MessageReceived | MessageSent | ChatUpdated | CallCompleted | AssignmentCompleted;
+type Trigger = ChatUpdated | CallCompleted | AssignmentCompleted;
 
 /**
- * The moments a chat is summarised, as jobs on the `summaries` queue:
- * - every message (either way) schedules the chat's idle summary CHAT_SUMMARY_IDLE_MINUTES
- *   later, debounced per chat (idleJobOptions: a newer message replaces the delayed job and
- *   restarts the wait), the job id from the message's event, so a replay adds nothing
- *   twice; the worker drops (hands over) a job that a newer message made stale;
- * - a chat paused (ChatUpdated with `paused: true`), an assignment completed (its chats),
- *   a call completed: at once, one job per event.
+ * The moments a chat is summarised at once, as jobs on the `summaries` queue, one per
+ * event: a chat paused (ChatUpdated with `paused: true`), an assignment completed (its
+ * chats), a call completed. A chat gone quiet is found by IdleSummarySweep instead, so a
+ * message costs this reactor nothing: it does not read messages at all.
  */
 @Injectable()
 @Reactor({
   name: 'summaries-schedule',
-  eventTypes: ['MessageReceived', 'MessageSent', 'ChatUpdated', 'CallCompleted', 'AssignmentCompleted'],
+  eventTypes: ['ChatUpdated', 'CallCompleted', 'AssignmentCompleted'],
 })
 export class ScheduleSummariesReactor implements ReactorHandler {
-  private readonly idleMs: number;
-
-  constructor(
-    @InjectQueue(SUMMARIES_QUEUE) private readonly queue: Queue<SummaryJob>,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.idleMs = Math.max(1, Math.round(config.chatSummaryIdleMinutes * 60_000));
-  }
+  constructor(@InjectQueue(SUMMARIES_QUEUE) private readonly queue: Queue<SummaryJob>) {}
 
   async react(stored: StoredEvent): Promise<void> {
     await this.reactBatch([stored]);
   }
 
-  /** The batch's jobs in one Redis call, in event order (a later message of a chat replaces an earlier one's job). */
+  /** The batch's jobs in one Redis call, in event order. */
   async reactBatch(events: readonly StoredEvent[]): Promise<void> {
     const jobs = events.flatMap((e) => this.jobFor(e) ?? []);
     if (jobs.length)
@@ -60,12 +49,6 @@ export class ScheduleSummariesReactor implements ReactorHandler {
     };
     const now = { ...SUMMARY_JOB_OPTIONS, jobId: jobIdFor(stored, 'summary') };
     switch (event.type) {
-      case 'MessageReceived':
-      case 'MessageSent':
-        return {
-          data: { ...base, trigger: 'idle', chatId: event.data.chatId, messageId: event.data.messageId },
-          opts: idleJobOptions(event.data.workspaceId, event.data.chatId, now.jobId, this.idleMs),
-        };
       case 'ChatUpdated':
         if (event.data.changes.paused !== true) return null;
         return { data: { ...base, trigger: 'paused', chatId: event.data.chatId }, opts: now };

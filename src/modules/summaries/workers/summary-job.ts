@@ -1,4 +1,3 @@
-import type { JobsOptions } from 'bullmq';
 import type { SummaryTrigger } from '../domain/summary.events';
 
 export const SUMMARIES_QUEUE = 'summaries';
@@ -9,7 +8,7 @@ export interface SummaryJob {
   trigger: SummaryTrigger;
   /** The chat (every trigger but an assignment's completion, which names its chats through summary_chats). */
   chatId: number | null;
-  /** `idle`: the message that started the quiet period; a newer one makes the job stale. */
+  /** `idle`: the chat's last message, a quiet period old; a newer one makes the job stale. */
   messageId?: number;
   /** `assignment_completed`. */
   assignmentId?: number;
@@ -30,23 +29,9 @@ export const SUMMARY_JOB_OPTIONS = {
 } as const;
 
 /**
- * A chat's idle job: delayed by the quiet period and debounced per chat with BullMQ's
- * deduplication, so a chat holds one pending idle job whatever its traffic: a newer
- * message replaces the delayed job (`replace`), and one arriving while the job runs is
- * kept and queued once it ends (`keepLastIfActive`). The one gap BullMQ leaves (a message
- * while the job waits for a worker, its delay over) is closed by the worker: a stale idle
- * job hands over to the chat's newest message (SummaryWriter).
+ * A chat's idle job, added by IdleSummarySweep for the chat's last message once it is a
+ * quiet period old: its id is the chat's and the message's, so the sweeps that find the
+ * chat again before its summary is projected add nothing.
  */
-export function idleJobOptions(
-  workspaceId: string,
-  chatId: number,
-  jobId: string,
-  delay: number,
-): JobsOptions {
-  return {
-    ...SUMMARY_JOB_OPTIONS,
-    jobId,
-    delay: Math.max(0, delay),
-    deduplication: { id: `idle-${workspaceId}-${chatId}`, replace: true, keepLastIfActive: true },
-  };
-}
+export const idleJobId = (chatId: number, messageId: number): string =>
+  `idle-chat-${chatId}-message-${messageId}`;

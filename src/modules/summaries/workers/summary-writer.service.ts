@@ -1,13 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectQueue } from '@nestjs/bullmq';
-import type { Queue } from 'bullmq';
 import { QueryBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import type { AppendResult, StoredEvent } from '../../../core/event-store/event-store.port';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import type { Paginated } from '../../../core/http/pagination';
-import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { JsonLogger } from '../../../core/logging/json-logger';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { LANGUAGE_MODEL, LanguageModel, ModelError } from '../../assistant';
@@ -16,8 +13,7 @@ import { Conversation, digest, summaryPrompt } from '../domain/digest';
 import { summaryDecider } from '../domain/summary';
 import { summaryStream, SummaryEvent, SummaryFacts } from '../domain/summary.events';
 import { SummaryChatEntity, SummaryWorkflowEntity } from '../projections/summaries.entities';
-import { jobIdFor } from '../../../core/reactors/reactor';
-import { idleJobOptions, SUMMARIES_QUEUE, SummaryJob } from './summary-job';
+import { SummaryJob } from './summary-job';
 
 /** The summaries feature reads chats as the system: chats:read, no member of its own. */
 const SYSTEM_READER: Caller = { scopes: ['chats:read'], memberId: undefined };
@@ -58,8 +54,6 @@ export class SummaryWriter {
     private readonly waiter: ConsistencyWaiter,
     private readonly logger: JsonLogger,
     @Inject(LANGUAGE_MODEL) private readonly model: LanguageModel,
-    @InjectQueue(SUMMARIES_QUEUE) private readonly queue: Queue<SummaryJob>,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async run(job: SummaryJob, attempt: SummaryAttempt): Promise<SummaryOutcome[]> {
@@ -92,11 +86,8 @@ export class SummaryWriter {
     const ws = job.workspaceId;
     const counts = await this.db.getRepository(SummaryChatEntity).findOneBy({ chatId, workspaceId: ws });
     if (!counts) return 'no-chat';
-    // A newer message restarted the quiet period: its own job summarises.
-    if (job.trigger === 'idle' && counts.lastMessageId !== job.messageId) {
-      await this.handOver(job, counts);
-      return 'stale';
-    }
+    // A newer message restarted the quiet period: the sweep finds the chat again once it is quiet.
+    if (job.trigger === 'idle' && counts.lastMessageId !== job.messageId) return 'stale';
     let chat: ChatResponse;
     try {
       chat = await this.queries.execute<GetChatQuery, ChatResponse>(
@@ -167,28 +158,6 @@ export class SummaryWriter {
       source: written.source,
     });
     return events.length ? 'written' : 'unchanged';
-  }
-
-  /**
-   * A stale idle job schedules the idle job of the chat's newest message, due a quiet
-   * period after it. Usually that message's own job is pending and this one replaces it
-   * (same chat, same debounce); where BullMQ dropped it (added while this job waited for a
-   * worker) this one stands in. The id is from this job and that message: a retry adds it once.
-   */
-  private async handOver(job: SummaryJob, counts: SummaryChatEntity): Promise<void> {
-    if (counts.lastMessageId === null || counts.lastMessageAt === null) return;
-    const idleMs = Math.round(this.config.chatSummaryIdleMinutes * 60_000);
-    const due = counts.lastMessageAt.getTime() + idleMs - Date.now();
-    await this.queue.add(
-      'idle',
-      { ...job, messageId: counts.lastMessageId },
-      idleJobOptions(
-        job.workspaceId,
-        counts.chatId,
-        jobIdFor(job.triggerEvent, `handover-${counts.lastMessageId}`),
-        due,
-      ),
-    );
   }
 
   /** The newest messages, oldest first: the last two pages of TAIL_PAGE. */
