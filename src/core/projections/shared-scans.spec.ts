@@ -69,6 +69,52 @@ describe('SharedScans', () => {
     expect(c).toMatchObject({ more: true, scannedTo: { commit: 1n } });
   });
 
+  it('shares one scan between reads from nearby positions, each getting what lies after its own', async () => {
+    const store = fakeStore();
+    const shared = new SharedScans(store.scanAll);
+    const at = (i: number) => ({ commit: BigInt(i), prepare: BigInt(i) });
+    const [a, b, c] = await Promise.all([
+      shared.scan({ limit: 6, after: at(1), filter: { eventTypes: ['A', 'C'] } }),
+      shared.scan({ limit: 6, after: at(2) }),
+      shared.scan({ limit: 6, after: at(3), filter: { eventTypes: ['A'] } }),
+    ]);
+    expect(store.calls).toHaveLength(1);
+    expect(store.calls[0]).toMatchObject({ after: at(1), limit: 6 });
+    expect(a.events.map((e) => e.id)).toEqual(['e3', 'e4']);
+    expect(b.events.map((e) => e.id)).toEqual(['e3', 'e4']);
+    expect(c.events.map((e) => e.id)).toEqual(['e4']);
+    for (const r of [a, b, c]) expect(r).toMatchObject({ scannedTo: at(4), more: false });
+  });
+
+  it('scans again for a read the shared scan did not pass', async () => {
+    const store = fakeStore();
+    const shared = new SharedScans(store.scanAll);
+    const at = (i: number) => ({ commit: BigInt(i), prepare: BigInt(i) });
+    const [early, late] = await Promise.all([
+      shared.scan({ limit: 4, after: at(0) }),
+      shared.scan({ limit: 4, after: at(1) }),
+    ]);
+    // Both asked in one turn, less than half a limit apart: one scan from 0, which stops at 4 (the
+    // limit) past the later read's position, so no second scan.
+    expect(store.calls).toHaveLength(1);
+    expect(early.events.map((e) => e.id)).toEqual(['e1', 'e2', 'e3', 'e4']);
+    expect(late).toMatchObject({ more: true, scannedTo: at(4) });
+    expect(late.events.map((e) => e.id)).toEqual(['e2', 'e3', 'e4']);
+
+    const short = fakeStore();
+    const alone = new SharedScans((o) =>
+      short.scanAll({ ...o, limit: o.after?.prepare === 0n ? 1 : o.limit }),
+    );
+    const [first, second] = await Promise.all([
+      alone.scan({ limit: 4, after: at(0) }),
+      alone.scan({ limit: 4, after: at(1) }),
+    ]);
+    // The shared scan ended at 1, where the later read starts: it gets a scan of its own.
+    expect(short.calls.map((o) => o.after)).toEqual([at(0), at(1)]);
+    expect(first.events.map((e) => e.id)).toEqual(['e1']);
+    expect(second.events.map((e) => e.id)).toEqual(['e2', 'e3', 'e4']);
+  });
+
   it('fails every read of a scan that fails', async () => {
     const shared = new SharedScans(() => Promise.reject(new Error('down')));
     const reads = [shared.scan({ limit: 5 }), shared.scan({ limit: 5, filter: { eventTypes: ['A'] } })];

@@ -7,6 +7,12 @@ import type { SharedScans } from './shared-scans';
 
 export type BatchOutcome = 'committed' | 'stale';
 
+interface ReadResult {
+  events: StoredEvent[];
+  scannedTo?: Position;
+  more: boolean;
+}
+
 export interface SubscriberSpec {
   name: string;
   eventTypes: readonly string[] | 'all';
@@ -169,10 +175,21 @@ export class SubscriberLoop {
     let checkpoint = await this.spec.loadCheckpoint();
     let readFrom = checkpoint;
     const filter = this.spec.eventTypes === 'all' ? undefined : { eventTypes: this.spec.eventTypes };
+    /** The next batch's read, begun while this one commits (see below). */
+    let ahead: { from: Position; read: Promise<ReadResult>; wakes: number } | undefined;
     while (!this.stopping && this.locks.holds(this.spec.name)) {
-      await this.batches?.idle(BATCH_WAIT_MS);
-      const wakesBefore = this.wakes;
-      const { events, scannedTo, more } = await this.read(readFrom, filter);
+      let wakesBefore = this.wakes;
+      let result: ReadResult;
+      if (ahead && readFrom && comparePositions(ahead.from, readFrom) === 0) {
+        wakesBefore = ahead.wakes;
+        result = await ahead.read;
+      } else {
+        await this.batches?.idle(BATCH_WAIT_MS);
+        wakesBefore = this.wakes;
+        result = await this.read(readFrom, filter);
+      }
+      ahead = undefined;
+      const { events, scannedTo, more } = result;
       if (!events.length) {
         if (scannedTo) readFrom = later(readFrom, scannedTo);
         if (more) continue;
@@ -181,6 +198,19 @@ export class SubscriberLoop {
         else if (this.wakes === wakesBefore) await this.sleep(BUSY_POLL_MS);
         // (A wake-up that came during the read is read for at once.)
         continue;
+      }
+      // A read that stopped at its limit left events to read (a backlog, such as an
+      // import's): the next read starts now, while this batch commits, from where this one
+      // ended. It finds what was committed before this batch's transaction began (the
+      // backlog), never less than a read after the commit would find up to where it ends
+      // (positions below the store's horizon are final). So the loop's batches follow each
+      // other without a read between them. A stale or failed batch drops it.
+      const next = later(readFrom, scannedTo ?? events[events.length - 1].position);
+      if (more) {
+        const wakes = this.wakes;
+        const read = this.read(next, filter);
+        read.catch(() => undefined);
+        ahead = { from: next, read, wakes };
       }
       const registered = this.holdsHorizon ? this.batches : undefined;
       registered?.begin();
@@ -191,11 +221,12 @@ export class SubscriberLoop {
         registered?.end();
       }
       if (outcome === 'stale') {
+        ahead = undefined;
         checkpoint = await this.spec.loadCheckpoint();
         readFrom = checkpoint;
       } else {
         checkpoint = events[events.length - 1].position;
-        readFrom = later(readFrom, scannedTo ?? checkpoint);
+        readFrom = next;
         // Read again at once only when something may be waiting: the read stopped at its
         // limit, a wake-up without a position came meanwhile, or this process appended
         // something it handles beyond what it looked at. Otherwise the next wake-up (or
@@ -223,10 +254,7 @@ export class SubscriberLoop {
     return !this.announced || (!!readFrom && comparePositions(this.announced, readFrom) <= 0);
   }
 
-  private async read(
-    after: Position | undefined,
-    filter: EventFilter | undefined,
-  ): Promise<{ events: StoredEvent[]; scannedTo?: Position; more: boolean }> {
+  private async read(after: Position | undefined, filter: EventFilter | undefined): Promise<ReadResult> {
     if (this.scans) return this.scans.scan({ after, limit: this.batchSize, filter });
     if (this.store.scanAll) return this.store.scanAll({ after, limit: this.batchSize, filter });
     const events = await this.store.readAll({ after, maxCount: this.batchSize, filter });
