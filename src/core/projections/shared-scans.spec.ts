@@ -1,6 +1,6 @@
 import type { ScanAllOptions, ScanAllResult, StoredEvent } from '../event-store/event-store.port';
 import { matchesFilter } from '../event-store/event-store.port';
-import { SharedScans, union } from './shared-scans';
+import { covers, SharedScans, union } from './shared-scans';
 
 function stored(i: number, type: string, streamName: string): StoredEvent {
   return {
@@ -113,6 +113,59 @@ describe('SharedScans', () => {
     expect(short.calls.map((o) => o.after)).toEqual([at(0), at(1)]);
     expect(first.events.map((e) => e.id)).toEqual(['e1']);
     expect(second.events.map((e) => e.id)).toEqual(['e2', 'e3', 'e4']);
+  });
+
+  it('answers a later read inside a range a recent scan looked at from that scan, reading on from its end', async () => {
+    const store = fakeStore();
+    const shared = new SharedScans(store.scanAll);
+    const at = (i: number) => ({ commit: BigInt(i), prepare: BigInt(i) });
+    const first = await shared.scan({ limit: 3, after: at(0) });
+    expect(first.events.map((e) => e.id)).toEqual(['e1', 'e2', 'e3']);
+    expect(store.calls).toHaveLength(1);
+    // A turn later, from inside the range (a reactor following the projections): no scan,
+    // the events after its position, and `more` so that it reads on at once.
+    const later = await shared.scan({ limit: 3, after: at(1), filter: { eventTypes: ['C'] } });
+    expect(store.calls).toHaveLength(1);
+    expect(later).toEqual({ events: [log[2]], scannedTo: at(3), more: true });
+    // From the range's end, a scan of the store.
+    const next = await shared.scan({ limit: 3, after: at(3) });
+    expect(store.calls).toHaveLength(2);
+    expect(next.events.map((e) => e.id)).toEqual(['e4']);
+
+    // A range scanned for some types only answers no read for others.
+    const narrow = fakeStore();
+    const only = new SharedScans(narrow.scanAll);
+    await only.scan({ limit: 3, after: at(0), filter: { eventTypes: ['A'] } });
+    const other = await only.scan({ limit: 3, after: at(0), filter: { eventTypes: ['A', 'B'] } });
+    expect(narrow.calls).toHaveLength(2);
+    expect(other.events.map((e) => e.id)).toEqual(['e1', 'e2']);
+  });
+
+  it('lets a read wait for a scan under way from its position and answers it from that scan', async () => {
+    const store = fakeStore();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const shared = new SharedScans(async (o) => {
+      await gate;
+      return store.scanAll(o);
+    });
+    const at = (i: number) => ({ commit: BigInt(i), prepare: BigInt(i) });
+    const first = shared.scan({ limit: 3, after: at(0) });
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = shared.scan({ limit: 3, after: at(0), filter: { eventTypes: ['B'] } });
+    release();
+    expect((await first).events.map((e) => e.id)).toEqual(['e1', 'e2', 'e3']);
+    expect((await second).events.map((e) => e.id)).toEqual(['e2']);
+    expect(store.calls).toHaveLength(1);
+  });
+
+  it('tells which filters a scanned filter covers', () => {
+    expect(covers(undefined, { eventTypes: ['A'] })).toBe(true);
+    expect(covers({ eventTypes: ['A'] }, undefined)).toBe(false);
+    expect(covers({ eventTypes: ['A', 'B'] }, { eventTypes: ['B'] })).toBe(true);
+    expect(covers({ eventTypes: ['A'] }, { eventTypes: ['A', 'B'] })).toBe(false);
+    expect(covers({ eventTypes: ['A'] }, { streamPrefixes: ['m-'] })).toBe(false);
+    expect(covers({ streamPrefixes: ['m-'] }, { eventTypes: ['A'], streamPrefixes: ['m-'] })).toBe(true);
   });
 
   it('fails every read of a scan that fails', async () => {

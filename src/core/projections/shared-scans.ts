@@ -5,7 +5,25 @@ import {
   Position,
   ScanAllOptions,
   ScanAllResult,
+  StoredEvent,
 } from '../event-store/event-store.port';
+
+/** Scans remembered for reads that start inside them (see `served`). */
+const RECENT_SCANS = 4;
+
+interface Scanned {
+  after?: Position;
+  scannedTo: Position;
+  filter?: EventFilter;
+  events: StoredEvent[];
+}
+
+interface Running {
+  after?: Position;
+  limit: number;
+  filter?: EventFilter;
+  done: Promise<ScanAllResult>;
+}
 
 interface Waiter {
   after?: Position;
@@ -33,10 +51,32 @@ interface Waiter {
 export class SharedScans {
   private pending = new Map<number, Waiter[]>();
   private scheduled = false;
+  /** The last scans that found events, newest last, and those under way (see `served`). */
+  private recent: Scanned[] = [];
+  private running: Running[] = [];
 
   constructor(private readonly scanAll: (options: ScanAllOptions) => Promise<ScanAllResult>) {}
 
   scan(options: ScanAllOptions): Promise<ScanAllResult> {
+    const answer = served(this.recent, options);
+    if (answer) return Promise.resolve(answer);
+    // A scan under way from at or a little before this position, for what this read wants:
+    // wait for it and take this read's part, should it reach past this position.
+    const under = this.running.find(
+      (r) =>
+        r.limit === options.limit &&
+        covers(r.filter, options.filter) &&
+        within(r.after, options.after, r.limit),
+    );
+    if (under)
+      return under.done.then(
+        () => served(this.recent, options) ?? this.queue(options),
+        () => this.queue(options),
+      );
+    return this.queue(options);
+  }
+
+  private queue(options: ScanAllOptions): Promise<ScanAllResult> {
     let waiters = this.pending.get(options.limit);
     if (!waiters) {
       waiters = [];
@@ -64,14 +104,25 @@ export class SharedScans {
 
   private async runGroup(waiters: Waiter[], limit: number): Promise<void> {
     const after = waiters[0].after;
+    const filter = union(waiters.map((w) => w.filter));
+    const done = this.scanAll({ after, limit, filter });
+    const running: Running = { after, limit, filter, done };
+    this.running.push(running);
     let result: ScanAllResult;
     try {
-      result = await this.scanAll({ after, limit, filter: union(waiters.map((w) => w.filter)) });
+      result = await done;
     } catch (error) {
       for (const w of waiters) w.reject(error);
       return;
+    } finally {
+      this.running = this.running.filter((r) => r !== running);
     }
     const { scannedTo } = result;
+    // Kept before anyone waiting on `done` looks (their callbacks run after this one).
+    if (scannedTo && result.events.length) {
+      this.recent.push({ after, scannedTo, filter, events: result.events });
+      if (this.recent.length > RECENT_SCANS) this.recent.shift();
+    }
     const later: Waiter[] = [];
     for (const w of waiters) {
       if (samePosition(w.after, after)) {
@@ -96,6 +147,47 @@ export class SharedScans {
     }
     if (later.length) await this.runGroup(later, limit);
   }
+}
+
+/**
+ * A read that starts inside a range a recent scan looked at, for events that scan's filter
+ * let through, is answered from it: the events after the read's position up to the scan's
+ * end, with `more`, so that the loop reads on from there at once. Such a range is final
+ * (the scan looked only below the store's horizon; whatever commits later sorts after it),
+ * so the answer is what a scan of the store would find in it. A reactor, whose batches end
+ * at other moments than the projections', so takes the events the projections read a
+ * moment before (with their data) instead of reading them again.
+ */
+function served(recent: readonly Scanned[], options: ScanAllOptions): ScanAllResult | undefined {
+  const { after, filter } = options;
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const r = recent[i];
+    if (!covers(r.filter, filter)) continue;
+    // Inside: at or after the scan's start, before its end.
+    if (r.after && (!after || comparePositions(after, r.after) < 0)) continue;
+    if (after && comparePositions(after, r.scannedTo) >= 0) continue;
+    const events = r.events.filter(
+      (e) => (!after || comparePositions(e.position, after) > 0) && matchesFilter(e, filter),
+    );
+    return { events, scannedTo: r.scannedTo, more: true };
+  }
+  return undefined;
+}
+
+/** Whether every event `wanted` matches is one `scanned` matched. */
+export function covers(scanned: EventFilter | undefined, wanted: EventFilter | undefined): boolean {
+  if (!scanned) return true;
+  if (!wanted) return false;
+  const all = (outer: readonly string[] | undefined, inner: readonly string[] | undefined) =>
+    !outer || (!!inner && inner.every((x) => outer.includes(x)));
+  return all(scanned.eventTypes, wanted.eventTypes) && all(scanned.streamPrefixes, wanted.streamPrefixes);
+}
+
+/** Whether `later` is at `start` or less than half a `limit` of global positions after it. */
+function within(start: Position | undefined, later: Position | undefined, limit: number): boolean {
+  if (!start) return !later;
+  if (!later || comparePositions(later, start) < 0) return false;
+  return later.prepare - start.prepare < BigInt(Math.max(1, Math.floor(limit / 2)));
 }
 
 /**

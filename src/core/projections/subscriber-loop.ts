@@ -32,6 +32,14 @@ const IDLE_POLL_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
 /** The longest a read waits for this process's other batches to commit (see LocalBatches). */
 const BATCH_WAIT_MS = 50;
+/**
+ * The same for a reactor's read: it follows the projections, reading once their batch has
+ * committed, when the range it reads is the one they have just read (SharedScans answers
+ * it from their scan, without reading the events and their data again). With the
+ * projections' 50 ms, a reactor overtook an import's projection batches that took longer
+ * and then read every batch in scans of its own.
+ */
+const FOLLOW_WAIT_MS = 1000;
 
 /**
  * The batches this process's subscriber loops are committing right now. A projection
@@ -184,7 +192,7 @@ export class SubscriberLoop {
         wakesBefore = ahead.wakes;
         result = await ahead.read;
       } else {
-        await this.batches?.idle(BATCH_WAIT_MS);
+        await this.batches?.idle(this.holdsHorizon ? BATCH_WAIT_MS : FOLLOW_WAIT_MS);
         wakesBefore = this.wakes;
         result = await this.read(readFrom, filter);
       }
@@ -199,14 +207,15 @@ export class SubscriberLoop {
         // (A wake-up that came during the read is read for at once.)
         continue;
       }
-      // A read that stopped at its limit left events to read (a backlog, such as an
-      // import's): the next read starts now, while this batch commits, from where this one
-      // ended. It finds what was committed before this batch's transaction began (the
+      // In a projection's loop, a read that stopped at its limit left events to read (a
+      // backlog, such as an import's): the next read starts now, while this batch commits,
+      // from where this one ended. It finds what was committed before this batch's transaction began (the
       // backlog), never less than a read after the commit would find up to where it ends
       // (positions below the store's horizon are final). So the loop's batches follow each
-      // other without a read between them. A stale or failed batch drops it.
+      // other without a read between them. A stale or failed batch drops it. (A reactor
+      // reads after their batches, from what they have read: see FOLLOW_WAIT_MS.)
       const next = later(readFrom, scannedTo ?? events[events.length - 1].position);
-      if (more) {
+      if (more && this.holdsHorizon) {
         const wakes = this.wakes;
         const read = this.read(next, filter);
         read.catch(() => undefined);
