@@ -33,11 +33,13 @@ const MAX_BACKOFF_MS = 30_000;
 /** The longest a read waits for this process's other batches to commit (see LocalBatches). */
 const BATCH_WAIT_MS = 50;
 /**
- * The same for a reactor's read: it follows the projections, reading once their batch has
- * committed, when the range it reads is the one they have just read (SharedScans answers
- * it from their scan, without reading the events and their data again). With the
+ * The same for a reactor's read while it reads through a backlog (its last read stopped at
+ * its limit, as through an import): it follows the projections, reading once their batch
+ * has committed, when the range it reads is the one they have just read (SharedScans
+ * answers it from their scan, without reading the events and their data again). With the
  * projections' 50 ms, a reactor overtook an import's projection batches that took longer
- * and then read every batch in scans of its own.
+ * and then read every batch in scans of its own. Near the head it keeps the 50 ms, so its
+ * latency does not depend on how busy the projections are.
  */
 const FOLLOW_WAIT_MS = 1000;
 
@@ -185,6 +187,8 @@ export class SubscriberLoop {
     const filter = this.spec.eventTypes === 'all' ? undefined : { eventTypes: this.spec.eventTypes };
     /** The next batch's read, begun while this one commits (see below). */
     let ahead: { from: Position; read: Promise<ReadResult>; wakes: number } | undefined;
+    /** Whether the last read stopped at its limit (a backlog to read through). */
+    let behind = false;
     while (!this.stopping && this.locks.holds(this.spec.name)) {
       let wakesBefore = this.wakes;
       let result: ReadResult;
@@ -192,12 +196,13 @@ export class SubscriberLoop {
         wakesBefore = ahead.wakes;
         result = await ahead.read;
       } else {
-        await this.batches?.idle(this.holdsHorizon ? BATCH_WAIT_MS : FOLLOW_WAIT_MS);
+        await this.batches?.idle(this.holdsHorizon || !behind ? BATCH_WAIT_MS : FOLLOW_WAIT_MS);
         wakesBefore = this.wakes;
         result = await this.read(readFrom, filter);
       }
       ahead = undefined;
       const { events, scannedTo, more } = result;
+      behind = more;
       if (!events.length) {
         if (scannedTo) readFrom = later(readFrom, scannedTo);
         if (more) continue;
