@@ -214,11 +214,12 @@ export class SubscriberLoop {
       }
       // In a projection's loop, a read that stopped at its limit left events to read (a
       // backlog, such as an import's): the next read starts now, while this batch commits,
-      // from where this one ended. It finds what was committed before this batch's transaction began (the
-      // backlog), never less than a read after the commit would find up to where it ends
-      // (positions below the store's horizon are final). So the loop's batches follow each
-      // other without a read between them. A stale or failed batch drops it. (A reactor
-      // reads after their batches, from what they have read: see FOLLOW_WAIT_MS.)
+      // from where this one ended. It finds what was committed before this batch's
+      // transaction began (the backlog), never less than a read after the commit would find
+      // up to where it ends (positions below the store's horizon are final). So the loop's
+      // batches follow each other without a read between them. A stale or failed batch
+      // drops it. (A reactor reads after their batches, from what they have read: see
+      // FOLLOW_WAIT_MS.)
       const next = later(readFrom, scannedTo ?? events[events.length - 1].position);
       if (more && this.holdsHorizon) {
         const wakes = this.wakes;
