@@ -319,3 +319,53 @@ describe('SubscriberLoop wake-ups with the appended position', () => {
     }
   });
 });
+
+describe('SubscriberLoop reading ahead through a backlog', () => {
+  it('reads the next batch while one commits, and commits every event once, in order', async () => {
+    const memory = new InMemoryEventStore();
+    const prefix = uniq();
+    const appended: string[] = [];
+    for (let i = 0; i < 5; i++)
+      appended.push(
+        ...(
+          await memory.append(
+            `${prefix}-s${i}`,
+            range(10).map((n) => event('Thing', { i, n })),
+          )
+        ).events.map((e) => e.id),
+      );
+    const scans: number[] = [];
+    const store: EventStore = {
+      ...withoutScanAll(memory),
+      scanAll: (o) => {
+        scans.push(Date.now());
+        return memory.scanAll(o);
+      },
+    };
+    // A slow commit: the loop's next read must not wait for it.
+    const subscriber = new RecordingSubscriber(`ahead-${prefix}`, ['Thing']);
+    const commit = subscriber.commitBatch.bind(subscriber);
+    const commits: { start: number; readsBefore: number }[] = [];
+    subscriber.commitBatch = async (events, expected) => {
+      commits.push({ start: Date.now(), readsBefore: scans.length });
+      await delay(30);
+      return commit(events, expected);
+    };
+    const loop = new SubscriberLoop(subscriber, store, locks, logger, 10);
+    loop.start();
+    try {
+      await eventually(
+        () => Promise.resolve(subscriber.committed.length),
+        (n) => n >= 50,
+      );
+      await delay(100);
+      expect(subscriber.committed.map((e) => e.id)).toEqual(appended);
+      expect(subscriber.wrongExpected).toEqual([]);
+      // Each full batch's commit began with the next batch's read already asked for.
+      for (const [i, c] of commits.slice(0, 4).entries()) expect(c.readsBefore).toBeGreaterThanOrEqual(i + 2);
+    } finally {
+      await loop.stop();
+      await memory.close();
+    }
+  });
+});

@@ -7,6 +7,12 @@ import type { SharedScans } from './shared-scans';
 
 export type BatchOutcome = 'committed' | 'stale';
 
+interface ReadResult {
+  events: StoredEvent[];
+  scannedTo?: Position;
+  more: boolean;
+}
+
 export interface SubscriberSpec {
   name: string;
   eventTypes: readonly string[] | 'all';
@@ -26,6 +32,16 @@ const IDLE_POLL_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
 /** The longest a read waits for this process's other batches to commit (see LocalBatches). */
 const BATCH_WAIT_MS = 50;
+/**
+ * The same for a reactor's read while it reads through a backlog (its last read stopped at
+ * its limit, as through an import): it follows the projections, reading once their batch
+ * has committed, when the range it reads is the one they have just read (SharedScans
+ * answers it from their scan, without reading the events and their data again). With the
+ * projections' 50 ms, a reactor overtook an import's projection batches that took longer
+ * and then read every batch in scans of its own. Near the head it keeps the 50 ms, so its
+ * latency does not depend on how busy the projections are.
+ */
+const FOLLOW_WAIT_MS = 1000;
 
 /**
  * The batches this process's subscriber loops are committing right now. A projection
@@ -169,10 +185,24 @@ export class SubscriberLoop {
     let checkpoint = await this.spec.loadCheckpoint();
     let readFrom = checkpoint;
     const filter = this.spec.eventTypes === 'all' ? undefined : { eventTypes: this.spec.eventTypes };
+    /** The next batch's read, begun while this one commits (see below). */
+    let ahead: { from: Position; read: Promise<ReadResult>; wakes: number } | undefined;
+    /** Whether the last read stopped at its limit (a backlog to read through). */
+    let behind = false;
     while (!this.stopping && this.locks.holds(this.spec.name)) {
-      await this.batches?.idle(BATCH_WAIT_MS);
-      const wakesBefore = this.wakes;
-      const { events, scannedTo, more } = await this.read(readFrom, filter);
+      let wakesBefore = this.wakes;
+      let result: ReadResult;
+      if (ahead && readFrom && comparePositions(ahead.from, readFrom) === 0) {
+        wakesBefore = ahead.wakes;
+        result = await ahead.read;
+      } else {
+        await this.batches?.idle(this.holdsHorizon || !behind ? BATCH_WAIT_MS : FOLLOW_WAIT_MS);
+        wakesBefore = this.wakes;
+        result = await this.read(readFrom, filter);
+      }
+      ahead = undefined;
+      const { events, scannedTo, more } = result;
+      behind = more;
       if (!events.length) {
         if (scannedTo) readFrom = later(readFrom, scannedTo);
         if (more) continue;
@@ -181,6 +211,21 @@ export class SubscriberLoop {
         else if (this.wakes === wakesBefore) await this.sleep(BUSY_POLL_MS);
         // (A wake-up that came during the read is read for at once.)
         continue;
+      }
+      // In a projection's loop, a read that stopped at its limit left events to read (a
+      // backlog, such as an import's): the next read starts now, while this batch commits,
+      // from where this one ended. It finds what was committed before this batch's
+      // transaction began (the backlog), never less than a read after the commit would find
+      // up to where it ends (positions below the store's horizon are final). So the loop's
+      // batches follow each other without a read between them. A stale or failed batch
+      // drops it. (A reactor reads after their batches, from what they have read: see
+      // FOLLOW_WAIT_MS.)
+      const next = later(readFrom, scannedTo ?? events[events.length - 1].position);
+      if (more && this.holdsHorizon) {
+        const wakes = this.wakes;
+        const read = this.read(next, filter);
+        read.catch(() => undefined);
+        ahead = { from: next, read, wakes };
       }
       const registered = this.holdsHorizon ? this.batches : undefined;
       registered?.begin();
@@ -191,11 +236,12 @@ export class SubscriberLoop {
         registered?.end();
       }
       if (outcome === 'stale') {
+        ahead = undefined;
         checkpoint = await this.spec.loadCheckpoint();
         readFrom = checkpoint;
       } else {
         checkpoint = events[events.length - 1].position;
-        readFrom = later(readFrom, scannedTo ?? checkpoint);
+        readFrom = next;
         // Read again at once only when something may be waiting: the read stopped at its
         // limit, a wake-up without a position came meanwhile, or this process appended
         // something it handles beyond what it looked at. Otherwise the next wake-up (or
@@ -223,10 +269,7 @@ export class SubscriberLoop {
     return !this.announced || (!!readFrom && comparePositions(this.announced, readFrom) <= 0);
   }
 
-  private async read(
-    after: Position | undefined,
-    filter: EventFilter | undefined,
-  ): Promise<{ events: StoredEvent[]; scannedTo?: Position; more: boolean }> {
+  private async read(after: Position | undefined, filter: EventFilter | undefined): Promise<ReadResult> {
     if (this.scans) return this.scans.scan({ after, limit: this.batchSize, filter });
     if (this.store.scanAll) return this.store.scanAll({ after, limit: this.batchSize, filter });
     const events = await this.store.readAll({ after, maxCount: this.batchSize, filter });
