@@ -208,6 +208,15 @@ describe('Attack: SMS delivery reads its chat and recipient streams together (e2
       async () => sentTo(a.phone).some((m) => m.body === 'Checked delivery'),
       'the text to go out',
     );
+    // The worker records the dispatch (the provider's message id) after the peer's answer:
+    // wait for that record, as a second run of the job would meet it.
+    await eventually(async () => {
+      const m = await t.request('GET', `/w/${a.wid}/chats/${a.chatId}/messages/${sent.body.id}`, {
+        token: a.key,
+      });
+      const ds = (m.body.deliveries ?? []) as { providerMessageId: string | null }[];
+      return ds.length > 0 && ds.every((d) => d.providerMessageId !== null) ? m.body : undefined;
+    }, 'the dispatch to be recorded');
     const deliveries = t.app.get(DeliveryService, { strict: false });
     const job = {
       workspaceId: a.wid,
