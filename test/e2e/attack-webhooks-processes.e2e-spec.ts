@@ -1,6 +1,5 @@
 import { startTestApp, TestApp } from '../support/app';
-import { eventually, ServiceProcess, spawnService } from '../support/processes';
-import { TEST_REDIS_URL } from '../support/redis';
+import { eventually, ServiceProcess, startWorkerProcess } from '../support/processes';
 import { startReceiver, WebhookReceiver } from '../support/webhook-receiver';
 
 /**
@@ -31,18 +30,8 @@ describe('attack: webhook worker killed mid-delivery (e2e)', () => {
   });
 
   async function startWorker(name: string): Promise<ServiceProcess> {
-    const w = spawnService(name, 'src/worker.ts', {
-      ...webhookEnv,
-      DATABASE_URL: t.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: t.config.redisPrefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      QUEUE_LOCK_DURATION_MS: '2000',
-      QUEUE_STALLED_INTERVAL_MS: '1000',
-    });
+    const w = await startWorkerProcess(t, name, { ...webhookEnv });
     workers.push(w);
-    await w.waitForLine(/worker started/, 60_000);
     return w;
   }
 

@@ -1,7 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { startTestApp, TestApp } from '../support/app';
-import { eventually, ServiceProcess, spawnService } from '../support/processes';
-import { TEST_REDIS_URL } from '../support/redis';
+import { eventually, ServiceProcess, startWorkerProcess } from '../support/processes';
 import {
   makeTestCertificate,
   startReceiver,
@@ -40,20 +39,8 @@ describe('webhook delivery across processes (e2e)', () => {
   });
 
   async function startWorker(name: string): Promise<ServiceProcess> {
-    const w = spawnService(name, 'src/worker.ts', {
-      ...webhookEnv,
-      DATABASE_URL: t.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: t.config.redisPrefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      // A dead worker's job goes back to the queue within about three seconds.
-      QUEUE_LOCK_DURATION_MS: '2000',
-      QUEUE_STALLED_INTERVAL_MS: '1000',
-      NODE_EXTRA_CA_CERTS: cert.certFile,
-    });
+    const w = await startWorkerProcess(t, name, { ...webhookEnv, NODE_EXTRA_CA_CERTS: cert.certFile });
     workers.push(w);
-    await w.waitForLine(/worker started/, 60_000);
     return w;
   }
 
