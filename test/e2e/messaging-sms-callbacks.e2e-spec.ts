@@ -253,10 +253,15 @@ describe('Messaging: a status callback sent as the provider answers (e2e)', () =
       ]);
       expect(events[3].position.commit).toBe(events[2].position.commit);
       expect(appends).toBe(2);
-      const message = await t.request('GET', `/w/${wid}/chats/${chatId}/messages/${sent.body.id as number}`, {
-        token: key,
-      });
-      expect(message.body.status).toBe('delivered');
+      // The outcome was appended by the worker, not by this client's request: the read model
+      // shows it once its projection passed that append.
+      const message = await eventually(async () => {
+        const m = await t.request('GET', `/w/${wid}/chats/${chatId}/messages/${sent.body.id as number}`, {
+          token: key,
+        });
+        return m.body.status === 'delivered' ? m.body : undefined;
+      }, 'the message to show delivered');
+      expect(message.status).toBe('delivered');
     } finally {
       peer.autoStatus = auto;
       t.store.append = append;
