@@ -17,6 +17,8 @@ import { registerRequestHooks, requestIdFor } from './core/http/request-context'
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './core/http/transport-errors';
 import { createValidationPipe } from './core/http/validation';
 import { JsonLogger } from './core/logging/json-logger';
+import { registerRequestContext } from './core/cqrs/request-context.hooks';
+import { ConsistencyWaiter } from './core/projections/consistency';
 import { RateLimiter } from './core/rate-limit/rate-limiter';
 
 export const API_PREFIX = 'api/v2';
@@ -64,6 +66,9 @@ export async function createHttpApp(
   // After the JSON parsers: adds multipart/form-data for the routes that declare @MultipartBody.
   registerMultipart(fastify, BODY_LIMIT);
   registerInputGuard(fastify);
+  // Before the application's own onSend hooks (registered at init: Idempotency-Key's keeps
+  // an answer once it has waited for read-your-writes).
+  registerRequestContext(fastify, app.get(ConsistencyWaiter), config.readYourWritesTimeoutMs, logger);
   app.setGlobalPrefix(API_PREFIX, { exclude: [{ path: 'admin/{*path}', method: RequestMethod.ALL }] });
   app.useGlobalFilters(new HttpExceptionFilter(logger));
   app.useGlobalPipes(createValidationPipe());

@@ -1,15 +1,14 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { DiscoveryModule } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { PrefixCredentialResolver } from './auth/credential-resolvers';
 import { CREDENTIAL_RESOLVER } from './auth/principal';
+import { ADMITTED_REQUEST_HOOK } from './auth/auth.guard';
 import { CLAIMS } from './claims/claims';
 import { createClaims } from './claims/claims.factory';
 import { EventSourcedRepository } from './cqrs/event-sourced-repository';
 import { ReadYourWritesBuses } from './cqrs/read-your-writes';
-import { RequestContextInterceptor } from './cqrs/request-context.interceptor';
 import { EVENT_STORE } from './event-store/event-store.port';
 import { IdempotencyInterceptor } from './http/idempotency';
 import { AuthCache } from './auth/auth-cache';
@@ -31,12 +30,14 @@ import { SubscribersHost } from './projections/subscribers.host';
     CheckpointFeed,
     AuthCache,
     ReadYourWritesBuses,
-    // Run by RequestContextInterceptor, around the rest: a replay skips it all.
+    // Run by the guard once it let a request through: a replay skips the rest
+    // (the request context and read-your-writes are Fastify hooks: core/cqrs/request-context.hooks.ts).
     IdempotencyInterceptor,
-    { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
+    { provide: ADMITTED_REQUEST_HOOK, useExisting: IdempotencyInterceptor },
     { provide: CREDENTIAL_RESOLVER, useClass: PrefixCredentialResolver },
   ],
   exports: [
+    ADMITTED_REQUEST_HOOK,
     CLAIMS,
     CREDENTIAL_RESOLVER,
     CqrsModule,

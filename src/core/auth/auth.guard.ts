@@ -24,6 +24,16 @@ export interface AuthenticatedRequest extends FastifyRequest, PeekingRequest {
   earlyCredential?: { token: string; credential: Credential };
 }
 
+/**
+ * What runs once the guard has let a request through, before its body is validated and its
+ * handler runs: `Idempotency-Key` takes its key or replays the kept answer by throwing it
+ * (core/http/idempotency.ts). A token, so that core/auth does not import core/http's side.
+ */
+export interface AdmittedRequestHook {
+  admitted(req: AuthenticatedRequest, reply: FastifyReply, handler: object): Promise<void>;
+}
+export const ADMITTED_REQUEST_HOOK = Symbol('admitted-request-hook');
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What a route declares to the guard, read once per route (decorators never change after start). */
@@ -60,6 +70,7 @@ export class AuthGuard implements CanActivate {
     @Inject(MEMBERSHIP_RESOLVER) private readonly memberships: MembershipResolver,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() private readonly rateLimiter?: RateLimiter,
+    @Optional() @Inject(ADMITTED_REQUEST_HOOK) private readonly admittedHook?: AdmittedRequestHook,
   ) {}
 
   private policyOf(context: ExecutionContext): RoutePolicy {
@@ -143,6 +154,11 @@ export class AuthGuard implements CanActivate {
     if (accountScope && !grants(credential.scopes, accountScope)) {
       throw new ForbiddenError(`This credential lacks the scope ${accountScope}`);
     }
+    await this.admittedHook?.admitted(
+      req,
+      context.switchToHttp().getResponse<FastifyReply>(),
+      context.getHandler(),
+    );
     return true;
   }
 }

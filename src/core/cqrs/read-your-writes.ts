@@ -1,6 +1,7 @@
-import { Injectable, OnModuleInit, SetMetadata } from '@nestjs/common';
+import { applyDecorators, Injectable, OnModuleInit, SetMetadata } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { markRouteConfig } from '../http/route-auth';
 import { ConsistencyWaiter } from '../projections/consistency';
 
 export const SKIP_READ_YOUR_WRITES = 'read-your-writes:skip';
@@ -11,7 +12,8 @@ export const SKIP_READ_YOUR_WRITES = 'read-your-writes:skip';
  * to pass what it appended. What the handler dispatches still waits as everywhere else, and
  * whatever acts on the write (a reactor, a job) follows the event store, not the answer.
  */
-export const SkipReadYourWrites = (): MethodDecorator => SetMetadata(SKIP_READ_YOUR_WRITES, true);
+export const SkipReadYourWrites = (): MethodDecorator =>
+  applyDecorators(SetMetadata(SKIP_READ_YOUR_WRITES, true), markRouteConfig(SKIP_READ_YOUR_WRITES, true));
 
 /** Set while a command or query handler runs: what it dispatches is part of its own work. */
 const insideHandler = new AsyncLocalStorage<true>();
@@ -21,7 +23,7 @@ const insideHandler = new AsyncLocalStorage<true>();
  * request (core/cqrs/request-context.ts). A query dispatched through the QueryBus, or a
  * command through the CommandBus (commands read read models to decide), first waits
  * until the projections have passed what the request appended so far; the response
- * waits for the rest (RequestContextInterceptor). So a PUT that answers with a GET of its
+ * waits for the rest (core/cqrs/request-context.hooks.ts). So a PUT that answers with a GET of its
  * resource, or creates a role and then makes it the default, reads its own write without
  * any call of its own.
  *

@@ -4,6 +4,7 @@ import { WrongExpectedRevisionError } from '../event-store/event-store.port';
 import { JsonLogger } from '../logging/json-logger';
 import { loggableError } from '../logging/loggable-error';
 import { DomainError, TooManyRequestsError } from './domain-errors';
+import { ReplayedResponse } from './idempotency';
 
 export const INTERNAL_ERROR_DETAIL = 'An internal server error occurred';
 
@@ -80,6 +81,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
     const ctx = host.switchToHttp();
     const reply = ctx.getResponse<FastifyReply>();
     const request = ctx.getRequest<FastifyRequest>();
+    // Not a failure: the kept answer to an Idempotency-Key, sent as it was (core/http/idempotency.ts).
+    if (exception instanceof ReplayedResponse) {
+      if (!reply.sent) exception.send(reply);
+      return;
+    }
     const res = toErrorResponse(exception);
     if (res.status >= 500) {
       this.logger.event('error', {

@@ -1,17 +1,10 @@
-import {
-  CallHandler,
-  ExecutionContext,
-  Inject,
-  Injectable,
-  NestInterceptor,
-  OnModuleInit,
-} from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { HEADERS_METADATA } from '@nestjs/common/constants';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Redis from 'ioredis';
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
-import { Observable, of } from 'rxjs';
-import { AuthenticatedRequest, bearerToken } from '../auth/auth.guard';
+import { AdmittedRequestHook, AuthenticatedRequest, bearerToken } from '../auth/auth.guard';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { JsonLogger } from '../logging/json-logger';
 import { REDIS } from '../redis/redis';
@@ -142,12 +135,30 @@ function unseal(key: Buffer, sealed: string): KeptResponse {
 }
 
 /**
- * Not registered as an interceptor of its own: RequestContextInterceptor, the one global
- * interceptor, runs it first for the requests it `applies` to (each interceptor Nest runs
- * costs every request an AsyncResource binding and rxjs operators).
+ * A kept answer to send again: thrown by the guard's admission (below) so that the handler
+ * never runs, and answered as it is by the exception filter (core/http/http-exception.filter.ts).
+ */
+export class ReplayedResponse {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string>,
+    readonly body: string,
+  ) {}
+
+  send(reply: FastifyReply): void {
+    void reply.status(this.status).headers(this.headers).header(REPLAYED_HEADER, 'true').send(this.body);
+  }
+}
+
+/**
+ * Run by the authentication guard once it let a request through (AdmittedRequestHook), for
+ * a POST by a credential that sends the header: it takes the key, or replays the kept
+ * answer (ReplayedResponse), before the body is validated and the handler runs, as the
+ * interceptor it was did. Not a Nest interceptor: any interceptor costs every request of
+ * its routes two AsyncResource bindings and rxjs operators.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit {
+export class IdempotencyInterceptor implements AdmittedRequestHook, OnModuleInit {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -186,41 +197,34 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit {
   }
 
   /**
-   * Whether `intercept` has anything to do for this request: a POST by a credential that
-   * sends the header. Every other request skips it (RequestContextInterceptor asks first).
+   * A POST by a credential with the header: takes its key, or throws the kept answer
+   * (ReplayedResponse) with the route's own headers (@Header) set first, as Nest set them
+   * before an interceptor replayed. Every other request passes at once.
    */
-  applies(context: ExecutionContext): boolean {
-    if (context.getType() !== 'http') return false;
-    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    return req.method === 'POST' && !!req.principal && req.headers['idempotency-key'] !== undefined;
-  }
-
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    if (context.getType() !== 'http') return next.handle();
-    const req = context.switchToHttp().getRequest<AuthenticatedRequest & ClaimingRequest>();
-    if (req.method !== 'POST' || !req.principal) return next.handle();
+  async admitted(req: AuthenticatedRequest, reply: FastifyReply, handler: object): Promise<void> {
+    if (req.method !== 'POST' || !req.principal || req.headers['idempotency-key'] === undefined) return;
     const key = parseIdempotencyKey(req.headers['idempotency-key']);
-    if (key === undefined) return next.handle();
+    if (key === undefined) return;
 
     const { kind, credentialId } = req.principal.credential;
     const redisKey = `${this.config.redisPrefix}:idempotency:${kind}:${credentialId}:${sha256(key)}`;
     const fingerprint = sha256(`${req.method} ${req.url}\n${canonicalJson(req.body)}`);
     const sealingKey = sealingKeyFor(bearerToken(req.headers.authorization) ?? credentialId, key);
     const outcome = await this.claim(redisKey, fingerprint);
-    const reply = context.switchToHttp().getResponse<FastifyReply>();
 
     if ('completed' in outcome) {
       const { status, headers, body } = unseal(sealingKey, outcome.completed.sealed);
-      void reply.status(status).headers(headers).header(REPLAYED_HEADER, 'true');
-      return of(body);
+      const own = Reflect.getMetadata(HEADERS_METADATA, handler) as
+        { name: string; value: string }[] | undefined;
+      for (const h of own ?? []) void reply.header(h.name, h.value);
+      throw new ReplayedResponse(status, headers, body);
     }
     const claim: Claim = { redisKey, pending: outcome.pending, fingerprint, sealingKey, settled: false };
-    req[CLAIM] = claim;
+    (req as ClaimingRequest)[CLAIM] = claim;
     // A response that never reaches onSend (connection lost mid-way) frees the key.
     reply.raw.once('close', () => {
       if (!claim.settled) void this.release(claim).catch(() => undefined);
     });
-    return next.handle();
   }
 
   /** Takes the key (pending), or waits for the request that holds it and returns its answer. */

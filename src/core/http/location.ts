@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { markRouteConfig } from './route-auth';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const CREATED_LOCATION = 'http:created-location';
@@ -13,8 +14,8 @@ export const seg = (value: string | number): string => encodeURIComponent(String
 
 /**
  * Sets `Location` on a 201 whose route declares @CreatedLocation. Called by the
- * request-context interceptor (core/cqrs) with the route's declaration, so a creating
- * route runs no interceptor of its own. Only a 201 says it created something
+ * request-context hooks (core/cqrs/request-context.hooks.ts) with the route's declaration
+ * (kept in its Fastify route config), so a creating route runs no interceptor. Only a 201 says it created something
  * (create-signup answers 200 for an existing member).
  */
 export function setCreatedLocation(
@@ -33,5 +34,5 @@ export function setCreatedLocation(
  * that can answer 201 says where explicitly (a test walks the controllers to check).
  */
 export function CreatedLocation<T>(locate: LocationOf<T>): MethodDecorator {
-  return SetMetadata(CREATED_LOCATION, locate);
+  return applyDecorators(SetMetadata(CREATED_LOCATION, locate), markRouteConfig(CREATED_LOCATION, locate));
 }

@@ -28,8 +28,8 @@ export function etagOf(version: number): string {
 
 /**
  * Sets `ETag` on a response whose body carries a version (see withVersion). Called by the
- * request-context interceptor (core/cqrs) on every HTTP answer: one global interceptor
- * fewer on every request (each costs Nest an AsyncResource binding and an rxjs operator).
+ * request-context hooks (core/cqrs/request-context.hooks.ts) on every JSON answer (no Nest
+ * interceptor: each costs Nest AsyncResource bindings and rxjs operators per request).
  */
 export function setETagFrom(body: unknown, reply: FastifyReply): void {
   if (typeof body !== 'object' || body === null) return;

@@ -10,6 +10,7 @@ import { CheckpointFeed, CheckpointNotice, encodeNotice } from './checkpoint-fee
 import { LeaderLocks } from './leader-locks';
 import { SharedScans } from './shared-scans';
 import { applyEvents, RegisteredProjection } from './projection';
+import { CommitStatements, withCommitStatements } from './commit-statements';
 import { RegisteredReactor, SubscriberRegistry } from './subscriber-registry';
 import {
   BatchOutcome,
@@ -157,10 +158,10 @@ export class JointProjectionBatches {
  * waiters in every process keep a map of checkpoints from it instead of querying) and,
  * through `feed`, to this process at once, after COMMIT, never before.
  *
- * The batch is three round trips besides the handler's own statements: BEGIN with the
- * checkpoint's lock, the handler, the checkpoint's move with COMMIT (the first and last as
- * multi-statement simple queries, their values as literals), where TypeORM's transaction
- * took five. A write waits for its projections' batches one after the other (they take
+ * The batch is two round trips besides the handler's own statements: BEGIN with the
+ * checkpoint's lock, and the checkpoint's move with COMMIT (both multi-statement simple
+ * queries, their values as literals), where TypeORM's transaction took five; the writes
+ * a handler leaves for the commit (writeWithCommit: the audit log's) go in the second. A write waits for its projections' batches one after the other (they take
  * turns, LocalBatches), so each round trip saved is saved once per projection it waits for.
  * With `joint`, the batches of the process's loops asked for together share the
  * transaction (JointProjectionBatches).
@@ -225,9 +226,12 @@ async function commitProjectionBatches(
       stored.set(row.name, at.commit === 0n && at.prepare === 0n ? undefined : at);
     }
     const moves: string[] = [];
+    const later = new CommitStatements();
     for (const [i, b] of batches.entries()) {
       if (!samePosition(stored.get(b.checkpointName), b.expected)) continue;
-      await applyEvents(b.projection.handler, b.events, runner.manager);
+      await withCommitStatements(runner.manager, client, later, () =>
+        applyEvents(b.projection.handler, b.events, runner.manager),
+      );
       const last = b.events[b.events.length - 1].position;
       const notice = { name: b.checkpointName, position: last, auth: feed?.affectsAuth(b.events) ?? false };
       const name = client.escapeLiteral(b.checkpointName);
@@ -250,8 +254,9 @@ async function commitProjectionBatches(
     }
     // The crash window the checkpoint tests aim at (a no-op outside them).
     for (const n of notices) beforeCheckpointWrite(n.name);
-    // The checkpoints, then COMMIT, in one round trip.
-    await client.query(`${moves.join(';\n')};\nCOMMIT`);
+    // What the handlers left for the commit (core/projections/commit-statements.ts), the
+    // checkpoints, then COMMIT, in one round trip.
+    await client.query(`${[...later.take(), ...moves].join(';\n')};\nCOMMIT`);
     open = false;
   } catch (err) {
     if (open) await client.query('ROLLBACK').catch(() => undefined);

@@ -45,3 +45,54 @@ redis.call('ZADD', KEYS[2], now + ttl, ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ttl)
 return {1, limit - used - 1, resetAt, now, 'ok', peeked}
 `;
+
+/**
+ * ADMIT_SCRIPT for several requests of one credential at once, in the order given, with
+ * the outcome each would have had in calls of its own at the same instant (the concurrent
+ * requests of one turn of a process's event loop: one script run instead of one each).
+ *
+ * KEYS[1], KEYS[2] as ADMIT_SCRIPT (no peeked key).
+ * ARGV    limit, windowMs, concurrency, inflightTtlMs, n, then the n members (one per
+ *         request), then the finished members to release first.
+ *
+ * Returns n entries {admitted 0|1, remaining, resetAtMs, nowMs, reason}.
+ */
+export const ADMIT_MANY_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local concurrency = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[4])
+local n = tonumber(ARGV[5])
+for i = 6 + n, #ARGV do redis.call('ZREM', KEYS[2], ARGV[i]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - windowMs)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local used = redis.call('ZCARD', KEYS[1])
+local inflight = redis.call('ZCARD', KEYS[2])
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local resetAt = now + windowMs
+if oldest[2] then resetAt = tonumber(oldest[2]) + windowMs end
+local out = {}
+local added = false
+for j = 1, n do
+  local member = ARGV[5 + j]
+  if used >= limit then
+    out[j] = {0, 0, resetAt, now, 'rate'}
+  elseif inflight >= concurrency then
+    out[j] = {0, limit - used, resetAt, now, 'concurrency'}
+  else
+    redis.call('ZADD', KEYS[1], now, member)
+    redis.call('ZADD', KEYS[2], now + ttl, member)
+    used = used + 1
+    inflight = inflight + 1
+    added = true
+    out[j] = {1, limit - used, resetAt, now, 'ok'}
+  end
+end
+if added then
+  redis.call('PEXPIRE', KEYS[1], windowMs)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return out
+`;

@@ -88,3 +88,82 @@ describe('RateLimiter.admit with a peeked key', () => {
     expect(await l.admit('api_key:peek-3', reply(), `${prefix}:read-version:thing:c`)).toBeUndefined();
   });
 });
+
+/** Admissions of one credential asked for together: one script run, each answered as alone. */
+describe('RateLimiter.admit of concurrent requests', () => {
+  const prefix = testRedisPrefix();
+  const limiters: RateLimiter[] = [];
+
+  const limiter = (perMinute: string, concurrency: string) => {
+    const l = new RateLimiter(
+      loadConfig({
+        REDIS_URL: TEST_REDIS_URL,
+        REDIS_PREFIX: prefix,
+        RATE_LIMIT_PER_MINUTE: perMinute,
+        RATE_LIMIT_CONCURRENCY: concurrency,
+      }),
+      new JsonLogger('silent'),
+    );
+    limiters.push(l);
+    return l;
+  };
+
+  afterAll(async () => {
+    await Promise.all(limiters.map((l) => l.onApplicationShutdown()));
+    await clearRedisPrefix(prefix);
+  });
+
+  /** The Redis commands the limiter sends from now on (its own connection, once connected). */
+  async function counting(l: RateLimiter): Promise<string[]> {
+    await l.admit('api_key:warm-up', reply()); // connects
+    const sent: string[] = [];
+    const redis = (l as unknown as { redis: Redis }).redis;
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+      sent.push(command.name);
+      return (send as (...a: unknown[]) => unknown)(command, ...rest);
+    }) as typeof redis.sendCommand;
+    return sent;
+  }
+
+  it('answers each in the order asked, with the remaining count and refusals of calls one by one, in one script run', async () => {
+    const l = limiter('5', '10');
+    const sent = await counting(l);
+    const replies = Array.from({ length: 7 }, () => reply());
+    const outcomes = await Promise.allSettled(replies.map((r) => l.admit('api_key:many-1', r)));
+    expect(outcomes.map((o) => o.status)).toEqual([...Array(5).fill('fulfilled'), 'rejected', 'rejected']);
+    expect(replies.map((r) => r.headers['X-RateLimit-Remaining'])).toEqual([
+      '4',
+      '3',
+      '2',
+      '1',
+      '0',
+      '0',
+      '0',
+    ]);
+    expect((outcomes[5] as PromiseRejectedResult).reason).toBeInstanceOf(TooManyRequestsError);
+    expect(sent.filter((c) => c === 'evalsha' || c === 'eval')).toHaveLength(1);
+    // Later requests see the five counted.
+    await expect(l.admit('api_key:many-1', reply())).rejects.toBeInstanceOf(TooManyRequestsError);
+  });
+
+  it('refuses past the concurrency limit within one run, and admits again once a request ended', async () => {
+    const l = limiter('100', '2');
+    const replies = Array.from({ length: 3 }, () => reply());
+    const outcomes = await Promise.allSettled(replies.map((r) => l.admit('api_key:many-2', r)));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(((outcomes[2] as PromiseRejectedResult).reason as Error).message).toMatch(/concurrent/);
+    replies[0].end();
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the release is sent
+    await expect(l.admit('api_key:many-2', reply())).resolves.toBeUndefined();
+  });
+
+  it('keeps credentials apart in one turn', async () => {
+    const l = limiter('1', '10');
+    const [a, b] = await Promise.allSettled([
+      l.admit('api_key:many-3a', reply()),
+      l.admit('api_key:many-3b', reply()),
+    ]);
+    expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
+  });
+});

@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { TooManyRequestsError } from '../http/domain-errors';
 import { JsonLogger } from '../logging/json-logger';
 import { redisOptionsFromUrl } from '../redis/redis';
-import { ADMIT_SCRIPT } from './rate-limit.script';
+import { ADMIT_MANY_SCRIPT, ADMIT_SCRIPT } from './rate-limit.script';
 
 export const SKIP_RATE_LIMIT = 'rate-limit:skip';
 
@@ -46,7 +46,25 @@ export interface Reservation {
   refund(): void;
 }
 
+/** The admissions of one credential asked for in one turn of the event loop, not sent yet. */
+interface PendingAdmissions {
+  inflightKey: string;
+  members: string[];
+  settle: ((result: AdmitResult | undefined, err?: unknown) => void)[];
+}
+
 type RedisWithAdmit = Redis & {
+  /** ADMIT_MANY_SCRIPT: `n` admissions of one credential in one run. */
+  wsAdmitMany(
+    k1: string,
+    k2: string,
+    limit: number,
+    windowMs: number,
+    concurrency: number,
+    ttl: number,
+    n: number,
+    ...membersThenFinished: string[]
+  ): Promise<[number, number, number, number, AdmitResult[4]][]>;
   wsAdmit(
     k1: string,
     k2: string,
@@ -88,6 +106,8 @@ export class RateLimiter implements OnApplicationShutdown {
   /** In-flight key → members of finished requests not yet removed from it. */
   private readonly finished = new Map<string, string[]>();
   private flushTimer: NodeJS.Timeout | undefined;
+  /** Log key → admissions waiting for this turn's script call (see `batched`). */
+  private pending = new Map<string, PendingAdmissions>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -116,6 +136,7 @@ export class RateLimiter implements OnApplicationShutdown {
       redis.on('error', (err: Error) => this.logFailure(err));
       redis.defineCommand('wsAdmit', { numberOfKeys: 2, lua: ADMIT_SCRIPT });
       redis.defineCommand('wsAdmitPeek', { numberOfKeys: 3, lua: ADMIT_SCRIPT });
+      redis.defineCommand('wsAdmitMany', { numberOfKeys: 2, lua: ADMIT_MANY_SCRIPT });
       this.redis = redis;
       await redis.connect().catch((err: Error) => this.logFailure(err));
     })();
@@ -149,42 +170,114 @@ export class RateLimiter implements OnApplicationShutdown {
       this.logFailure(new Error(`Redis connection is ${redis?.status ?? 'absent'}`));
       return undefined;
     }
-    const { rateLimitPerMinute: limit, rateLimitConcurrency: concurrency, redisPrefix } = this.config;
+    const { redisPrefix } = this.config;
     const base = `${redisPrefix}:ratelimit:{${subject}}`;
     const inflightKey = `${base}:inflight`;
     const member = randomUUID();
-    const finished = this.finished.get(inflightKey) ?? [];
-    this.finished.delete(inflightKey);
     const peeking = peek !== undefined && this.sameRedis;
     let result: AdmitResult;
-    try {
-      result = peeking
-        ? await redis.wsAdmitPeek(
-            `${base}:log`,
-            inflightKey,
-            peek,
-            limit,
-            WINDOW_MS,
-            concurrency,
-            INFLIGHT_TTL_MS,
-            member,
-            ...finished,
-          )
-        : await redis.wsAdmit(
-            `${base}:log`,
-            inflightKey,
-            limit,
-            WINDOW_MS,
-            concurrency,
-            INFLIGHT_TTL_MS,
-            member,
-            ...finished,
-          );
-    } catch (err) {
-      this.release(inflightKey, ...finished);
-      this.logFailure(err);
-      return undefined;
+    if (!peeking) {
+      const batched = await this.batched(redis, `${base}:log`, inflightKey, member);
+      if (!batched) return undefined;
+      result = batched;
+    } else {
+      const finished = this.finished.get(inflightKey) ?? [];
+      this.finished.delete(inflightKey);
+      try {
+        result = await this.admitPeeking(redis, base, inflightKey, peek, member, finished);
+      } catch (err) {
+        this.release(inflightKey, ...finished);
+        this.logFailure(err);
+        return undefined;
+      }
     }
+    return this.answer(result, subject, reply, inflightKey, member, peeking);
+  }
+
+  private admitPeeking(
+    redis: RedisWithAdmit,
+    base: string,
+    inflightKey: string,
+    peek: string,
+    member: string,
+    finished: string[],
+  ): Promise<AdmitResult> {
+    const { rateLimitPerMinute: limit, rateLimitConcurrency: concurrency } = this.config;
+    return redis.wsAdmitPeek(
+      `${base}:log`,
+      inflightKey,
+      peek,
+      limit,
+      WINDOW_MS,
+      concurrency,
+      INFLIGHT_TTL_MS,
+      member,
+      ...finished,
+    );
+  }
+
+  /**
+   * One admission without a peeked key, sent with the others of its credential asked for
+   * in this turn of the event loop: one script run (ADMIT_MANY_SCRIPT) answers them all,
+   * each as its own call would have in the order asked. Undefined when the call failed
+   * (logged; the request is served unlimited, as for any failure).
+   */
+  private batched(
+    redis: RedisWithAdmit,
+    logKey: string,
+    inflightKey: string,
+    member: string,
+  ): Promise<AdmitResult | undefined> {
+    return new Promise((resolve) => {
+      let group = this.pending.get(logKey);
+      if (!group) {
+        if (this.pending.size === 0) setImmediate(() => this.sendBatched(redis));
+        this.pending.set(logKey, (group = { inflightKey, members: [], settle: [] }));
+      }
+      group.members.push(member);
+      group.settle.push((result) => resolve(result));
+    });
+  }
+
+  private sendBatched(redis: RedisWithAdmit): void {
+    const groups = this.pending;
+    this.pending = new Map();
+    const { rateLimitPerMinute: limit, rateLimitConcurrency: concurrency } = this.config;
+    for (const [logKey, group] of groups) {
+      const finished = this.finished.get(group.inflightKey) ?? [];
+      this.finished.delete(group.inflightKey);
+      redis
+        .wsAdmitMany(
+          logKey,
+          group.inflightKey,
+          limit,
+          WINDOW_MS,
+          concurrency,
+          INFLIGHT_TTL_MS,
+          group.members.length,
+          ...group.members,
+          ...finished,
+        )
+        .then(
+          (results) => group.settle.forEach((settle, i) => settle([...results[i], null] as AdmitResult)),
+          (err: unknown) => {
+            this.release(group.inflightKey, ...finished);
+            this.logFailure(err);
+            for (const settle of group.settle) settle(undefined);
+          },
+        );
+    }
+  }
+
+  private answer(
+    result: AdmitResult,
+    subject: string,
+    reply: FastifyReply,
+    inflightKey: string,
+    member: string,
+    peeking: boolean,
+  ): string | null | undefined {
+    const { rateLimitPerMinute: limit, rateLimitConcurrency: concurrency } = this.config;
     const [admitted, remaining, resetAtMs, nowMs, reason, peeked] = result;
     void reply.header('X-RateLimit-Limit', String(limit));
     void reply.header('X-RateLimit-Remaining', String(Math.max(0, remaining)));

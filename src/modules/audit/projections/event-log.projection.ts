@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { copyRows } from '../../../core/database/copy-rows';
+import { writeWithCommit } from '../../../core/projections/commit-statements';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 
 const COLUMNS = [
@@ -54,12 +55,17 @@ export class EventLogProjection implements ProjectionHandler {
       e.position.prepare.toString(),
       e.metadata?.occurredAt ?? new Date().toISOString(),
     ]);
-    if (rows.length < COPY_FROM) return this.insert(rows, em);
-    await copyRows(em, 'event_log', COLUMNS, rows, () => this.insert(rows, em));
+    // A small batch's INSERT goes with the batch's COMMIT (nothing here needs its result).
+    if (rows.length < COPY_FROM) return this.insert(rows, em, true);
+    await copyRows(em, 'event_log', COLUMNS, rows, () => this.insert(rows, em, false));
   }
 
-  private async insert(rows: readonly unknown[][], em: EntityManager): Promise<void> {
-    await em.query(
+  private async insert(rows: readonly unknown[][], em: EntityManager, withCommit: boolean): Promise<void> {
+    const write = withCommit
+      ? writeWithCommit
+      : (m: EntityManager, sql: string, p: unknown[]) => m.query(sql, p);
+    await write(
+      em,
       `INSERT INTO event_log (${COLUMNS.join(', ')})
        SELECT r.event_id, r.workspace_id, r.stream_name, r.revision, r.type, r.data::jsonb, r.metadata::jsonb,
               r.position_commit, r.position_prepare, r.occurred_at

@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import type { EntityManager } from 'typeorm';
 import { useReadModelDatabase } from '../../../../test/support/database';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../../../../test/support/redis';
 import { ENTITIES } from '../../../app.entities';
@@ -87,6 +88,23 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
       [ids],
     )) as Record<string, unknown>[];
 
+  /**
+   * Calls `seen` with the text of every statement sent on the transaction's connection
+   * (the projection sends some as named statements on the client, past `em.query`).
+   */
+  function onStatements(em: EntityManager, seen: (sql: string) => void): () => void {
+    const client = (
+      em.queryRunner as unknown as { databaseConnection: { query: (...a: unknown[]) => unknown } }
+    ).databaseConnection;
+    const query = client.query.bind(client);
+    client.query = (...args: unknown[]) => {
+      const q = args[0] as string | { text: string };
+      seen(typeof q === 'string' ? q : q.text);
+      return query(...args);
+    };
+    return () => delete (client as { query?: unknown }).query;
+  }
+
   it('ends each member as the events one by one do, with a statement per column set, not per event', async () => {
     await scratch.ds.transaction(async (em) => {
       for (const id of [1, 2, 11, 12]) await projection.handle(created(id), em);
@@ -94,12 +112,9 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
     });
     const statements: string[] = [];
     await scratch.ds.transaction(async (em) => {
-      const query = em.query.bind(em);
-      em.query = ((sql: string, params?: unknown[]) => {
-        statements.push(sql);
-        return query(sql, params);
-      }) as typeof em.query;
+      const restore = onStatements(em, (sql) => statements.push(sql));
       await projection.handleBatch(edits(11, 12), em);
+      restore();
     });
 
     const oneByOne = await rows([1, 2]);
@@ -140,12 +155,9 @@ describe('MembersProjection: a run of MemberUpdated in one batch', () => {
     const after = updated(21, 302, { name: 'After archive' }, 59);
     let statements = 0;
     await scratch.ds.transaction(async (em) => {
-      const query = em.query.bind(em);
-      em.query = ((sql: string, params?: unknown[]) => {
-        statements++;
-        return query(sql, params);
-      }) as typeof em.query;
+      const restore = onStatements(em, () => statements++);
       await projection.handleBatch([...run, archived, after], em);
+      restore();
     });
     expect(statements).toBe(3);
     const [row] = (await scratch.ds.query(

@@ -1,6 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CLAIM_FENCED } from '../../../core/claims/claims';
+import { queryPreparedIn } from '../../../core/database/prepared';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { MemberRolesMerged } from '../../roles';
@@ -115,7 +116,8 @@ export class MembersProjection implements ProjectionHandler {
 
   /** Runs a statement of `updatingListVersions`, recording the versions of the rows it changed. */
   private async changing(em: EntityManager, sql: string, params: unknown[]): Promise<void> {
-    const rows = (await em.query(sql, params)) as ChangedRow[];
+    // Named: a run of edits is one statement of a few shapes, planned once per connection.
+    const rows = await queryPreparedIn<ChangedRow>(em, sql, params);
     for (const r of rows) this.versions.seen(r.id, r.revision, r.version, r.roleId);
     await this.announce(rows);
   }
@@ -233,7 +235,8 @@ export class MembersProjection implements ProjectionHandler {
         return this.inserted([stored], [], [], em);
       case 'MemberUpdated': {
         const d = event.data;
-        const fields = (Object.keys(d.changes) as (keyof MemberChanges)[]).filter((f) => MEMBER_COLUMNS[f]);
+        // In one order, so that a set of changed fields is one statement text (changing names it).
+        const fields = changedFields(stored);
         await this.changing(
           em,
           updatingListVersions(

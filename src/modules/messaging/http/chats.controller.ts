@@ -188,7 +188,7 @@ export class ChatsController {
       new SendAssistantMessageCommand(workspaceId, chatId, body.message, caller, undefined, written),
     );
     // The message as the send wrote it: one read less per send. The response still waits
-    // until the projections have passed the append (RequestContextInterceptor), so the
+    // until the projections have passed the append (core/cqrs/request-context.hooks.ts), so the
     // caller's next read shows it, as it shows a message read back here.
     return (
       written.response ?? this.queries.execute(new GetMessageQuery(workspaceId, chatId, messageId, caller))

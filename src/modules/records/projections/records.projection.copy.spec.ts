@@ -95,8 +95,9 @@ describe('RecordsProjection: a batch of new records by COPY', () => {
         await projection.handleBatch(batch, em);
       });
     await batched();
-    // COPY goes through the connection itself: the only statement through the manager is the types' read.
-    expect(statements).toEqual(['SELECT']);
+    // COPY and the types' read (a named statement) go through the connection itself: no
+    // statement through the manager (the INSERT a batch without COPY sends would).
+    expect(statements).toEqual([]);
     const oneByOne = await rows(1);
     expect(oneByOne).toHaveLength(count);
     expect(await rows(2)).toEqual(oneByOne);
@@ -113,7 +114,7 @@ describe('RecordsProjection: a batch of new records by COPY', () => {
     statements.length = 0;
     await batched();
     // The replay's COPY hits the rows already there and falls back to the INSERT, which skips them.
-    expect(statements).toEqual(['SELECT', 'INSERT']);
+    expect(statements).toEqual(['INSERT']);
     expect(await rows(2)).toEqual(oneByOne);
   });
 });

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CLAIM_FENCED } from '../../../core/claims/claims';
 import { copyRows } from '../../../core/database/copy-rows';
+import { queryPreparedIn } from '../../../core/database/prepared';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
+import { writeWithCommit } from '../../../core/projections/commit-statements';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { DataRecordCreated, DataRecordEvent } from '../domain/data-record.events';
 import { DataField, DataTypeEvent, TEXT_LIKE_TYPES } from '../domain/data-type.events';
@@ -128,9 +130,12 @@ export class RecordsProjection implements ProjectionHandler {
    */
   private async insertRecords(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     const typeIds = [...new Set(events.map((e) => (e.data as DataRecordCreated['data']).dataTypeId))];
-    const types = (await em.query(`SELECT id, fields FROM data_types WHERE id = ANY($1::int[])`, [
-      typeIds,
-    ])) as { id: number; fields: DataField[] }[];
+    // Named: one statement planned once per connection, not on every batch.
+    const types = await queryPreparedIn<{ id: number; fields: DataField[] }>(
+      em,
+      `SELECT id, fields FROM data_types WHERE id = ANY($1::int[])`,
+      [typeIds],
+    );
     const indexedOf = new Map(types.map((t) => [t.id, indexedFields(t.fields)]));
     const rows: unknown[][] = [];
     for (const stored of events) {
@@ -158,12 +163,14 @@ export class RecordsProjection implements ProjectionHandler {
     // A replayed record (its row already there) makes COPY fail: copyRows then falls back
     // to the INSERT, which skips it.
     if (rows.length >= COPY_FROM)
-      await copyRows(em, 'data_records', COLUMNS, rows, () => this.insert(rows, em));
-    else await this.insert(rows, em);
+      await copyRows(em, 'data_records', COLUMNS, rows, () => this.insert(rows, em, false));
+    // A request's few records go with the batch's COMMIT (core/projections/commit-statements.ts).
+    else await this.insert(rows, em, true);
   }
 
-  private async insert(rows: readonly unknown[][], em: EntityManager): Promise<void> {
-    await em.query(
+  private async insert(rows: readonly unknown[][], em: EntityManager, withCommit: boolean): Promise<void> {
+    await (withCommit ? writeWithCommit : (m: EntityManager, sql: string, p: unknown[]) => m.query(sql, p))(
+      em,
       `INSERT INTO data_records (${COLUMNS.join(', ')})
        SELECT r.id, r.workspace_id, r.data_type_id, r.member_id, r.external_id, r.field_values,
               r.indexed_values, r.search_text, r.created_at, r.updated_at, r.version, r.stream_revision
