@@ -100,6 +100,13 @@ describe('EventLogProjection: rows copied from the PostgreSQL store', () => {
   });
 
   it('writes an event the store does not hold from the event itself', async () => {
+    const appended = await store.createStreams(
+      Array.from({ length: 50 }, (_, i) => ({
+        streamName: `held-${i}`,
+        events: [{ type: 'Held', data: { i }, metadata: meta({ workspaceId: ws }) }],
+      })),
+    );
+    const held = appended.flatMap((r) => r.events);
     const foreign: StoredEvent = {
       id: '0190a6c4-0000-7000-8000-000000000999',
       type: 'Elsewhere',
@@ -109,7 +116,13 @@ describe('EventLogProjection: rows copied from the PostgreSQL store', () => {
       revision: 0n,
       position: { commit: 1n, prepare: 1n },
     };
-    await ds.transaction((em) => new EventLogProjection(store).handleBatch([foreign], em));
+    await ds.transaction((em) => new EventLogProjection(store).handleBatch([...held, foreign], em));
+    expect(
+      await rows(
+        'event_log',
+        held.map((e) => e.id),
+      ),
+    ).toHaveLength(50);
     expect(await rows('event_log', [foreign.id])).toEqual([
       expect.objectContaining({
         event_id: foreign.id,

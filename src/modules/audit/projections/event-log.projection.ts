@@ -59,19 +59,18 @@ export class EventLogProjection implements ProjectionHandler {
   }
 
   /**
-   * On the PostgreSQL store, the events are copied from its `events` table in one
-   * statement: the service neither writes their data and metadata out again nor has the
-   * database parse them (an import's 10,000 events are about 10 MB of JSON). Should it
-   * insert fewer rows than the batch holds (a replay, an event not in that table), the
-   * batch is written again from the events by the INSERT below, which skips what is there.
-   * Otherwise one COPY per batch (core's copyRows): bulk writes (imports) project thousands
-   * of events at once, and the audit log's copy of each was a third of a batch's INSERT
-   * from one JSON document. An event already logged (a replay) falls back to the INSERT
-   * below, which skips it; a small batch is that INSERT.
+   * A batch of 50 events or more (an import's) on the PostgreSQL store is copied from its
+   * `events` table in one statement: the service neither writes the events' data and
+   * metadata out again nor has the database parse them (an import's 10,000 events are
+   * about 10 MB of JSON). Should it insert fewer rows than the batch holds (a replay, an
+   * event not in that table), the batch is written again from the events by the INSERT
+   * below, which skips what is there. On other stores, one COPY per such batch (core's
+   * copyRows), falling back to that INSERT on a replay. A small batch (a request's few
+   * events) is that INSERT.
    */
   async handleBatch(events: readonly StoredEvent[], em: EntityManager): Promise<void> {
     if (!events.length) return;
-    if (this.store?.kind === 'postgres') {
+    if (events.length >= COPY_FROM && this.store?.kind === 'postgres') {
       const [{ n }] = (await em.query(COPY_FROM_EVENTS_SQL, [
         events.map((e) => e.position.prepare.toString()),
         events.map((e) => e.id),
