@@ -151,6 +151,35 @@ describe('attack: read-your-writes on every kind of answer (e2e)', () => {
     expect(res.headers.get('etag')).toBeNull();
   });
 
+  it('a duplicate of a keyed write arriving during its wait is answered only once the projections passed it', async () => {
+    const id = randomUUID();
+    const key = randomUUID();
+    closeGate();
+    const answered: string[] = [];
+    const send = (name: string) =>
+      t
+        .request('POST', `/attack-wp/${id}/no-content`, {
+          token: apiKey,
+          headers: { 'Idempotency-Key': key },
+        })
+        .then((res) => {
+          answered.push(name);
+          return res;
+        });
+    const first = send('first');
+    await sleep(150);
+    const duplicate = send('duplicate');
+    await sleep(400);
+    expect(answered).toEqual([]);
+    gate.open();
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(a.status).toBe(204);
+    expect(b.status).toBe(204);
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    expect(await rows(id)).toBe(1);
+    expect(await t.eventsOf(b)).toEqual([]);
+  });
+
   it('a public route waits too', async () => {
     const { early, res, id } = await gated('public');
     expect(res.status).toBe(201);
