@@ -89,6 +89,9 @@ export function registerRequestContext(
           route: req.routeOptions?.url,
           err: loggableError(err),
         });
+        // No error answer carries the ETag or Location set for the answer it replaces.
+        reply.removeHeader('etag');
+        reply.removeHeader('location');
         void reply.code(res.status).headers(res.headers).type('application/json; charset=utf-8');
         done(null, JSON.stringify({ detail: res.detail }));
       },

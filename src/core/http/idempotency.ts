@@ -78,6 +78,8 @@ interface Claim {
   fingerprint: string;
   sealingKey: Buffer;
   settled: boolean;
+  /** The client went away before the answer was sent (see admitted). */
+  abandoned?: boolean;
 }
 
 const CLAIM = Symbol('idempotencyClaim');
@@ -221,9 +223,13 @@ export class IdempotencyInterceptor implements AdmittedRequestHook, OnModuleInit
     }
     const claim: Claim = { redisKey, pending: outcome.pending, fingerprint, sealingKey, settled: false };
     (req as ClaimingRequest)[CLAIM] = claim;
-    // A response that never reaches onSend (connection lost mid-way) frees the key.
+    // A client that drops its connection does not free the key: the request still runs to
+    // its answer, which reaches onSend (Nest sends it whether or not anyone listens), and a
+    // retry meanwhile must wait for it, never execute a second time. Only a refusal is then
+    // released rather than kept (an upload cut off mid-way answers 4xx for a body it never
+    // got); a process that dies holds the key for PENDING_TTL_SECONDS at most.
     reply.raw.once('close', () => {
-      if (!claim.settled) void this.release(claim).catch(() => undefined);
+      if (!claim.settled) claim.abandoned = true;
     });
   }
 
@@ -260,7 +266,8 @@ export class IdempotencyInterceptor implements AdmittedRequestHook, OnModuleInit
   private async settle(claim: Claim, reply: FastifyReply, payload: unknown): Promise<void> {
     claim.settled = true;
     const keepable = payload === undefined || payload === null || typeof payload === 'string';
-    if (reply.statusCode >= 500 || !keepable) return this.release(claim);
+    if (reply.statusCode >= 500 || !keepable || (claim.abandoned && reply.statusCode >= 400))
+      return this.release(claim);
     const headers: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
       const value = reply.getHeader(name);

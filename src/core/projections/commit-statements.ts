@@ -49,6 +49,13 @@ export async function withCommitStatements<T>(
   const query = own.query;
   own.query = function (this: unknown, ...args: unknown[]) {
     if (!statements.waiting) return query.apply(client, args);
+    // A stream (COPY, core/database/copy-rows.ts) must be returned as it is: pg runs its
+    // queries in the order asked, so the deferred go first without waiting here; if they
+    // fail, the transaction is aborted and the stream fails with it (so the batch does).
+    if (typeof (args[0] as { submit?: unknown } | undefined)?.submit === 'function') {
+      void (query.call(client, statements.take().join(';\n')) as Promise<unknown>).catch(() => undefined);
+      return query.apply(client, args);
+    }
     // The deferred statements first, then this one (promise-style callers only, as
     // TypeORM's query runner and core/database/prepared.ts are).
     const before = query.call(client, statements.take().join(';\n')) as Promise<unknown>;
