@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { installLeanAsyncResourceBind } from './core/runtime/async-resource-bind';
 import { createHttpApp } from './bootstrap';
 import { loadConfig } from './core/config/config';
 import { exitOnStartupError, onShutdownSignal } from './core/lifecycle';
@@ -6,6 +7,7 @@ import { JsonLogger } from './core/logging/json-logger';
 import { startWorker } from './worker';
 
 async function main(): Promise<void> {
+  installLeanAsyncResourceBind();
   const config = loadConfig();
   if (config.role === 'worker') {
     await startWorker(config);

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { installLeanAsyncResourceBind } from './core/runtime/async-resource-bind';
 import { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
@@ -24,6 +25,7 @@ export async function startWorker(
 }
 
 if (require.main === module) {
+  installLeanAsyncResourceBind();
   Promise.resolve()
     .then(() => startWorker(loadConfig()))
     .catch(exitOnStartupError);
