@@ -6,7 +6,7 @@ import { AsyncResource } from 'node:async_hooks';
  * built with `util.deprecate` twice; each wrapper's `Object.setPrototypeOf` makes a fresh
  * function a prototype. Fastify's body parser binds once per request with a body and Nest's
  * interceptor chain once per interceptor and request: 5.5% of the service's CPU samples on
- * `PUT` member (README, Benchmarks, "The runtime"). This installs a `bind` that does the same
+ * `PUT` member (README, the http bench's round 16). This installs a `bind` that does the same
  * (the bound function runs `fn` in the resource's async scope with the caller's `this`, or
  * with `thisArg`, and keeps `fn.length`) without that deprecated property, which nothing
  * reads. Installed by the process entry points (main.ts, worker.ts) before anything binds;
