@@ -6,7 +6,7 @@
  * last reply delivered at the local SMS peer (test/support/twilio-peer.ts), beside the
  * same number of model calls made in a bare loop (the same `openai` adapter) at the same
  * concurrency (BENCH_ASSISTANT_CONCURRENCY, 10: the service's ASSISTANT_CONCURRENCY).
- * The service runs as a child process (src/main.ts, ROLE=all) on a fresh database and
+ * The service runs as a child process (dist/main.js as `start:prod` runs it, ROLE=all) on a fresh database and
  * Redis prefix, with ASSISTANT_DEBOUNCE_MS=BENCH_ASSISTANT_DEBOUNCE_MS (0: the wait that
  * gathers a burst is a deliberate delay, not work; set it to see its cost). Rounds
  * alternate baseline / service (BENCH_ASSISTANT_ROUNDS, 3), each round with new members.

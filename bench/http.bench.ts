@@ -4,8 +4,9 @@
  *   INSERT through a pg pool (max 10, as the service's pools) into the same database;
  * - "public GET": the service's own `GET /api/v2/resources/registry` (no credential,
  *   no database), i.e. what Nest + Fastify + our hooks cost with nothing else.
- * The service runs as a child process (src/main.ts through @swc-node/register, as the
- * e2e process specs run it: the code under test, never a stale dist/) with ROLE=all,
+ * The service runs as a child process started as production starts it (package.json's
+ * `start:prod`: `node [flags] dist/main.js`; dist/ is rebuilt first when src/ is newer, so
+ * never stale) with ROLE=all,
  * LOG_LEVEL=silent and rate limits far above the load, on a fresh database and Redis
  * prefix. Cases, each at BENCH_HTTP_CONNECTIONS (16) for BENCH_HTTP_SECONDS (5) and
  * alternated with its baseline in slices (baseline, case, case, baseline) so that
@@ -24,13 +25,13 @@
  * Writes bench-results/http-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Pool } from 'pg';
 import { createTestDatabase } from '../test/support/database';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { freePort, ROOT, runToCompletion } from '../test/support/processes';
 import { clearRedisPrefix, TEST_REDIS_URL, testRedisPrefix } from '../test/support/redis';
 import { EMPTY, LoadClient, LoadRequest, Measured, merge, percentile } from './http-load';
@@ -178,15 +179,67 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** src/main.ts in a child process, with BENCH_HTTP_SERVICE_NODE_ARGS before the script. */
 // NODE_ENV=production refuses the public development key: a fresh one per bench run, for
 // the service and the CLI children alike (they inherit process.env; nothing outlives the run).
 process.env.SECRETS_ENCRYPTION_KEY ??= randomBytes(32).toString('base64');
 
-function spawnMain(env: Record<string, string>, script = 'src/main.ts'): Service {
+/**
+ * How production starts the process: package.json's `start:prod` (dist/main.js) or
+ * `start:worker` (dist/worker.js), `node [flags] <script>`, read from there so that a bench
+ * runs the built service with exactly production's flags.
+ */
+export function productionStart(script: 'start:prod' | 'start:worker'): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const words = (pkg.scripts[script] ?? '').trim().split(/\s+/);
+  if (words[0] !== 'node' || words.length < 2) {
+    throw new Error(`package.json's ${script} is not "node [flags] <script>": ${pkg.scripts[script]}`);
+  }
+  return words.slice(1);
+}
+
+let built = false;
+/**
+ * dist/ as `npm run build` makes it from the current src/: built when missing or older than
+ * any compiled source file (so a bench never runs a stale dist/), once per bench process.
+ */
+export function ensureBuilt(): void {
+  if (built) return;
+  const main = join(ROOT, 'dist', 'main.js');
+  const builtAt = existsSync(main) ? statSync(main).mtimeMs : 0;
+  const src = join(ROOT, 'src');
+  const stale = readdirSync(src, { recursive: true, encoding: 'utf8' }).some(
+    (f) =>
+      f.endsWith('.ts') &&
+      !f.endsWith('.spec.ts') &&
+      !f.split('/').includes('testing') &&
+      statSync(join(src, f)).mtimeMs > builtAt,
+  );
+  if (stale) {
+    console.log('building dist/ (npm run build: src/ is newer)');
+    const res = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (res.status !== 0) throw new Error(`npm run build failed (${res.status ?? res.signal})`);
+  }
+  built = true;
+}
+
+/**
+ * The built service in a child process, started as production starts it (productionStart),
+ * with BENCH_HTTP_SERVICE_NODE_ARGS (and the statement counter, when on) before it.
+ */
+function spawnMain(
+  env: Record<string, string>,
+  script: 'start:prod' | 'start:worker' = 'start:prod',
+): Service {
+  ensureBuilt();
   const nodeArgs = process.env.BENCH_HTTP_SERVICE_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
-  const counter = env.BENCH_STATEMENT_COUNTS_FILE ? ['-r', './bench/statement-counter.ts'] : [];
-  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', ...counter, script], {
+  // The counter is TypeScript: swc's hook is loaded for it (it then compiles dist/'s .js too).
+  const counter = env.BENCH_STATEMENT_COUNTS_FILE
+    ? ['-r', '@swc-node/register', '-r', './bench/statement-counter.ts']
+    : [];
+  const start = productionStart(script);
+  const child = spawn(process.execPath, [...nodeArgs, ...counter, ...start], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -203,7 +256,15 @@ function spawnMain(env: Record<string, string>, script = 'src/main.ts'): Service
     output: () => out,
     async stop() {
       // SIGTERM, so a --cpu-prof profile is written on the way out.
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          const hwm = /VmHWM:\s*(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
+          console.log(`${start.join(' ')}: peak RSS ${Math.round(Number(hwm) / 1024)} MB`);
+        } catch {
+          /* gone */
+        }
+        child.kill('SIGTERM');
+      }
       await exited;
       process.off('exit', kill);
     },
@@ -246,11 +307,11 @@ export async function startService(env: Record<string, string>): Promise<{ proc:
 }
 
 /**
- * src/worker.ts (ROLE=worker: projections, reactors, queue workers, no HTTP) in a child
+ * dist/worker.js as `start:worker` runs it (ROLE=worker: projections, reactors, queue workers, no HTTP) in a child
  * process beside a service started by startService; resolves once it has started.
  */
 export async function startWorkerProcess(env: Record<string, string>): Promise<Service> {
-  const proc = spawnMain({ ...env, ROLE: 'worker', LOG_LEVEL: 'info' }, 'src/worker.ts');
+  const proc = spawnMain({ ...env, ROLE: 'worker', LOG_LEVEL: 'info' }, 'start:worker');
   const deadline = Date.now() + 120_000;
   while (!proc.output().includes('"worker started"')) {
     if (proc.child.exitCode !== null) throw new Error(`worker exited:\n${proc.output().slice(-3000)}`);

@@ -3,7 +3,7 @@
  * peer (test/support/twilio-peer.ts, which answers Messages.json and posts each message's
  * signed `delivered` status callback right after), beside a baseline in the same run.
  *
- * The service runs as a child process (src/main.ts, ROLE=all, as the http bench runs it)
+ * The service runs as a child process (dist/main.js, ROLE=all, as the http bench runs it)
  * with SMS_PROVIDER=twilio pointed at the peer, on a fresh database and Redis prefix.
  * Setup (not timed): BENCH_MESSAGING_CHATS (1,000) members with a phone and SMS consent
  * (one import) and one phone-sms chat each.
@@ -55,7 +55,7 @@ const CHATS = Number(process.env.BENCH_MESSAGING_CHATS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_MESSAGING_CONCURRENCY ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 /**
- * BENCH_MESSAGING_WORKERS=n: n ROLE=worker processes (src/worker.ts) beside the service
+ * BENCH_MESSAGING_WORKERS=n: n ROLE=worker processes (dist/worker.js) beside the service
  * (scale-out: their delivery workers take SMS jobs too); their CPU is counted as the
  * service's. The target is read against the one-process figure.
  */

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- oauth`: the authorization server and the MCP endpoint through real
- * HTTP, the service as a child process (src/main.ts, as the http bench runs it) on a fresh
+ * HTTP, the service as a child process (dist/main.js, as the http bench runs it) on a fresh
  * database and Redis prefix.
  *
  * 1. Refresh grant: `POST /oauth/token` (`grant_type=refresh_token`, HTTP Basic) at

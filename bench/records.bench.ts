@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- records`: the records feature through real HTTP, against plain
  * PostgreSQL baselines, side by side in one run. The service runs as a child process
- * (src/main.ts, as `npm run bench -- http` runs it) on a fresh database and Redis prefix.
+ * (dist/main.js, as `npm run bench -- http` runs it) on a fresh database and Redis prefix.
  *
  * 1. Bulk: `POST .../records/bulk` of BENCH_RECORDS_BULK (10,000) records of a 6-field
  *    type (3 indexed), timed until the response, which comes once the read model has

@@ -1,7 +1,7 @@
 /**
  * Webhook delivery throughput and latency, side by side with a baseline in one run.
  *
- * The service runs as a child process (src/main.ts, ROLE=all, http receivers allowed) on a
+ * The service runs as a child process (dist/main.js, ROLE=all, http receivers allowed) on a
  * scratch database; one event rule (member:updated, signed) points at a node:http receiver
  * in this process that answers 200 at once and notes when each event first arrives.
  *   1. throughput: BENCH_WEBHOOK_EVENTS (10,000) MemberUpdated events appended to the store
@@ -16,7 +16,7 @@
  *      the receiver's arrival (one clock: both in this process).
  * Beside the rates: CPU ms per delivery of the service's processes, Redis and the database's
  * backends over phase 1, and of this process (loop and receiver) over phase 2.
- * BENCH_WEBHOOK_WORKERS=n adds n ROLE=worker processes (src/worker.ts): scale-out, shown
+ * BENCH_WEBHOOK_WORKERS=n adds n ROLE=worker processes (dist/worker.js): scale-out, shown
  * beside the one-process figure the target is read against.
  * Targets (issue): throughput >= 0.3x the baseline; latency p50 < 50 ms.
  * Writes bench-results/webhooks-<timestamp>.json.
