@@ -1,6 +1,7 @@
 import { ValidationError } from '../../../core/http/domain-errors';
 import type { PayloadFormat, RuleFilters } from '../domain/event-rule.events';
 import { ACCEPTED_EVENT_TYPES, canonicalEventType, RuleEventType } from '../domain/event-types';
+import { signingSecretProblem } from '../domain/signature';
 import type { UpdateEventRuleDto } from './event-rule.dto';
 
 /** A rule as either form of the request gives it, event type already canonical. */
@@ -39,11 +40,13 @@ export function ruleInputOf(body: UpdateEventRuleDto, mode: 'create' | 'update')
     ['actionParams.webhookUrl', p.webhookUrl],
     ['webhookUrl', body.webhookUrl],
   );
-  const [, signingSecret] = one(
+  const [secretField, signingSecret] = one(
     ['actionParams.signingSecret', p.signingSecret],
     ['signingSecret', body.signingSecret],
   );
   one(['actionType', body.actionType], ['action', body.action]);
+  const secretProblem = signingSecret === undefined ? null : signingSecretProblem(signingSecret);
+  if (secretProblem) throw new ValidationError(`${secretField}: ${secretProblem}`);
 
   let eventType: RuleEventType | undefined;
   if (rawType !== undefined) {

@@ -1,0 +1,146 @@
+import { startTestApp, TestApp } from '../support/app';
+
+/**
+ * A careless or hostile API client against event rules, third round: secrets that no
+ * Standard Webhooks verifier can load (and that Node would key with next to nothing),
+ * IPv4-compatible IPv6 spellings of loopback and metadata addresses, and a rule created
+ * stopped. Under the URL rules of production (https only, no private networks).
+ */
+describe('attack: event rules, third round (e2e)', () => {
+  let t: TestApp;
+  let wid: string;
+  let key: string;
+  const publicUrl = 'https://93.184.216.34/hook';
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Third round'));
+  });
+  afterAll(() => t.close());
+
+  async function rule(body: Record<string, unknown> = { trigger: 'member:updated', webhookUrl: publicUrl }) {
+    const res = await t.request('POST', `/w/${wid}/event-rules`, { token: key, body });
+    expect(res.status).toBe(201);
+    return res;
+  }
+
+  /** A 400 naming the field, nothing appended, the rule (if any) as it was. */
+  async function refused(
+    method: 'POST' | 'PUT',
+    path: string,
+    body: Record<string, unknown>,
+    detail: RegExp,
+  ): Promise<void> {
+    const before = method === 'PUT' ? await t.request('GET', path, { token: key }) : undefined;
+    const res = await t.request(method, path, { token: key, body });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(detail);
+    await t.expectEvents(res, []);
+    if (before) {
+      const after = await t.request('GET', path, { token: key });
+      expect(after.body).toEqual(before.body);
+      expect(after.headers.get('etag')).toBe(before.headers.get('etag'));
+    }
+  }
+
+  // Node's base64 decoder skips what is not base64: the first would key the webhook-signature
+  // HMAC with no bytes at all (a signature anyone can compute), and the standardwebhooks
+  // library throws on every one of them, so no receiver using it could verify a delivery.
+  it.each([
+    'whsec_!!!!!!!!!!!!!!!!!!!!!!!!',
+    'whsec_my-webhook-signing-secret',
+    'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3===',
+    'whsec_MDEy MzQ1 Njc4 OWFi Y2Rl ZjAx',
+  ])('refuses the signing secret %s, which is not base64 after whsec_', async (secret) => {
+    const detail = (field: string) =>
+      new RegExp(`^${field.replace('.', '\\.')}: a whsec_ secret must be base64`);
+    await refused(
+      'POST',
+      `/w/${wid}/event-rules`,
+      { trigger: 'member:updated', webhookUrl: publicUrl, signingSecret: secret },
+      detail('signingSecret'),
+    );
+    await refused(
+      'POST',
+      `/w/${wid}/event-rules`,
+      {
+        name: 'junk secret',
+        eventType: 'member:updated',
+        actionParams: { webhookUrl: publicUrl, signingSecret: secret },
+      },
+      detail('actionParams.signingSecret'),
+    );
+    const existing = await rule();
+    const path = `/w/${wid}/event-rules/${existing.body.id}`;
+    await refused('PUT', path, { signingSecret: secret }, detail('signingSecret'));
+    await refused(
+      'PUT',
+      path,
+      { actionParams: { signingSecret: secret } },
+      detail('actionParams.signingSecret'),
+    );
+  });
+
+  it('still takes whsec_ secrets in base64, padded or not, and secrets without the prefix', async () => {
+    for (const signingSecret of [
+      'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3',
+      'whsec_QUFBQUFBQUFBQUE=',
+      'whsec_QUFBQUFBQUFBQUE',
+      'not-whsec-but-utf8-bytes!',
+    ]) {
+      const res = await rule({ trigger: 'member:updated', webhookUrl: publicUrl, signingSecret });
+      expect(res.body.hasSigningSecret).toBe(true);
+    }
+  });
+
+  // ::a.b.c.d (IPv4-compatible, deprecated) is "unicast" to ipaddr.js; it names 127.0.0.1
+  // and the metadata address as much as ::ffff:a.b.c.d does.
+  it.each([
+    'https://[::127.0.0.1]/hook',
+    'https://[::7f00:1]:8443/hook',
+    'https://[::169.254.169.254]/latest',
+  ])('refuses the IPv4-compatible address %s at save time, in both forms and on PUT', async (webhookUrl) => {
+    const detail = /webhookUrl: the host resolves to a loopback, private, link-local or metadata address/;
+    await refused('POST', `/w/${wid}/event-rules`, { trigger: 'member:updated', webhookUrl }, detail);
+    await refused(
+      'POST',
+      `/w/${wid}/event-rules`,
+      { name: 'compat', eventType: 'member:updated', actionParams: { webhookUrl } },
+      detail,
+    );
+    const existing = await rule();
+    await refused('PUT', `/w/${wid}/event-rules/${existing.body.id}`, { webhookUrl }, detail);
+  });
+
+  it('creates a rule stopped with enabled: false (the field the response carries), in both forms', async () => {
+    const short = await rule({ trigger: 'member:updated', webhookUrl: publicUrl, enabled: false });
+    expect(short.body).toMatchObject({ enabled: false, disabledReason: 'manual' });
+    await t.expectEvents(short, [
+      { type: 'EventRuleCreated', stream: `eventrule-${short.body.id}` },
+      { type: 'EventRuleUpdated', stream: `eventrule-${short.body.id}`, data: { enabled: false } },
+    ]);
+    const long = await rule({
+      name: 'stopped',
+      eventType: 'chat:created',
+      actionType: 'webhook:send',
+      actionParams: { webhookUrl: publicUrl },
+      enabled: false,
+    });
+    expect(long.body).toMatchObject({ name: 'stopped', enabled: false });
+    const stopped = await t.request('GET', `/w/${wid}/event-rules?enabled=false&pageSize=1000`, {
+      token: key,
+    });
+    expect(stopped.body.items.map((r: { id: number }) => r.id)).toEqual(
+      expect.arrayContaining([short.body.id, long.body.id]),
+    );
+    const started = await rule({ trigger: 'member:updated', webhookUrl: publicUrl, enabled: true });
+    expect(started.body).toMatchObject({ enabled: true, disabledReason: null });
+    await t.expectEvents(started, [{ type: 'EventRuleCreated' }]);
+    await refused(
+      'POST',
+      `/w/${wid}/event-rules`,
+      { trigger: 'member:updated', webhookUrl: publicUrl, enabled: 'no' },
+      /^enabled: must be a boolean value/,
+    );
+  });
+});
