@@ -146,14 +146,17 @@ export class CreateEventRuleDto {
   @MinLength(1)
   @MaxLength(FILTER_MAX)
   workflowUuid?: string;
-}
 
-export class UpdateEventRuleDto extends CreateEventRuleDto {
-  @ApiPropertyOptional({ description: 'false stops deliveries; true resumes them from new events' })
+  @ApiPropertyOptional({
+    default: true,
+    description: 'false stops deliveries (or saves the rule stopped); true resumes them from new events',
+  })
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
 }
+
+export class UpdateEventRuleDto extends CreateEventRuleDto {}
 
 export class ListEventRulesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'a type or alias; rules of its canonical type' })
