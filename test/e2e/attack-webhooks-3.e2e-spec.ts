@@ -1,4 +1,6 @@
+import { Webhook } from 'standardwebhooks';
 import { startTestApp, TestApp } from '../support/app';
+import { startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * A careless or hostile API client against event rules, third round: secrets that no
@@ -142,5 +144,86 @@ describe('attack: event rules, third round (e2e)', () => {
       { trigger: 'member:updated', webhookUrl: publicUrl, enabled: 'no' },
       /^enabled: must be a boolean value/,
     );
+  });
+});
+
+/**
+ * A client that rotates a rule's secret twice in a row (it lost the first answer and
+ * retried without an Idempotency-Key, or thought better of it) against a receiver that
+ * still holds the original secret: the first rotation promised that secret its overlap.
+ */
+describe('attack: secret rotations in quick succession (e2e)', () => {
+  let t: TestApp;
+  let rx: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await rx.close();
+    await t.close();
+  });
+
+  it('keeps every secret rotated out within its overlap signing, a bounded few', async () => {
+    const w = await t.bootstrap('Rotations');
+    const original = 'the-original-secret-the-receiver-holds';
+    const created = await t.request('POST', `/w/${w.workspaceId}/event-rules`, {
+      token: w.apiKey,
+      body: { trigger: 'member:updated', webhookUrl: rx.url, signingSecret: original },
+    });
+    expect(created.status).toBe(201);
+    const rotate = async () => {
+      const res = await t.request(
+        'POST',
+        `/w/${w.workspaceId}/event-rules/${created.body.id}/rotate-secret`,
+        {
+          token: w.apiKey,
+        },
+      );
+      expect(res.status).toBe(200);
+      return res.body as { signingSecret: string; previousSecretValidUntil: string };
+    };
+    const delivered = async (n: number) => {
+      const put = await t.request('PUT', `/w/${w.workspaceId}/members/${w.memberId}`, {
+        token: w.apiKey,
+        body: { name: `Rotated ${n}` },
+      });
+      expect(put.status).toBe(200);
+      return (await rx.waitFor(n))[n - 1];
+    };
+    const first = await rotate();
+    expect(Date.parse(first.previousSecretValidUntil)).toBeGreaterThan(Date.now() + 23 * 3600 * 1000);
+    const second = await rotate();
+
+    const req = await delivered(1);
+    const body = req.raw.toString('utf8');
+    // The original secret's overlap (promised by the first rotation) still runs.
+    expect(verifyStripeStyle(req.headers['x-webhook-signature'], req.raw, original)).toBeNull();
+    expect(new Webhook(original, { format: 'raw' }).verify(body, req.headers)).toBeTruthy();
+    for (const secret of [first.signingSecret, second.signingSecret]) {
+      expect(verifyStripeStyle(req.headers['x-webhook-signature'], req.raw, secret)).toBeNull();
+      expect(new Webhook(secret).verify(body, req.headers)).toBeTruthy();
+    }
+    expect(req.headers['webhook-signature'].split(' ')).toHaveLength(3);
+    expect(req.headers['x-webhook-signature'].match(/v1=/g)).toHaveLength(3);
+
+    // A rotation loop does not grow the headers without bound: the current secret and the
+    // three rotated out last sign; older ones stop.
+    const later = [await rotate(), await rotate(), await rotate()];
+    const last = await delivered(2);
+    expect(last.headers['webhook-signature'].split(' ')).toHaveLength(4);
+    expect(last.headers['x-webhook-signature'].match(/v1=/g)).toHaveLength(4);
+    for (const secret of [second.signingSecret, ...later.map((r) => r.signingSecret)])
+      expect(verifyStripeStyle(last.headers['x-webhook-signature'], last.raw, secret)).toBeNull();
+    expect(verifyStripeStyle(last.headers['x-webhook-signature'], last.raw, original)).toBe(
+      'no matching signature',
+    );
+    // The sealed secrets kept for the overlap are no more visible than the others.
+    const got = await t.request('GET', `/w/${w.workspaceId}/event-rules/${created.body.id}`, {
+      token: w.apiKey,
+    });
+    for (const r of [first, second, ...later])
+      expect(JSON.stringify(got.body)).not.toContain(r.signingSecret);
   });
 });

@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../core/htt
 import {
   DisableReason,
   EventRuleEvent,
+  RotatedOutSecret,
   RuleAuthor,
   RuleDefinition,
   RuleFilters,
@@ -12,6 +13,12 @@ import { FILTERABLE_EVENT_TYPES } from './event-types';
 
 export const RULE_NAME_MAX = 200;
 export const MAX_PER_SECOND_MAX = 10_000;
+/**
+ * Rotated-out secrets kept signing beside the previous one: rotations in quick succession
+ * (a retried request, a second thought) leave each secret its overlap, up to this many
+ * more signatures per delivery.
+ */
+export const EARLIER_SECRETS_MAX = 2;
 
 export interface EventRuleState {
   status: 'none' | 'live' | 'deleted';
@@ -20,6 +27,8 @@ export interface EventRuleState {
   filters: RuleFilters;
   enabled: boolean;
   secret: string | null;
+  /** Secrets rotated out and still signing until their validUntil, newest first. */
+  rotatedOut: RotatedOutSecret[];
 }
 
 export type EventRuleCommand =
@@ -95,7 +104,7 @@ function live(state: EventRuleState, workspaceId?: string): void {
  * A disabled rule stays (with its logs); PUT `enabled: true` resumes it for new events.
  */
 export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRuleEvent> = {
-  initialState: () => ({ status: 'none', filters: {}, enabled: false, secret: null }),
+  initialState: () => ({ status: 'none', filters: {}, enabled: false, secret: null, rotatedOut: [] }),
 
   evolve(state, event) {
     switch (event.type) {
@@ -107,6 +116,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
           filters: event.data.filters,
           enabled: true,
           secret: event.data.secret,
+          rotatedOut: [],
         };
       case 'EventRuleUpdated':
         return {
@@ -116,8 +126,19 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
           enabled: event.data.enabled ?? state.enabled,
           secret: event.data.secret ?? state.secret,
         };
-      case 'EventRuleSecretRotated':
-        return { ...state, secret: event.data.secret };
+      case 'EventRuleSecretRotated': {
+        const d = event.data;
+        return {
+          ...state,
+          secret: d.secret,
+          rotatedOut: [
+            ...(d.previousSecret && d.previousValidUntil
+              ? [{ secret: d.previousSecret, validUntil: d.previousValidUntil }]
+              : []),
+            ...(d.earlierSecrets ?? []),
+          ],
+        };
+      }
       case 'EventRuleDisabled':
         return { ...state, enabled: false };
       case 'EventRuleDeleted':
@@ -174,6 +195,10 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
       }
       case 'RotateEventRuleSecret': {
         live(state, command.workspaceId);
+        const now = Date.parse(command.now);
+        const earlier = state.rotatedOut
+          .filter((s) => Date.parse(s.validUntil) > now)
+          .slice(0, EARLIER_SECRETS_MAX);
         return [
           {
             type: 'EventRuleSecretRotated',
@@ -182,9 +207,8 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
               workspaceId: command.workspaceId,
               secret: command.secret,
               previousSecret: state.secret,
-              previousValidUntil: state.secret
-                ? new Date(Date.parse(command.now) + command.overlapMs).toISOString()
-                : null,
+              previousValidUntil: state.secret ? new Date(now + command.overlapMs).toISOString() : null,
+              ...(earlier.length ? { earlierSecrets: earlier } : {}),
               rotatedAt: command.now,
             },
           },
