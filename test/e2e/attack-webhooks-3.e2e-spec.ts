@@ -114,6 +114,56 @@ describe('attack: event rules, third round (e2e)', () => {
     await refused('PUT', `/w/${wid}/event-rules/${existing.body.id}`, { webhookUrl }, detail);
   });
 
+  it('changes only the chat:summary filter a PUT names, and removes one (or the rate limit) with null', async () => {
+    const wf = '0c4a7d1e-2b3f-4a5c-8d6e-7f8091a2b3c4';
+    const summary = await rule({
+      trigger: 'chat:summary',
+      webhookUrl: publicUrl,
+      channel: 'phone-sms',
+      actionParams: { maxPerSecond: 2 },
+    });
+    const path = `/w/${wid}/event-rules/${summary.body.id}`;
+    // Naming the workflow kept the channel: the rule must not start delivering every channel's summaries.
+    const both = await t.request('PUT', path, { token: key, body: { workflowUuid: wf } });
+    expect(both.status).toBe(200);
+    expect(both.body).toMatchObject({ channel: 'phone-sms', workflowUuid: wf });
+    await t.expectEvents(both, [
+      { type: 'EventRuleUpdated', data: { filters: { channel: 'phone-sms', workflowUuid: wf } } },
+    ]);
+    const moved = await t.request('PUT', path, { token: key, body: { channel: 'email' } });
+    expect(moved.body).toMatchObject({ channel: 'email', workflowUuid: wf });
+    const anyChannel = await t.request('PUT', path, { token: key, body: { channel: null } });
+    expect(anyChannel.status).toBe(200);
+    expect(anyChannel.body.workflowUuid).toBe(wf);
+    expect(anyChannel.body).not.toHaveProperty('channel');
+    expect(anyChannel.body.actionParams.maxPerSecond).toBe(2);
+    const unpaced = await t.request('PUT', path, {
+      token: key,
+      body: { actionParams: { maxPerSecond: null } },
+    });
+    expect(unpaced.status).toBe(200);
+    expect(unpaced.body.actionParams.maxPerSecond).toBeNull();
+    expect(unpaced.body.workflowUuid).toBe(wf);
+    // Still refused: a filter on a type without filters, and an impossible one.
+    await refused('PUT', path, { channel: 'sms' }, /^channel: must be one of/);
+    const member = await rule();
+    await refused(
+      'PUT',
+      `/w/${wid}/event-rules/${member.body.id}`,
+      { channel: 'email' },
+      /^channel, workflowUuid: filter only chat:summary/,
+    );
+    // On create, null is the same as leaving the field out.
+    const plain = await rule({
+      trigger: 'chat:summary',
+      webhookUrl: publicUrl,
+      channel: null,
+      workflowUuid: null,
+    });
+    expect(plain.body).not.toHaveProperty('channel');
+    expect(plain.body).not.toHaveProperty('workflowUuid');
+  });
+
   it('creates a rule stopped with enabled: false (the field the response carries), in both forms', async () => {
     const short = await rule({ trigger: 'member:updated', webhookUrl: publicUrl, enabled: false });
     expect(short.body).toMatchObject({ enabled: false, disabledReason: 'manual' });

@@ -11,6 +11,9 @@ export interface RuleFilters {
   workflowUuid?: string;
 }
 
+/** Filters as a request changes them: a value sets one, null removes it, absent leaves it. */
+export type RuleFilterChanges = { [K in keyof RuleFilters]?: RuleFilters[K] | null };
+
 /** What a rule is, as the events carry it. The signing secret is sealed (core/crypto/secret-box.ts), never plain. */
 export interface RuleDefinition {
   name: string;

@@ -6,6 +6,7 @@ import {
   RotatedOutSecret,
   RuleAuthor,
   RuleDefinition,
+  RuleFilterChanges,
   RuleFilters,
   WEBHOOK_SEND,
 } from './event-rule.events';
@@ -46,7 +47,7 @@ export type EventRuleCommand =
       type: 'UpdateEventRule';
       ruleId: number;
       workspaceId: string;
-      changes: Partial<RuleDefinition> & { enabled?: boolean };
+      changes: Partial<Omit<RuleDefinition, 'filters'>> & { enabled?: boolean; filters?: RuleFilterChanges };
       secret?: string;
       author?: RuleAuthor;
       now: string;
@@ -86,6 +87,17 @@ function checkFilters(eventType: RuleDefinition['eventType'] | undefined, filter
     (typeof filters.workflowUuid !== 'string' || !UUID.test(filters.workflowUuid))
   )
     throw new ValidationError("workflowUuid: must be a UUID (a workflow's uuid)");
+}
+
+/** The filters after a change: each given value set, each null removed, the others kept. */
+export function applyFilterChanges(filters: RuleFilters, changes: RuleFilterChanges): RuleFilters {
+  const out: RuleFilters = { ...filters };
+  for (const key of ['channel', 'workflowUuid'] as const) {
+    const value = changes[key];
+    if (value === null) delete out[key];
+    else if (value !== undefined) out[key] = value;
+  }
+  return out;
 }
 
 function checkMaxPerSecond(value: number | null | undefined): void {
@@ -172,13 +184,17 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
       }
       case 'UpdateEventRule': {
         live(state, command.workspaceId);
-        let c = command.changes;
-        checkName(c.name);
-        checkMaxPerSecond(c.maxPerSecond);
+        const { filters: filterChanges, ...rest } = command.changes;
+        checkName(rest.name);
+        checkMaxPerSecond(rest.maxPerSecond);
         // A change to a type without filters drops those the rule had (they filtered chat:summary).
-        if (c.eventType && !FILTERABLE_EVENT_TYPES.includes(c.eventType) && c.filters === undefined)
-          c = Object.keys(state.filters).length ? { ...c, filters: {} } : c;
-        checkFilters(c.eventType ?? state.eventType, c.filters ?? state.filters);
+        const typeLosesFilters = !!rest.eventType && !FILTERABLE_EVENT_TYPES.includes(rest.eventType);
+        const base = typeLosesFilters ? {} : state.filters;
+        // A PUT naming one filter changes that one: the other stays (null removes one).
+        let filters = filterChanges === undefined ? undefined : applyFilterChanges(base, filterChanges);
+        if (filters === undefined && typeLosesFilters && Object.keys(state.filters).length) filters = {};
+        checkFilters(rest.eventType ?? state.eventType, filters ?? state.filters);
+        const c = { ...rest, ...(filters !== undefined ? { filters } : {}) };
         return [
           {
             type: 'EventRuleUpdated',

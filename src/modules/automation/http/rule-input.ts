@@ -1,5 +1,5 @@
 import { ValidationError } from '../../../core/http/domain-errors';
-import type { PayloadFormat, RuleFilters } from '../domain/event-rule.events';
+import type { PayloadFormat, RuleFilterChanges } from '../domain/event-rule.events';
 import { ACCEPTED_EVENT_TYPES, canonicalEventType, RuleEventType } from '../domain/event-types';
 import { signingSecretProblem } from '../domain/signature';
 import type { UpdateEventRuleDto } from './event-rule.dto';
@@ -14,8 +14,10 @@ export interface RuleInput {
   /** Which field carried the event type (eventType or trigger). */
   eventTypeField: string;
   payloadFormat?: PayloadFormat;
-  maxPerSecond?: number;
-  filters?: RuleFilters;
+  /** null: no pacing (on PUT, removes the limit). */
+  maxPerSecond?: number | null;
+  /** null removes a filter (create: the same as absent). */
+  filters?: RuleFilterChanges;
   signingSecret?: string;
   enabled?: boolean;
 }
