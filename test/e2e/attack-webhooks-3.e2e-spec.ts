@@ -276,4 +276,45 @@ describe('attack: secret rotations in quick succession (e2e)', () => {
     for (const r of [first, second, ...later])
       expect(JSON.stringify(got.body)).not.toContain(r.signingSecret);
   });
+
+  it('paces new deliveries at a raised maxPerSecond from now, not behind the backlog of the old rate', async () => {
+    const paced = await startReceiver();
+    try {
+      const w = await t.bootstrap('Raised rate');
+      const created = await t.request('POST', `/w/${w.workspaceId}/event-rules`, {
+        token: w.apiKey,
+        body: {
+          name: 'paced',
+          eventType: 'member:updated',
+          actionParams: { webhookUrl: paced.url, maxPerSecond: 1 },
+        },
+      });
+      expect(created.status).toBe(201);
+      const update = async (name: string) => {
+        const res = await t.request('PUT', `/w/${w.workspaceId}/members/${w.memberId}`, {
+          token: w.apiKey,
+          body: { name },
+        });
+        expect(res.status).toBe(200);
+      };
+      // A backlog at one per second: eight deliveries, the last about 7 s after the first.
+      for (let i = 0; i < 8; i++) await update(`slow ${i}`);
+      await paced.waitFor(1);
+      const raised = await t.request('PUT', `/w/${w.workspaceId}/event-rules/${created.body.id}`, {
+        token: w.apiKey,
+        body: { actionParams: { maxPerSecond: 50 } },
+      });
+      expect(raised.body.actionParams.maxPerSecond).toBe(50);
+      const at = Date.now();
+      for (let i = 0; i < 3; i++) await update(`fast ${i}`);
+      const isFast = (r: { body: any }) => String(r.body?.member?.name).startsWith('fast');
+      const fast = await paced.waitFor(3, 15_000, isFast);
+      const slow = await paced.waitFor(8, 20_000, (r) => !isFast(r));
+      // The new ones came at the new rate, while the backlog still drained at the old one.
+      expect(fast[2].at - at).toBeLessThan(3000);
+      expect(fast[2].at).toBeLessThan(slow[7].at);
+    } finally {
+      await paced.close();
+    }
+  });
 });
