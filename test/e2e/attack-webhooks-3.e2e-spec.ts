@@ -5,8 +5,9 @@ import { startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/we
 /**
  * A careless or hostile API client against event rules, third round: secrets that no
  * Standard Webhooks verifier can load (and that Node would key with next to nothing),
- * IPv4-compatible IPv6 spellings of loopback and metadata addresses, and a rule created
- * stopped. Under the URL rules of production (https only, no private networks).
+ * IPv4-compatible IPv6 spellings of loopback and metadata addresses, a PUT naming one
+ * chat:summary filter (or null to remove one), and a rule created stopped. Under the URL
+ * rules of production (https only, no private networks).
  */
 describe('attack: event rules, third round (e2e)', () => {
   let t: TestApp;
@@ -198,11 +199,12 @@ describe('attack: event rules, third round (e2e)', () => {
 });
 
 /**
- * A client that rotates a rule's secret twice in a row (it lost the first answer and
- * retried without an Idempotency-Key, or thought better of it) against a receiver that
- * still holds the original secret: the first rotation promised that secret its overlap.
+ * Changes that meet deliveries: a client that rotates a rule's secret twice in a row (it
+ * lost the first answer and retried without an Idempotency-Key, or thought better of it)
+ * against a receiver that still holds the original secret, which the first rotation
+ * promised its overlap; and a client that raises a rule's maxPerSecond under a backlog.
  */
-describe('attack: secret rotations in quick succession (e2e)', () => {
+describe('attack: rule changes under delivery (e2e)', () => {
   let t: TestApp;
   let rx: WebhookReceiver;
 
