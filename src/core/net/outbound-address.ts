@@ -57,6 +57,9 @@ export function literalAddress(hostname: string): string | undefined {
   return ipaddr.isValid(bare) ? bare : undefined;
 }
 
+/** ::/96, where the deprecated IPv4-compatible addresses (::a.b.c.d) live. */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+
 /**
  * Whether a destination at this address is out of bounds: anything but an ordinary public
  * unicast address (loopback, private, link-local, where cloud metadata services live,
@@ -70,8 +73,13 @@ export function isForbiddenAddress(address: string): boolean {
   } catch {
     return true;
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    // ::a.b.c.d, the deprecated IPv4-compatible form (RFC 4291 2.5.5.1), is no ordinary
+    // public address though ipaddr.js calls it unicast (::127.0.0.1, ::169.254.169.254).
+    if (v6.match(IPV4_COMPATIBLE)) return true;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+  }
   return parsed.range() !== 'unicast';
 }
 

@@ -3,6 +3,7 @@ import { APP_CONFIG, AppConfig } from '../../core/config/config';
 import { Feature } from '../../core/features/feature';
 import { withQueues } from '../../core/queues/queues.module';
 import { AutomationRuleAuthors1764000009000 } from './automation-authors.migration';
+import { AutomationEarlierSecrets1764000011300 } from './automation-earlier-secrets.migration';
 import { Automation1764000007400 } from './automation.migration';
 import {
   RecoverDeliveriesHandler,
@@ -44,7 +45,11 @@ import { WEBHOOK_QUEUE, WebhookDeliveryProcessor } from './workers/webhook-deliv
 @Feature({
   name: 'automation',
   entities: [EventRuleEntity, WebhookDeliveryEntity],
-  migrations: [Automation1764000007400, AutomationRuleAuthors1764000009000],
+  migrations: [
+    Automation1764000007400,
+    AutomationRuleAuthors1764000009000,
+    AutomationEarlierSecrets1764000011300,
+  ],
   versionedResources: ['event_rules'],
 })
 @Module(

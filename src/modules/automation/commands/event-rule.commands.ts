@@ -7,8 +7,8 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { nextId } from '../../../core/database/ids';
 import { SECRET_BOX } from '../delivery/deliverer';
 import { WebhookTargets } from '../delivery/webhook-targets';
-import { eventRuleDecider } from '../domain/event-rule';
-import { eventRuleStream, RuleAuthor, RuleDefinition } from '../domain/event-rule.events';
+import { applyFilterChanges, eventRuleDecider } from '../domain/event-rule';
+import { eventRuleStream, RuleAuthor, RuleDefinition, RuleFilterChanges } from '../domain/event-rule.events';
 import { assertMayDeliver } from '../domain/rule-access.policy';
 import { SecretBox } from '../../../core/crypto/secret-box';
 import { generateSigningSecret, ruleSecretContext } from '../domain/signature';
@@ -70,7 +70,7 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
       eventType: i.eventType!,
       webhookUrl: i.webhookUrl!,
       payloadFormat: i.payloadFormat ?? 'flat',
-      filters: i.filters ?? {},
+      filters: applyFilterChanges({}, i.filters ?? {}),
       maxPerSecond: i.maxPerSecond ?? null,
     };
     const ruleId = await nextId(this.db, 'event_rule_id_seq');
@@ -117,7 +117,10 @@ export class UpdateEventRuleHandler implements ICommandHandler<UpdateEventRuleCo
 
   async execute(cmd: UpdateEventRuleCommand): Promise<void> {
     const i = cmd.input;
-    const changes: Partial<RuleDefinition> & { enabled?: boolean } = {
+    const changes: Partial<Omit<RuleDefinition, 'filters'>> & {
+      enabled?: boolean;
+      filters?: RuleFilterChanges;
+    } = {
       ...(i.name !== undefined ? { name: i.name } : {}),
       ...(i.eventType !== undefined ? { eventType: i.eventType } : {}),
       ...(i.webhookUrl !== undefined ? { webhookUrl: i.webhookUrl } : {}),

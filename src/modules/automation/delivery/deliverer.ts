@@ -38,6 +38,10 @@ export class Deliverer {
     // Rotation overlap: the old secret signs too, so receivers switch without a gap.
     if (rule.previousSecret && rule.previousSecretUntil && rule.previousSecretUntil > now)
       secrets.push(this.open(rule.previousSecret, delivery.ruleId));
+    // And those rotated out before it, each until its own overlap ends.
+    for (const earlier of rule.earlierSecrets)
+      if (Date.parse(earlier.validUntil) > now.getTime())
+        secrets.push(this.open(earlier.secret, delivery.ruleId));
     return {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,

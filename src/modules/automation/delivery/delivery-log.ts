@@ -31,6 +31,8 @@ export interface DeliveryToSend {
     secret: string | null;
     previousSecret: string | null;
     previousSecretUntil: Date | null;
+    /** Secrets rotated out before the previous one, each signing until its validUntil. */
+    earlierSecrets: { secret: string; validUntil: string }[];
     maxPerSecond: number | null;
     enabledSince: Date;
     /** Whose reach bounds what the rule may deliver (null: a rule saved before authors were kept). */
@@ -62,7 +64,7 @@ const pendingRow = (p: PendingDelivery) => ({
 type RuleToSend = NonNullable<DeliveryToSend['rule']>;
 
 const RULE_COLUMNS = `id, version, webhook_url, enabled, secret, previous_secret, previous_secret_until,
-                      max_per_second, enabled_since, author`;
+                      earlier_secrets, max_per_second, enabled_since, author`;
 
 function ruleOf(r: Record<string, unknown>): RuleToSend {
   return {
@@ -71,6 +73,7 @@ function ruleOf(r: Record<string, unknown>): RuleToSend {
     secret: r.secret as string | null,
     previousSecret: r.previous_secret as string | null,
     previousSecretUntil: r.previous_secret_until as Date | null,
+    earlierSecrets: (r.earlier_secrets as RuleToSend['earlierSecrets'] | null) ?? [],
     maxPerSecond: r.max_per_second as number | null,
     enabledSince: r.enabled_since as Date,
     author: (r.author as RuleAuthor | null) ?? null,

@@ -30,7 +30,9 @@ export class RulePacer {
     const slot = await this.redis.eval(
       RESERVE,
       1,
-      `${this.config.redisPrefix}:webhook-pace:${ruleId}`,
+      // One schedule per rate: a rule whose limit is raised paces its new deliveries at the
+      // new rate from now, not behind the slots a backlog took at the old one.
+      `${this.config.redisPrefix}:webhook-pace:${ruleId}:${maxPerSecond}`,
       String(now),
       String(1000 / maxPerSecond),
     );

@@ -11,6 +11,9 @@ export interface RuleFilters {
   workflowUuid?: string;
 }
 
+/** Filters as a request changes them: a value sets one, null removes it, absent leaves it. */
+export type RuleFilterChanges = { [K in keyof RuleFilters]?: RuleFilters[K] | null };
+
 /** What a rule is, as the events carry it. The signing secret is sealed (core/crypto/secret-box.ts), never plain. */
 export interface RuleDefinition {
   name: string;
@@ -62,6 +65,12 @@ export type EventRuleUpdated = {
   };
 };
 
+/** A sealed secret rotated out of a rule, still signing until `validUntil`. */
+export interface RotatedOutSecret {
+  secret: string;
+  validUntil: string;
+}
+
 export type EventRuleSecretRotated = {
   type: 'EventRuleSecretRotated';
   data: {
@@ -71,6 +80,12 @@ export type EventRuleSecretRotated = {
     /** The secret rotated out, still signing until previousValidUntil; null when there was none. */
     previousSecret: string | null;
     previousValidUntil: string | null;
+    /**
+     * Secrets rotated out before it and still in their own overlap (newest first, at most
+     * EARLIER_SECRETS_MAX): a second rotation must not cut short the first one's overlap.
+     * Absent on rotations recorded before they were kept.
+     */
+    earlierSecrets?: RotatedOutSecret[];
     rotatedAt: string;
   };
 };

@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
 import { eventRuleDecider } from './event-rule';
-import type { EventRuleCreated, RuleDefinition } from './event-rule.events';
+import type { EventRuleCreated, RotatedOutSecret, RuleDefinition } from './event-rule.events';
 import { canonicalEventType } from './event-types';
 
 const spec = deciderSpec(eventRuleDecider);
@@ -136,6 +136,70 @@ describe('event rule decider', () => {
             rotatedAt: now,
           },
         },
+      ]);
+  });
+
+  it('keeps secrets rotated out earlier signing through their own overlap, a bounded few', () => {
+    const rotation = (
+      secret: string,
+      at: string,
+      previous: string,
+      until: string,
+      earlier?: RotatedOutSecret[],
+    ) => ({
+      type: 'EventRuleSecretRotated' as const,
+      data: {
+        ruleId: 7,
+        workspaceId,
+        secret,
+        previousSecret: previous,
+        previousValidUntil: until,
+        ...(earlier ? { earlierSecrets: earlier } : {}),
+        rotatedAt: at,
+      },
+    });
+    const rotate = (at: string) => ({
+      type: 'RotateEventRuleSecret' as const,
+      ruleId: 7,
+      workspaceId,
+      secret: 'v1.next',
+      overlapMs: 3_600_000,
+      now: at,
+    });
+    const first = rotation('v1.s1', now, 'v1.sealed', '2026-11-23T11:00:00.000Z');
+    // A second rotation within the first one's overlap keeps the first secret signing until then.
+    spec
+      .given([created, first])
+      .when(rotate('2026-11-23T10:30:00.000Z'))
+      .then([
+        rotation('v1.next', '2026-11-23T10:30:00.000Z', 'v1.s1', '2026-11-23T11:30:00.000Z', [
+          { secret: 'v1.sealed', validUntil: '2026-11-23T11:00:00.000Z' },
+        ]),
+      ]);
+    const second = rotation('v1.s2', '2026-11-23T10:10:00.000Z', 'v1.s1', '2026-11-23T11:10:00.000Z', [
+      { secret: 'v1.sealed', validUntil: '2026-11-23T11:00:00.000Z' },
+    ]);
+    const third = rotation('v1.s3', '2026-11-23T10:20:00.000Z', 'v1.s2', '2026-11-23T11:20:00.000Z', [
+      { secret: 'v1.s1', validUntil: '2026-11-23T11:10:00.000Z' },
+      { secret: 'v1.sealed', validUntil: '2026-11-23T11:00:00.000Z' },
+    ]);
+    // Beyond EARLIER_SECRETS_MAX the oldest goes; past its overlap a secret is dropped.
+    spec
+      .given([created, first, second, third])
+      .when(rotate('2026-11-23T10:25:00.000Z'))
+      .then([
+        rotation('v1.next', '2026-11-23T10:25:00.000Z', 'v1.s3', '2026-11-23T11:25:00.000Z', [
+          { secret: 'v1.s2', validUntil: '2026-11-23T11:20:00.000Z' },
+          { secret: 'v1.s1', validUntil: '2026-11-23T11:10:00.000Z' },
+        ]),
+      ]);
+    spec
+      .given([created, first, second, third])
+      .when(rotate('2026-11-23T11:15:00.000Z'))
+      .then([
+        rotation('v1.next', '2026-11-23T11:15:00.000Z', 'v1.s3', '2026-11-23T12:15:00.000Z', [
+          { secret: 'v1.s2', validUntil: '2026-11-23T11:20:00.000Z' },
+        ]),
       ]);
   });
 

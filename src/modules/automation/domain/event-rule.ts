@@ -3,8 +3,10 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../core/htt
 import {
   DisableReason,
   EventRuleEvent,
+  RotatedOutSecret,
   RuleAuthor,
   RuleDefinition,
+  RuleFilterChanges,
   RuleFilters,
   WEBHOOK_SEND,
 } from './event-rule.events';
@@ -12,6 +14,12 @@ import { FILTERABLE_EVENT_TYPES } from './event-types';
 
 export const RULE_NAME_MAX = 200;
 export const MAX_PER_SECOND_MAX = 10_000;
+/**
+ * Rotated-out secrets kept signing beside the previous one: rotations in quick succession
+ * (a retried request, a second thought) leave each secret its overlap, up to this many
+ * more signatures per delivery.
+ */
+export const EARLIER_SECRETS_MAX = 2;
 
 export interface EventRuleState {
   status: 'none' | 'live' | 'deleted';
@@ -20,6 +28,8 @@ export interface EventRuleState {
   filters: RuleFilters;
   enabled: boolean;
   secret: string | null;
+  /** Secrets rotated out and still signing until their validUntil, newest first. */
+  rotatedOut: RotatedOutSecret[];
 }
 
 export type EventRuleCommand =
@@ -37,7 +47,7 @@ export type EventRuleCommand =
       type: 'UpdateEventRule';
       ruleId: number;
       workspaceId: string;
-      changes: Partial<RuleDefinition> & { enabled?: boolean };
+      changes: Partial<Omit<RuleDefinition, 'filters'>> & { enabled?: boolean; filters?: RuleFilterChanges };
       secret?: string;
       author?: RuleAuthor;
       now: string;
@@ -79,6 +89,17 @@ function checkFilters(eventType: RuleDefinition['eventType'] | undefined, filter
     throw new ValidationError("workflowUuid: must be a UUID (a workflow's uuid)");
 }
 
+/** The filters after a change: each given value set, each null removed, the others kept. */
+export function applyFilterChanges(filters: RuleFilters, changes: RuleFilterChanges): RuleFilters {
+  const out: RuleFilters = { ...filters };
+  for (const key of ['channel', 'workflowUuid'] as const) {
+    const value = changes[key];
+    if (value === null) delete out[key];
+    else if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
 function checkMaxPerSecond(value: number | null | undefined): void {
   if (value === undefined || value === null) return;
   if (!Number.isInteger(value) || value < 1 || value > MAX_PER_SECOND_MAX)
@@ -95,7 +116,7 @@ function live(state: EventRuleState, workspaceId?: string): void {
  * A disabled rule stays (with its logs); PUT `enabled: true` resumes it for new events.
  */
 export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRuleEvent> = {
-  initialState: () => ({ status: 'none', filters: {}, enabled: false, secret: null }),
+  initialState: () => ({ status: 'none', filters: {}, enabled: false, secret: null, rotatedOut: [] }),
 
   evolve(state, event) {
     switch (event.type) {
@@ -107,6 +128,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
           filters: event.data.filters,
           enabled: true,
           secret: event.data.secret,
+          rotatedOut: [],
         };
       case 'EventRuleUpdated':
         return {
@@ -116,8 +138,19 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
           enabled: event.data.enabled ?? state.enabled,
           secret: event.data.secret ?? state.secret,
         };
-      case 'EventRuleSecretRotated':
-        return { ...state, secret: event.data.secret };
+      case 'EventRuleSecretRotated': {
+        const d = event.data;
+        return {
+          ...state,
+          secret: d.secret,
+          rotatedOut: [
+            ...(d.previousSecret && d.previousValidUntil
+              ? [{ secret: d.previousSecret, validUntil: d.previousValidUntil }]
+              : []),
+            ...(d.earlierSecrets ?? []),
+          ],
+        };
+      }
       case 'EventRuleDisabled':
         return { ...state, enabled: false };
       case 'EventRuleDeleted':
@@ -151,13 +184,17 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
       }
       case 'UpdateEventRule': {
         live(state, command.workspaceId);
-        let c = command.changes;
-        checkName(c.name);
-        checkMaxPerSecond(c.maxPerSecond);
+        const { filters: filterChanges, ...rest } = command.changes;
+        checkName(rest.name);
+        checkMaxPerSecond(rest.maxPerSecond);
         // A change to a type without filters drops those the rule had (they filtered chat:summary).
-        if (c.eventType && !FILTERABLE_EVENT_TYPES.includes(c.eventType) && c.filters === undefined)
-          c = Object.keys(state.filters).length ? { ...c, filters: {} } : c;
-        checkFilters(c.eventType ?? state.eventType, c.filters ?? state.filters);
+        const typeLosesFilters = !!rest.eventType && !FILTERABLE_EVENT_TYPES.includes(rest.eventType);
+        const base = typeLosesFilters ? {} : state.filters;
+        // A PUT naming one filter changes that one: the other stays (null removes one).
+        let filters = filterChanges === undefined ? undefined : applyFilterChanges(base, filterChanges);
+        if (filters === undefined && typeLosesFilters && Object.keys(state.filters).length) filters = {};
+        checkFilters(rest.eventType ?? state.eventType, filters ?? state.filters);
+        const c = { ...rest, ...(filters !== undefined ? { filters } : {}) };
         return [
           {
             type: 'EventRuleUpdated',
@@ -174,6 +211,10 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
       }
       case 'RotateEventRuleSecret': {
         live(state, command.workspaceId);
+        const now = Date.parse(command.now);
+        const earlier = state.rotatedOut
+          .filter((s) => Date.parse(s.validUntil) > now)
+          .slice(0, EARLIER_SECRETS_MAX);
         return [
           {
             type: 'EventRuleSecretRotated',
@@ -182,9 +223,8 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
               workspaceId: command.workspaceId,
               secret: command.secret,
               previousSecret: state.secret,
-              previousValidUntil: state.secret
-                ? new Date(Date.parse(command.now) + command.overlapMs).toISOString()
-                : null,
+              previousValidUntil: state.secret ? new Date(now + command.overlapMs).toISOString() : null,
+              ...(earlier.length ? { earlierSecrets: earlier } : {}),
               rotatedAt: command.now,
             },
           },

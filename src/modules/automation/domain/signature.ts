@@ -41,6 +41,23 @@ function keysOf(secret: string): { stripe: Buffer; standard: Buffer } {
   return keys;
 }
 
+/** Standard base64 (the alphabet the Standard Webhooks libraries decode), padded or not. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+
+/**
+ * Why a secret cannot key Standard Webhooks signatures, or null. A `whsec_` secret is keyed
+ * by the base64 after the prefix; Node's decoder skips what is not base64, so a secret of
+ * other characters would sign with a key of a few bytes, or none (an HMAC anyone can
+ * compute), while the `standardwebhooks` library refuses to load it.
+ */
+export function signingSecretProblem(secret: string): string | null {
+  if (!secret.startsWith('whsec_')) return null;
+  const encoded = secret.slice('whsec_'.length);
+  if (!encoded || !BASE64.test(encoded))
+    return 'a whsec_ secret must be base64 (A-Z, a-z, 0-9, +, /) after the prefix';
+  return null;
+}
+
 export function standardWebhooksKey(secret: string): Buffer {
   return secret.startsWith('whsec_')
     ? Buffer.from(secret.slice('whsec_'.length), 'base64')

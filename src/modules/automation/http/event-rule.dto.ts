@@ -52,13 +52,16 @@ export class ActionParamsDto {
   @ApiPropertyOptional({
     minimum: 1,
     maximum: MAX_PER_SECOND_MAX,
-    description: 'deliveries per second to this receiver at most; later ones wait, none is dropped',
+    nullable: true,
+    type: Number,
+    description:
+      'deliveries per second to this receiver at most; later ones wait, none is dropped. null (PUT): no limit',
   })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(MAX_PER_SECOND_MAX)
-  maxPerSecond?: number;
+  maxPerSecond?: number | null;
 }
 
 /**
@@ -129,31 +132,38 @@ export class CreateEventRuleDto {
 
   @ApiPropertyOptional({
     maxLength: FILTER_MAX,
-    description: 'chat:summary only: deliver summaries of this channel',
+    nullable: true,
+    type: String,
+    description: 'chat:summary only: deliver summaries of this channel. null (PUT): any channel',
   })
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(FILTER_MAX)
-  channel?: string;
+  channel?: string | null;
 
   @ApiPropertyOptional({
     format: 'uuid',
-    description: 'chat:summary only: deliver summaries of this workflow',
+    nullable: true,
+    type: String,
+    description: 'chat:summary only: deliver summaries of this workflow. null (PUT): any workflow',
   })
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(FILTER_MAX)
-  workflowUuid?: string;
-}
+  workflowUuid?: string | null;
 
-export class UpdateEventRuleDto extends CreateEventRuleDto {
-  @ApiPropertyOptional({ description: 'false stops deliveries; true resumes them from new events' })
+  @ApiPropertyOptional({
+    default: true,
+    description: 'false stops deliveries (or saves the rule stopped); true resumes them from new events',
+  })
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
 }
+
+export class UpdateEventRuleDto extends CreateEventRuleDto {}
 
 export class ListEventRulesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'a type or alias; rules of its canonical type' })

@@ -1,6 +1,7 @@
 import { ValidationError } from '../../../core/http/domain-errors';
-import type { PayloadFormat, RuleFilters } from '../domain/event-rule.events';
+import type { PayloadFormat, RuleFilterChanges } from '../domain/event-rule.events';
 import { ACCEPTED_EVENT_TYPES, canonicalEventType, RuleEventType } from '../domain/event-types';
+import { signingSecretProblem } from '../domain/signature';
 import type { UpdateEventRuleDto } from './event-rule.dto';
 
 /** A rule as either form of the request gives it, event type already canonical. */
@@ -13,8 +14,10 @@ export interface RuleInput {
   /** Which field carried the event type (eventType or trigger). */
   eventTypeField: string;
   payloadFormat?: PayloadFormat;
-  maxPerSecond?: number;
-  filters?: RuleFilters;
+  /** null: no pacing (on PUT, removes the limit). */
+  maxPerSecond?: number | null;
+  /** null removes a filter (create: the same as absent). */
+  filters?: RuleFilterChanges;
   signingSecret?: string;
   enabled?: boolean;
 }
@@ -39,11 +42,13 @@ export function ruleInputOf(body: UpdateEventRuleDto, mode: 'create' | 'update')
     ['actionParams.webhookUrl', p.webhookUrl],
     ['webhookUrl', body.webhookUrl],
   );
-  const [, signingSecret] = one(
+  const [secretField, signingSecret] = one(
     ['actionParams.signingSecret', p.signingSecret],
     ['signingSecret', body.signingSecret],
   );
   one(['actionType', body.actionType], ['action', body.action]);
+  const secretProblem = signingSecret === undefined ? null : signingSecretProblem(signingSecret);
+  if (secretProblem) throw new ValidationError(`${secretField}: ${secretProblem}`);
 
   let eventType: RuleEventType | undefined;
   if (rawType !== undefined) {

@@ -1,5 +1,11 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { DisableReason, PayloadFormat, RuleAuthor, RuleFilters } from '../domain/event-rule.events';
+import type {
+  DisableReason,
+  PayloadFormat,
+  RotatedOutSecret,
+  RuleAuthor,
+  RuleFilters,
+} from '../domain/event-rule.events';
 import type { RuleEventType } from '../domain/event-types';
 
 @Entity({ name: 'event_rules' })
@@ -18,6 +24,8 @@ export class EventRuleEntity {
   @Column('text', { nullable: true }) secret: string | null;
   @Column('text', { name: 'previous_secret', nullable: true }) previousSecret: string | null;
   @Column('timestamptz', { name: 'previous_secret_until', nullable: true }) previousSecretUntil: Date | null;
+  /** Secrets rotated out before the previous one, still in their overlap (sealed; newest first). */
+  @Column('jsonb', { name: 'earlier_secrets' }) earlierSecrets: RotatedOutSecret[];
   /** Whose reach bounds what the rule delivers (null: saved before authors were kept). */
   @Column('jsonb', { nullable: true }) author: RuleAuthor | null;
   @Column('boolean') enabled: boolean;
