@@ -74,6 +74,12 @@ export interface DataTypeState {
   visibility: Visibility;
   fields: DataField[];
   ownerMemberId: number | null;
+  /**
+   * Per field slug, when a forced PUT last removed or retyped it (its `updatedAt`): a
+   * record's value set before then was dropped and must not come back with the record's
+   * next change (data-record.ts), even when the field has been added again since.
+   */
+  droppedAt: Record<string, string>;
 }
 
 const initialState = (): DataTypeState => ({
@@ -86,6 +92,7 @@ const initialState = (): DataTypeState => ({
   visibility: 'workspace',
   fields: [],
   ownerMemberId: null,
+  droppedAt: {},
 });
 
 function checkName(name: string, field: string): string {
@@ -96,12 +103,21 @@ function checkName(name: string, field: string): string {
   return trimmed;
 }
 
+/**
+ * Slugs are keys of JSON objects (`fieldValues`, signup's `data`), and the request
+ * pipeline deletes these two keys from every body it validates (prototype-pollution
+ * hygiene): a field or type so named could never be given a value.
+ */
+export const RESERVED_SLUGS: readonly string[] = ['constructor', 'prototype'];
+
 export function checkSlug(slug: string, field: string): string {
   if (slug.length > SLUG_MAX) throw new ValidationError(`${field}: must be at most ${SLUG_MAX} characters`);
   if (!SLUG.test(slug))
     throw new ValidationError(
       `${field}: must start with a lower-case letter and hold only a-z, 0-9 and _ (${SLUG.source})`,
     );
+  if (RESERVED_SLUGS.includes(slug))
+    throw new ValidationError(`${field}: ${RESERVED_SLUGS.join(' and ')} are reserved; choose another slug`);
   return slug;
 }
 
@@ -227,10 +243,12 @@ export const dataTypeDecider: Decider<DataTypeState, DataTypeCommand, DataTypeEv
           visibility: d.visibility,
           fields: d.fields,
           ownerMemberId: d.ownerMemberId,
+          droppedAt: {},
         };
       }
       case 'DataTypeUpdated': {
         const d = event.data;
+        const dropped = [...(d.removedFields ?? []), ...(d.retypedFields ?? [])];
         return {
           ...state,
           name: d.name ?? state.name,
@@ -238,6 +256,9 @@ export const dataTypeDecider: Decider<DataTypeState, DataTypeCommand, DataTypeEv
           isCollection: d.isCollection ?? state.isCollection,
           visibility: d.visibility ?? state.visibility,
           fields: d.fields ?? state.fields,
+          droppedAt: dropped.length
+            ? { ...state.droppedAt, ...Object.fromEntries(dropped.map((slug) => [slug, d.updatedAt])) }
+            : state.droppedAt,
         };
       }
       case 'DataTypeDeleted':

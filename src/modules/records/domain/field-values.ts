@@ -116,7 +116,9 @@ export function checkNewValues(
     out[key] = normaliseValue(field, value, `${path}.${key}`);
   }
   for (const f of fields)
-    if (f.required && out[f.slug] === undefined) throw new ValidationError(`${path}.${f.slug}: is required`);
+    // Own keys only: `out.constructor` is Object's, not a value of a field called so.
+    if (f.required && !Object.prototype.hasOwnProperty.call(out, f.slug))
+      throw new ValidationError(`${path}.${f.slug}: is required`);
   return out;
 }
 

@@ -1,0 +1,190 @@
+import { startTestApp, TestApp } from '../support/app';
+import { createDataType, FieldInput, recordsPath } from '../support/records-fixtures';
+
+/**
+ * A hostile and a careless client against records, third round: values a forced schema
+ * change dropped, field slugs that collide with JavaScript's object keys, and more.
+ */
+describe('attack: records, third round (e2e)', () => {
+  let t: TestApp;
+  let wid: string;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const a = await t.bootstrap();
+    wid = a.workspaceId;
+    admin = a.apiKey;
+  });
+  afterAll(() => t.close());
+
+  const named = (fields: FieldInput[]) => fields.map((f) => ({ name: f.slug, ...f }));
+
+  it('never brings back the values a forced removal or retyping dropped, on a later change of the record', async () => {
+    const type = await createDataType(t, wid, admin, {
+      slug: 'forced_drop',
+      fields: [
+        { slug: 'name', fieldType: 'text' },
+        { slug: 'age', fieldType: 'text' },
+        { slug: 'ssn', fieldType: 'text' },
+      ],
+    });
+    const path = recordsPath(wid, type.id);
+    const created = await t.request('POST', path, {
+      token: admin,
+      body: { externalId: 'fd-1', fieldValues: { name: 'Ann', age: 'forty', ssn: '123-45-6789' } },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as number;
+
+    // age retyped to number and ssn removed, with force: both values go.
+    const forced = await t.request('PUT', `/w/${wid}/data-types/${type.id}`, {
+      token: admin,
+      body: {
+        force: true,
+        fields: named([
+          { slug: 'name', fieldType: 'text' },
+          { slug: 'age', fieldType: 'number' },
+        ]),
+      },
+    });
+    expect(forced.status).toBe(200);
+    // ssn comes back as a field (a new, empty one).
+    const readded = await t.request('PUT', `/w/${wid}/data-types/${type.id}`, {
+      token: admin,
+      body: {
+        fields: named([
+          { slug: 'name', fieldType: 'text' },
+          { slug: 'age', fieldType: 'number' },
+          { slug: 'ssn', fieldType: 'text' },
+        ]),
+      },
+    });
+    expect(readded.status).toBe(200);
+    const before = await t.request('GET', `${path}/${id}`, { token: admin });
+    expect(before.body.fieldValues).toEqual({ name: 'Ann' });
+
+    // A change of another field, by PUT and by upsert: the dropped values stay gone.
+    const put = await t.request('PUT', `${path}/${id}`, {
+      token: admin,
+      body: { fieldValues: { name: 'Bea' } },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.fieldValues).toEqual({ name: 'Bea' });
+    await t.expectEvents(put, [
+      {
+        type: 'DataRecordUpdated',
+        stream: `record-${id}`,
+        data: { changes: { name: 'Bea' }, previous: { name: 'Ann' } },
+      },
+    ]);
+    const [event] = await t.eventsOf(put);
+    expect((event.data as { fieldValues: unknown }).fieldValues).toEqual({ name: 'Bea' });
+
+    const upsert = await t.request('POST', `/w/${wid}/data-types/${type.id}/upsert/fd-1`, {
+      token: admin,
+      body: { fieldValues: { age: 41 } },
+    });
+    expect(upsert.status).toBe(200);
+    expect(upsert.body.fieldValues).toEqual({ name: 'Bea', age: 41 });
+    await t.expectEvents(upsert, [
+      { type: 'DataRecordUpdated', data: { changes: { age: 41 }, previous: { age: null } } },
+    ]);
+    const after = await t.request('GET', `${path}/${id}`, { token: admin });
+    expect(after.body.fieldValues).toEqual({ name: 'Bea', age: 41 });
+
+    // A value given again after the field came back is kept.
+    const again = await t.request('PUT', `${path}/${id}`, {
+      token: admin,
+      body: { fieldValues: { ssn: '000' } },
+    });
+    expect(again.body.fieldValues).toEqual({ name: 'Bea', age: 41, ssn: '000' });
+    const last = await t.request('PUT', `${path}/${id}`, {
+      token: admin,
+      body: { fieldValues: { name: 'Cy' } },
+    });
+    expect(last.body.fieldValues).toEqual({ name: 'Cy', age: 41, ssn: '000' });
+  });
+
+  it('refuses slugs a JSON body cannot carry as keys, and refuses (not drops) unknown keys such as toString', async () => {
+    // The request pipeline deletes `constructor` and `prototype` from every body: a field or
+    // type so named would take the type and then silently lose every value sent for it.
+    for (const slug of ['constructor', 'prototype']) {
+      const field = await t.request('POST', `/w/${wid}/data-types`, {
+        token: admin,
+        body: {
+          name: 'JS keys',
+          slug: `js_${slug}`,
+          fields: [
+            { name: 'Note', slug: 'note', fieldType: 'text' },
+            { name: 'Key', slug, fieldType: 'text', required: true },
+          ],
+        },
+      });
+      expect({ slug, status: field.status, detail: field.body.detail }).toEqual({
+        slug,
+        status: 400,
+        detail: 'fields.1.slug: constructor and prototype are reserved; choose another slug',
+      });
+      expect(await t.eventsOf(field)).toEqual([]);
+      const type = await t.request('POST', `/w/${wid}/data-types`, {
+        token: admin,
+        body: { name: 'JS keys', slug, fields: [] },
+      });
+      expect({ slug, status: type.status, detail: type.body.detail }).toEqual({
+        slug,
+        status: 400,
+        detail: 'slug: constructor and prototype are reserved; choose another slug',
+      });
+    }
+    const type = await createDataType(t, wid, admin, {
+      slug: 'js_keys',
+      fields: [{ slug: 'note', fieldType: 'text' }],
+    });
+    const renamed = await t.request('PUT', `/w/${wid}/data-types/${type.id}`, {
+      token: admin,
+      body: { slug: 'prototype' },
+    });
+    expect(renamed.status).toBe(400);
+    expect(renamed.body.detail).toBe('slug: constructor and prototype are reserved; choose another slug');
+
+    // Keys of Object.prototype were dropped on the way in (201, nothing said): now the 400 of any unknown key.
+    const path = recordsPath(wid, type.id);
+    const created = await t.request('POST', path, { token: admin, body: { fieldValues: { note: 'n' } } });
+    expect(created.status).toBe(201);
+    for (const key of ['toString', 'valueOf', 'hasOwnProperty']) {
+      const writes = [
+        t.request('POST', path, { token: admin, body: { fieldValues: { note: 'x', [key]: 'x' } } }),
+        t.request('PUT', `${path}/${created.body.id}`, {
+          token: admin,
+          body: { fieldValues: { [key]: 'x' } },
+        }),
+        t.request('POST', `/w/${wid}/data-types/${type.id}/upsert/jk-1`, {
+          token: admin,
+          body: { fieldValues: { [key]: 'x' } },
+        }),
+        t.request('POST', `/w/${wid}/create-signup`, {
+          token: admin,
+          body: {
+            member: { email: `js-${key.toLowerCase()}@example.com` },
+            data: { js_keys: { externalId: `jk-${key}`, values: { [key]: 'x' } } },
+          },
+        }),
+      ];
+      const answers = (await Promise.all(writes)).map((r) => [r.status, r.body.detail]);
+      expect({ key, answers }).toEqual({
+        key,
+        answers: [
+          [400, `fieldValues.${key}: unknown field`],
+          [400, `fieldValues.${key}: unknown field`],
+          [400, `fieldValues.${key}: unknown field`],
+          [400, `data.js_keys.values.${key}: unknown field`],
+        ],
+      });
+    }
+    const total = await t.request('GET', path, { token: admin });
+    expect(total.body.total).toBe(1);
+    const members = await t.request('GET', `/w/${wid}/members?search=js-`, { token: admin });
+    expect(members.body.total).toBe(0);
+  });
+});
