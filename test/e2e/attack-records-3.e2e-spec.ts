@@ -187,4 +187,86 @@ describe('attack: records, third round (e2e)', () => {
     const members = await t.request('GET', `/w/${wid}/members?search=js-`, { token: admin });
     expect(members.body.total).toBe(0);
   });
+
+  it('takes a blank text for no value in a required field: 400 naming it on every write route, nothing written', async () => {
+    const type = await createDataType(t, wid, admin, {
+      slug: 'blank_required',
+      fields: [
+        { slug: 'name', fieldType: 'text', required: true },
+        { slug: 'note', fieldType: 'text' },
+      ],
+    });
+    const path = recordsPath(wid, type.id);
+    const kept = await t.request('POST', path, {
+      token: admin,
+      body: { externalId: 'br-1', fieldValues: { name: 'Ann', note: '' } },
+    });
+    // An optional text may be empty.
+    expect(kept.status).toBe(201);
+    expect(kept.body.fieldValues).toEqual({ name: 'Ann', note: '' });
+
+    for (const name of ['', '   ', '\t\n']) {
+      const created = await t.request('POST', path, { token: admin, body: { fieldValues: { name } } });
+      expect([created.status, created.body.detail]).toEqual([400, 'fieldValues.name: is required']);
+      const put = await t.request('PUT', `${path}/${kept.body.id}`, {
+        token: admin,
+        body: { fieldValues: { name } },
+      });
+      expect([put.status, put.body.detail]).toEqual([
+        400,
+        'fieldValues.name: is required and cannot be cleared',
+      ]);
+      expect(await t.eventsOf(put)).toEqual([]);
+      const upsertNew = await t.request('POST', `/w/${wid}/data-types/${type.id}/upsert/br-2`, {
+        token: admin,
+        body: { fieldValues: { name } },
+      });
+      expect([upsertNew.status, upsertNew.body.detail]).toEqual([400, 'fieldValues.name: is required']);
+      const upsertOld = await t.request('POST', `/w/${wid}/data-types/${type.id}/upsert/br-1`, {
+        token: admin,
+        body: { fieldValues: { name } },
+      });
+      expect(upsertOld.status).toBe(400);
+      const bulk = await t.request('POST', `${path}/bulk`, {
+        token: admin,
+        body: {
+          upsert: true,
+          records: [
+            { externalId: 'br-1', fieldValues: { name } },
+            { externalId: 'br-3', fieldValues: { name } },
+          ],
+        },
+      });
+      expect(bulk.body).toEqual({
+        success: false,
+        totalCount: 2,
+        importedCount: 0,
+        results: [
+          { index: 0, status: 'failed', recordId: null, externalId: 'br-1' },
+          { index: 1, status: 'failed', recordId: null, externalId: 'br-3' },
+        ],
+        errors: [
+          { index: 0, externalId: 'br-1', detail: 'fieldValues.name: is required and cannot be cleared' },
+          { index: 1, externalId: 'br-3', detail: 'fieldValues.name: is required' },
+        ],
+      });
+      const signedUp = await t.request('POST', `/w/${wid}/create-signup`, {
+        token: admin,
+        body: {
+          member: { email: 'blank-required@example.com' },
+          data: { blank_required: { externalId: 'br-4', values: { name } } },
+        },
+      });
+      expect([signedUp.status, signedUp.body.detail]).toEqual([
+        400,
+        'data.blank_required.values.name: is required',
+      ]);
+    }
+    const all = await t.request('GET', path, { token: admin });
+    expect(all.body.items.map((r: { fieldValues: unknown }) => r.fieldValues)).toEqual([
+      { name: 'Ann', note: '' },
+    ]);
+    const members = await t.request('GET', `/w/${wid}/members?search=blank-required`, { token: admin });
+    expect(members.body.total).toBe(0);
+  });
 });

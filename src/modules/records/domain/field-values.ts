@@ -91,6 +91,9 @@ export function normaliseValue(field: DataField, raw: unknown, path: string): Fi
   }
 }
 
+/** A required field's value must say something: a text of only white space is none. */
+const blank = (value: FieldValue): boolean => typeof value === 'string' && value.trim() === '';
+
 function asObject(input: unknown, path: string): Record<string, unknown> {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new ValidationError(`${path}: must be an object`);
@@ -113,7 +116,9 @@ export function checkNewValues(
     const field = bySlug.get(key);
     if (!field) throw new ValidationError(`${path}.${key}: unknown field`);
     if (value === null || value === undefined) continue;
-    out[key] = normaliseValue(field, value, `${path}.${key}`);
+    const normalised = normaliseValue(field, value, `${path}.${key}`);
+    if (field.required && blank(normalised)) throw new ValidationError(`${path}.${key}: is required`);
+    out[key] = normalised;
   }
   for (const f of fields)
     // Own keys only: `out.constructor` is Object's, not a value of a field called so.
@@ -140,7 +145,12 @@ export function checkValueChanges(
     if (value === null || value === undefined) {
       if (field.required) throw new ValidationError(`${path}.${key}: is required and cannot be cleared`);
       out[key] = null;
-    } else out[key] = normaliseValue(field, value, `${path}.${key}`);
+    } else {
+      const normalised = normaliseValue(field, value, `${path}.${key}`);
+      if (field.required && blank(normalised))
+        throw new ValidationError(`${path}.${key}: is required and cannot be cleared`);
+      out[key] = normalised;
+    }
   }
   return out;
 }
