@@ -269,4 +269,69 @@ describe('attack: records, third round (e2e)', () => {
     const members = await t.request('GET', `/w/${wid}/members?search=blank-required`, { token: admin });
     expect(members.body.total).toBe(0);
   });
+
+  it('treats options taken from a select field that records hold like a retyping: 409 unless force, which drops only those values', async () => {
+    const type = await createDataType(t, wid, admin, {
+      slug: 'narrowed',
+      fields: [
+        { slug: 'name', fieldType: 'text' },
+        { slug: 'tier', fieldType: 'select', options: ['gold', 'silver', 'bronze'], shouldIndex: true },
+      ],
+    });
+    const path = recordsPath(wid, type.id);
+    const ids: number[] = [];
+    for (const fieldValues of [{ name: 'a', tier: 'gold' }, { name: 'b', tier: 'silver' }, { name: 'c' }]) {
+      const res = await t.request('POST', path, { token: admin, body: { fieldValues } });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id as number);
+    }
+    const schema = (options: string[]) =>
+      named([
+        { slug: 'name', fieldType: 'text' },
+        { slug: 'tier', fieldType: 'select', options, shouldIndex: true },
+      ]);
+    const typePath = `/w/${wid}/data-types/${type.id}`;
+
+    const refused = await t.request('PUT', typePath, {
+      token: admin,
+      body: { fields: schema(['gold', 'platinum']) },
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/^fields\.1\.options: tier holds values in existing records/);
+    expect(await t.eventsOf(refused)).toEqual([]);
+    // bronze is held by no record: it may go.
+    const unheld = await t.request('PUT', typePath, {
+      token: admin,
+      body: { fields: schema(['gold', 'silver', 'platinum']) },
+    });
+    expect(unheld.status).toBe(200);
+
+    const forced = await t.request('PUT', typePath, {
+      token: admin,
+      body: { force: true, fields: schema(['gold', 'platinum']) },
+    });
+    expect(forced.status).toBe(200);
+    await t.expectEvents(forced, [{ type: 'DataTypeUpdated', data: { narrowedFields: ['tier'] } }]);
+    const values = async () =>
+      (await t.request('GET', `${path}?sort=id`, { token: admin })).body.items.map(
+        (r: { fieldValues: unknown }) => r.fieldValues,
+      );
+    expect(await values()).toEqual([{ name: 'a', tier: 'gold' }, { name: 'b' }, { name: 'c' }]);
+    const gold = await t.request('GET', `${path}?field.tier=gold`, { token: admin });
+    expect(gold.body.items.map((r: { id: number }) => r.id)).toEqual([ids[0]]);
+
+    // The record's next change does not bring silver back.
+    const put = await t.request('PUT', `${path}/${ids[1]}`, {
+      token: admin,
+      body: { fieldValues: { name: 'bb' } },
+    });
+    expect(put.body.fieldValues).toEqual({ name: 'bb' });
+    const [event] = await t.eventsOf(put);
+    expect((event.data as { fieldValues: unknown }).fieldValues).toEqual({ name: 'bb' });
+    const kept = await t.request('PUT', `${path}/${ids[0]}`, {
+      token: admin,
+      body: { fieldValues: { name: 'aa' } },
+    });
+    expect(kept.body.fieldValues).toEqual({ name: 'aa', tier: 'gold' });
+  });
 });

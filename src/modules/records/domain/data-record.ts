@@ -159,12 +159,17 @@ export const dataRecordDecider: Decider<DataRecordState, DataRecordCommand, Data
         // Values of fields the schema dropped (PUT data type with force) go with the next
         // change: the fields it no longer has, and those it removed or retyped after the
         // value was set (though the field be back since, the value is not).
-        const slugs = new Set(t.fields.map((f) => f.slug));
+        // A select value whose option the type no longer offers goes too.
+        const bySlug = new Map(t.fields.map((f) => [f.slug, f]));
         const dropped = t.droppedAt ?? {};
-        const stillHeld = (k: string) =>
-          slugs.has(k) && !(own(dropped, k) && (own(state.setAt, k) ? state.setAt[k] : '') <= dropped[k]);
+        const stillHeld = (k: string, v: FieldValue) => {
+          const field = bySlug.get(k);
+          if (!field) return false;
+          if (own(dropped, k) && (own(state.setAt, k) ? state.setAt[k] : '') <= dropped[k]) return false;
+          return field.fieldType !== 'select' || (field.options ?? []).includes(v as string);
+        };
         const next: FieldValues = Object.fromEntries(
-          Object.entries(state.fieldValues).filter(([k]) => stillHeld(k)),
+          Object.entries(state.fieldValues).filter(([k, v]) => stillHeld(k, v)),
         );
         const changed: Record<string, FieldValue | null> = {};
         const previous: Record<string, FieldValue | null> = {};

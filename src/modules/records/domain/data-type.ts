@@ -52,6 +52,11 @@ export type DataTypeCommand =
       force: boolean;
       /** Which of the type's fields hold a value in some record (from the records read model). */
       fieldsHoldingValues: readonly string[];
+      /**
+       * Which select fields hold, in some record, a value the new options leave out
+       * (the handler asks the read model about the options this command sends).
+       */
+      fieldsHoldingOtherOptions?: readonly string[];
       recordCount: number;
       now: string;
     }
@@ -216,10 +221,28 @@ function decideUpdate(
       throw new ConflictError(
         `fields: ${holding.join(', ')} hold values in existing records; removing or retyping them drops those values, send force: true to do so`,
       );
+    // A select field that keeps its type but loses options some record holds: those values
+    // no longer fit, as a retyped field's do not; only they are dropped.
+    const narrowed = state.fields
+      .filter(
+        (f) =>
+          f.fieldType === 'select' &&
+          next.get(f.slug)?.fieldType === 'select' &&
+          (f.options ?? []).some((o) => !(next.get(f.slug)!.options ?? []).includes(o)) &&
+          (command.fieldsHoldingOtherOptions ?? []).includes(f.slug),
+      )
+      .map((f) => f.slug);
+    if (narrowed.length && !command.force) {
+      const at = fields.findIndex((f) => f.slug === narrowed[0]);
+      throw new ConflictError(
+        `fields.${at}.options: ${narrowed.join(', ')} ${narrowed.length > 1 ? 'hold' : 'holds'} values in existing records that the new options leave out; send force: true to drop those values`,
+      );
+    }
     if (!sameJson(fields, state.fields)) {
       data.fields = fields;
       if (removed.length) data.removedFields = removed;
       if (retyped.length) data.retypedFields = retyped;
+      if (narrowed.length) data.narrowedFields = narrowed;
     }
   }
   if (Object.keys(data).length === 3) return [];

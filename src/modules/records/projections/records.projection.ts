@@ -236,6 +236,13 @@ export class RecordsProjection implements ProjectionHandler {
           ],
         );
         if (d.fields) {
+          // Values of select fields that lost their option go first (only those values).
+          for (const slug of d.narrowedFields ?? [])
+            await em.query(
+              `UPDATE data_records SET field_values = field_values - $2::text, version = version + 1
+                WHERE data_type_id = $1 AND field_values ? $2 AND NOT (field_values->>$2 = ANY($3::text[]))`,
+              [d.dataTypeId, slug, d.fields.find((f) => f.slug === slug)?.options ?? []],
+            );
           // Values of removed or retyped fields are dropped; the indexes follow the new shouldIndex flags.
           const dropped = [...(d.removedFields ?? []), ...(d.retypedFields ?? [])];
           await em.query(
