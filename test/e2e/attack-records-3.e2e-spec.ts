@@ -334,4 +334,42 @@ describe('attack: records, third round (e2e)', () => {
     });
     expect(kept.body.fieldValues).toEqual({ name: 'aa', tier: 'gold' });
   });
+
+  it('finds a record by search and field filter in any letter case alike before and after it changes (İ, final sigma)', async () => {
+    const type = await createDataType(t, wid, admin, {
+      slug: 'folded',
+      fields: [
+        { slug: 'city', fieldType: 'text', shouldIndex: true },
+        { slug: 'note', fieldType: 'text' },
+      ],
+    });
+    const path = recordsPath(wid, type.id);
+    const created = await t.request('POST', path, {
+      token: admin,
+      body: { fieldValues: { city: 'İSTANBUL ΟΔΥΣΣΕΑΣ', note: 'a' } },
+    });
+    expect(created.status).toBe(201);
+    const queries = [
+      'search=istanbul',
+      'search=%C4%B0stanbul',
+      `search=${encodeURIComponent('οδυσσεας')}`,
+      `search=${encodeURIComponent('ΟΔΥΣΣΕΑΣ')}`,
+      `field.city=${encodeURIComponent('istanbul οδυσσεας')}`,
+      `field.city=${encodeURIComponent('İSTANBUL ΟΔΥΣΣΕΑΣ')}`,
+    ];
+    const found = async () => {
+      const out: Record<string, number> = {};
+      for (const q of queries) out[q] = (await t.request('GET', `${path}?${q}`, { token: admin })).body.total;
+      return out;
+    };
+    const everywhere = Object.fromEntries(queries.map((q) => [q, 1]));
+    expect(await found()).toEqual(everywhere);
+    // A change of another field recomputes the index columns (in SQL): the same answers.
+    const put = await t.request('PUT', `${path}/${created.body.id}`, {
+      token: admin,
+      body: { fieldValues: { note: 'b' } },
+    });
+    expect(put.status).toBe(200);
+    expect(await found()).toEqual(everywhere);
+  });
 });

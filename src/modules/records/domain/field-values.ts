@@ -30,6 +30,21 @@ function isRealDate(value: string): boolean {
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
 }
 
+/**
+ * The letter case `search` and `field.<slug>` filters ignore, folded alike in JavaScript
+ * (a new record's index columns, the query's value) and in SQL (`foldCaseSql`: the columns
+ * recomputed when a record or its type changes). PostgreSQL's lower() maps each character
+ * alone (İ → i, Σ → σ) where toLowerCase applies Unicode's special casing (İ → i̇, a final
+ * Σ → ς): the two differed, and a record found before its first change was not after it.
+ * ς is folded to σ on both sides, so a word typed with its final sigma finds it too.
+ */
+export const foldCase = (text: string): string =>
+  text
+    .replace(/\u0130/g, 'i')
+    .toLowerCase()
+    .replace(/\u03c2/g, '\u03c3');
+export const foldCaseSql = (expr: string): string => `translate(lower(${expr}), 'ς', 'σ')`;
+
 /** One value checked and normalised for its field (phone numbers to E.164, emails lower-cased). */
 export function normaliseValue(field: DataField, raw: unknown, path: string): FieldValue {
   switch (field.fieldType) {
