@@ -1,4 +1,5 @@
 import { ArgumentMetadata, BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { Transform } from 'class-transformer';
 import { keepValidationMetadata } from './validation-metadata';
 
 /**
@@ -7,6 +8,15 @@ import { keepValidationMetadata } from './validation-metadata';
  * that names nothing (see caller.ts and member-roles.controller.ts).
  */
 export const MAX_ID = 2_147_483_647;
+
+/**
+ * A free-form JSON object field (record values keyed by the caller's own names) kept as
+ * sent. class-transformer copies such an object key by key and skips every key the copy
+ * inherits from Object.prototype: `constructor` (a valid field slug), `toString`,
+ * `valueOf` ... vanished before the handler could store or refuse them.
+ */
+export const KeepAsSent = (): PropertyDecorator =>
+  Transform(({ obj, key }: { obj: Record<string, unknown>; key: string }) => obj[key]);
 
 function describe(errors: ValidationError[], parent = ''): string[] {
   const out: string[] = [];

@@ -113,12 +113,13 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
                 assertMaySetVisibility(cmd.caller, state);
             }
             const slugs = mine ? state.fields.map((f) => f.slug) : [];
-            const [holding, count] = mine
+            const [holding, count, otherOptions] = mine
               ? await Promise.all([
                   this.fieldsHoldingValues(cmd.dataTypeId, slugs),
                   recordCount(this.db, cmd.dataTypeId),
+                  this.fieldsHoldingOtherOptions(cmd.dataTypeId, state, cmd.changes.fields),
                 ])
-              : [[], 0];
+              : [[], 0, []];
             return {
               type: 'UpdateDataType' as const,
               dataTypeId: cmd.dataTypeId,
@@ -126,6 +127,7 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
               ...cmd.changes,
               force: cmd.force,
               fieldsHoldingValues: holding,
+              fieldsHoldingOtherOptions: otherOptions,
               recordCount: count,
               now: new Date().toISOString(),
             };
@@ -137,6 +139,27 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
       if (err instanceof ClaimTakenError) throw slugConflict(cmd.changes.slug ?? '');
       throw err;
     }
+  }
+
+  /** The type's select fields, staying select, of which some record holds a value the new options leave out. */
+  private async fieldsHoldingOtherOptions(
+    dataTypeId: number,
+    state: DataTypeState,
+    fields: readonly DataFieldInput[] | undefined,
+  ): Promise<string[]> {
+    if (!fields) return [];
+    const selects = new Set(state.fields.filter((f) => f.fieldType === 'select').map((f) => f.slug));
+    const asked = fields
+      .filter((f) => f.fieldType === 'select' && selects.has(f.slug) && Array.isArray(f.options))
+      .map((f) => ({ s: f.slug, o: f.options }));
+    if (!asked.length) return [];
+    const rows = (await this.db.query(
+      `SELECT x.s FROM jsonb_to_recordset($2::jsonb) AS x(s text, o text[])
+        WHERE EXISTS (SELECT 1 FROM data_records
+                       WHERE data_type_id = $1 AND field_values ? x.s AND NOT (field_values->>x.s = ANY(x.o)))`,
+      [dataTypeId, JSON.stringify(asked)],
+    )) as { s: string }[];
+    return rows.map((r) => r.s);
   }
 
   private async fieldsHoldingValues(dataTypeId: number, slugs: string[]): Promise<string[]> {

@@ -121,6 +121,29 @@ describe('data record decider', () => {
     expect(event.type === 'DataRecordUpdated' && event.data.fieldValues).toEqual({ name: 'Ann', age: 50 });
   });
 
+  it('drops values set before a forced removal or retyping of their field, though the field is back', () => {
+    const state = dataRecordDecider.evolve(dataRecordDecider.initialState(), created);
+    // phone removed and age retyped at `now + 1 min`, both fields back in the schema since.
+    const dropped = {
+      ...type,
+      droppedAt: { phone: '2026-11-23T10:01:00.000Z', age: '2026-11-23T10:01:00.000Z' },
+    };
+    const [event] = dataRecordDecider.decide(update({ name: 'Bea' }, dropped), state);
+    expect(event.type === 'DataRecordUpdated' && event.data).toMatchObject({
+      changes: { name: 'Bea' },
+      previous: { name: 'Ann' },
+      fieldValues: { name: 'Bea' },
+    });
+    // A value given after the drop is kept.
+    const [again] = dataRecordDecider.decide(update({ age: 3 }, dropped), state);
+    const next = dataRecordDecider.evolve(state, again);
+    const [last] = dataRecordDecider.decide(
+      { ...update({ name: 'Cy' }, dropped), now: '2026-11-23T12:00:00.000Z' },
+      next,
+    );
+    expect(last.type === 'DataRecordUpdated' && last.data.fieldValues).toEqual({ name: 'Cy', age: 3 });
+  });
+
   it("reads another type's or workspace's record, and a deleted one, as absent", () => {
     spec
       .given([created])

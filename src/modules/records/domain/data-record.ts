@@ -16,6 +16,8 @@ export interface DataTypeFacts {
   visibility: Visibility;
   fields: DataField[];
   ownerMemberId: number | null;
+  /** Per slug, when a forced schema change last dropped the field's values (data-type.ts). */
+  droppedAt?: Readonly<Record<string, string>>;
 }
 
 export type DataRecordCommand =
@@ -47,6 +49,8 @@ export interface DataRecordState {
   memberId: number | null;
   externalId: string | null;
   fieldValues: FieldValues;
+  /** Per field slug, when its value was last set (to compare with the type's droppedAt). */
+  setAt: Record<string, string>;
   createdAt: string;
   updatedAt: string;
 }
@@ -59,6 +63,7 @@ const initialState = (): DataRecordState => ({
   memberId: null,
   externalId: null,
   fieldValues: {},
+  setAt: {},
   createdAt: '',
   updatedAt: '',
 });
@@ -83,6 +88,9 @@ export function requireRecord(state: DataRecordState, dataType: DataTypeFacts): 
     throw new NotFoundError('Record not found');
 }
 
+/** A key of the object itself, not of Object.prototype (a field may be called `constructor`). */
+const own = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
+
 const typeRef = (t: DataTypeFacts) => ({ id: t.dataTypeId, slug: t.slug, name: t.name });
 
 export const dataRecordDecider: Decider<DataRecordState, DataRecordCommand, DataRecordEvent> = {
@@ -100,12 +108,20 @@ export const dataRecordDecider: Decider<DataRecordState, DataRecordCommand, Data
           memberId: d.memberId,
           externalId: d.externalId,
           fieldValues: d.fieldValues,
+          setAt: Object.fromEntries(Object.keys(d.fieldValues).map((k) => [k, d.createdAt])),
           createdAt: d.createdAt,
           updatedAt: d.createdAt,
         };
       }
-      case 'DataRecordUpdated':
-        return { ...state, fieldValues: event.data.fieldValues, updatedAt: event.data.updatedAt };
+      case 'DataRecordUpdated': {
+        const d = event.data;
+        const setAt = { ...state.setAt };
+        for (const [k, v] of Object.entries(d.changes)) {
+          if (v === null) delete setAt[k];
+          else setAt[k] = d.updatedAt;
+        }
+        return { ...state, fieldValues: d.fieldValues, setAt, updatedAt: d.updatedAt };
+      }
       case 'DataRecordDeleted':
         return { ...state, status: 'deleted' };
     }
@@ -140,15 +156,25 @@ export const dataRecordDecider: Decider<DataRecordState, DataRecordCommand, Data
         const t = command.dataType;
         requireRecord(state, t);
         const changes = checkValueChanges(t.fields, command.fieldValues);
-        // Values of fields the schema dropped (PUT data type with force) go with the next change.
-        const slugs = new Set(t.fields.map((f) => f.slug));
+        // Values of fields the schema dropped (PUT data type with force) go with the next
+        // change: the fields it no longer has, and those it removed or retyped after the
+        // value was set (though the field be back since, the value is not).
+        // A select value whose option the type no longer offers goes too.
+        const bySlug = new Map(t.fields.map((f) => [f.slug, f]));
+        const dropped = t.droppedAt ?? {};
+        const stillHeld = (k: string, v: FieldValue) => {
+          const field = bySlug.get(k);
+          if (!field) return false;
+          if (own(dropped, k) && (own(state.setAt, k) ? state.setAt[k] : '') <= dropped[k]) return false;
+          return field.fieldType !== 'select' || (field.options ?? []).includes(v as string);
+        };
         const next: FieldValues = Object.fromEntries(
-          Object.entries(state.fieldValues).filter(([k]) => slugs.has(k)),
+          Object.entries(state.fieldValues).filter(([k, v]) => stillHeld(k, v)),
         );
         const changed: Record<string, FieldValue | null> = {};
         const previous: Record<string, FieldValue | null> = {};
         for (const [key, value] of Object.entries(changes)) {
-          const before = next[key] ?? null;
+          const before = own(next, key) ? next[key] : null;
           if (before === value) continue;
           changed[key] = value;
           previous[key] = before;

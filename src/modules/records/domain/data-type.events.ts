@@ -62,6 +62,8 @@ export interface DataTypeUpdated {
     removedFields?: string[];
     /** Fields whose type changed (their values are dropped: they no longer fit). */
     retypedFields?: string[];
+    /** Select fields that lost options records held (those values, and only those, are dropped). */
+    narrowedFields?: string[];
     updatedAt: string;
   };
 }

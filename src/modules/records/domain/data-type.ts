@@ -52,6 +52,11 @@ export type DataTypeCommand =
       force: boolean;
       /** Which of the type's fields hold a value in some record (from the records read model). */
       fieldsHoldingValues: readonly string[];
+      /**
+       * Which select fields hold, in some record, a value the new options leave out
+       * (the handler asks the read model about the options this command sends).
+       */
+      fieldsHoldingOtherOptions?: readonly string[];
       recordCount: number;
       now: string;
     }
@@ -74,6 +79,12 @@ export interface DataTypeState {
   visibility: Visibility;
   fields: DataField[];
   ownerMemberId: number | null;
+  /**
+   * Per field slug, when a forced PUT last removed or retyped it (its `updatedAt`): a
+   * record's value set before then was dropped and must not come back with the record's
+   * next change (data-record.ts), even when the field has been added again since.
+   */
+  droppedAt: Record<string, string>;
 }
 
 const initialState = (): DataTypeState => ({
@@ -86,6 +97,7 @@ const initialState = (): DataTypeState => ({
   visibility: 'workspace',
   fields: [],
   ownerMemberId: null,
+  droppedAt: {},
 });
 
 function checkName(name: string, field: string): string {
@@ -96,12 +108,21 @@ function checkName(name: string, field: string): string {
   return trimmed;
 }
 
+/**
+ * Slugs are keys of JSON objects (`fieldValues`, signup's `data`), and the request
+ * pipeline deletes these two keys from every body it validates (prototype-pollution
+ * hygiene): a field or type so named could never be given a value.
+ */
+export const RESERVED_SLUGS: readonly string[] = ['constructor', 'prototype'];
+
 export function checkSlug(slug: string, field: string): string {
   if (slug.length > SLUG_MAX) throw new ValidationError(`${field}: must be at most ${SLUG_MAX} characters`);
   if (!SLUG.test(slug))
     throw new ValidationError(
       `${field}: must start with a lower-case letter and hold only a-z, 0-9 and _ (${SLUG.source})`,
     );
+  if (RESERVED_SLUGS.includes(slug))
+    throw new ValidationError(`${field}: ${RESERVED_SLUGS.join(' and ')} are reserved; choose another slug`);
   return slug;
 }
 
@@ -200,10 +221,28 @@ function decideUpdate(
       throw new ConflictError(
         `fields: ${holding.join(', ')} hold values in existing records; removing or retyping them drops those values, send force: true to do so`,
       );
+    // A select field that keeps its type but loses options some record holds: those values
+    // no longer fit, as a retyped field's do not; only they are dropped.
+    const narrowed = state.fields
+      .filter(
+        (f) =>
+          f.fieldType === 'select' &&
+          next.get(f.slug)?.fieldType === 'select' &&
+          (f.options ?? []).some((o) => !(next.get(f.slug)!.options ?? []).includes(o)) &&
+          (command.fieldsHoldingOtherOptions ?? []).includes(f.slug),
+      )
+      .map((f) => f.slug);
+    if (narrowed.length && !command.force) {
+      const at = fields.findIndex((f) => f.slug === narrowed[0]);
+      throw new ConflictError(
+        `fields.${at}.options: ${narrowed.join(', ')} ${narrowed.length > 1 ? 'hold' : 'holds'} values in existing records that the new options leave out; send force: true to drop those values`,
+      );
+    }
     if (!sameJson(fields, state.fields)) {
       data.fields = fields;
       if (removed.length) data.removedFields = removed;
       if (retyped.length) data.retypedFields = retyped;
+      if (narrowed.length) data.narrowedFields = narrowed;
     }
   }
   if (Object.keys(data).length === 3) return [];
@@ -227,10 +266,12 @@ export const dataTypeDecider: Decider<DataTypeState, DataTypeCommand, DataTypeEv
           visibility: d.visibility,
           fields: d.fields,
           ownerMemberId: d.ownerMemberId,
+          droppedAt: {},
         };
       }
       case 'DataTypeUpdated': {
         const d = event.data;
+        const dropped = [...(d.removedFields ?? []), ...(d.retypedFields ?? [])];
         return {
           ...state,
           name: d.name ?? state.name,
@@ -238,6 +279,9 @@ export const dataTypeDecider: Decider<DataTypeState, DataTypeCommand, DataTypeEv
           isCollection: d.isCollection ?? state.isCollection,
           visibility: d.visibility ?? state.visibility,
           fields: d.fields ?? state.fields,
+          droppedAt: dropped.length
+            ? { ...state.droppedAt, ...Object.fromEntries(dropped.map((slug) => [slug, d.updatedAt])) }
+            : state.droppedAt,
         };
       }
       case 'DataTypeDeleted':

@@ -65,4 +65,9 @@ describe('field values', () => {
     expect(() => checkValueChanges(fields, { name: null })).toThrow(/is required and cannot be cleared/);
     expect(checkValueChanges(fields, { age: null })).toEqual({ age: null });
   });
+
+  it("requires a field's own value, not a key Object.prototype holds", () => {
+    const fields = [field('text', { slug: 'constructor', required: true })];
+    expect(() => checkNewValues(fields, {})).toThrow('fieldValues.constructor: is required');
+  });
 });

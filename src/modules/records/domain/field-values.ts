@@ -30,6 +30,21 @@ function isRealDate(value: string): boolean {
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
 }
 
+/**
+ * The letter case `search` and `field.<slug>` filters ignore, folded alike in JavaScript
+ * (a new record's index columns, the query's value) and in SQL (`foldCaseSql`: the columns
+ * recomputed when a record or its type changes). PostgreSQL's lower() maps each character
+ * alone (İ → i, Σ → σ) where toLowerCase applies Unicode's special casing (İ → i̇, a final
+ * Σ → ς): the two differed, and a record found before its first change was not after it.
+ * ς is folded to σ on both sides, so a word typed with its final sigma finds it too.
+ */
+export const foldCase = (text: string): string =>
+  text
+    .replace(/\u0130/g, 'i')
+    .toLowerCase()
+    .replace(/\u03c2/g, '\u03c3');
+export const foldCaseSql = (expr: string): string => `translate(lower(${expr}), 'ς', 'σ')`;
+
 /** One value checked and normalised for its field (phone numbers to E.164, emails lower-cased). */
 export function normaliseValue(field: DataField, raw: unknown, path: string): FieldValue {
   switch (field.fieldType) {
@@ -91,6 +106,9 @@ export function normaliseValue(field: DataField, raw: unknown, path: string): Fi
   }
 }
 
+/** A required field's value must say something: a text of only white space is none. */
+const blank = (value: FieldValue): boolean => typeof value === 'string' && value.trim() === '';
+
 function asObject(input: unknown, path: string): Record<string, unknown> {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new ValidationError(`${path}: must be an object`);
@@ -113,10 +131,14 @@ export function checkNewValues(
     const field = bySlug.get(key);
     if (!field) throw new ValidationError(`${path}.${key}: unknown field`);
     if (value === null || value === undefined) continue;
-    out[key] = normaliseValue(field, value, `${path}.${key}`);
+    const normalised = normaliseValue(field, value, `${path}.${key}`);
+    if (field.required && blank(normalised)) throw new ValidationError(`${path}.${key}: is required`);
+    out[key] = normalised;
   }
   for (const f of fields)
-    if (f.required && out[f.slug] === undefined) throw new ValidationError(`${path}.${f.slug}: is required`);
+    // Own keys only: `out.constructor` is Object's, not a value of a field called so.
+    if (f.required && !Object.prototype.hasOwnProperty.call(out, f.slug))
+      throw new ValidationError(`${path}.${f.slug}: is required`);
   return out;
 }
 
@@ -138,7 +160,12 @@ export function checkValueChanges(
     if (value === null || value === undefined) {
       if (field.required) throw new ValidationError(`${path}.${key}: is required and cannot be cleared`);
       out[key] = null;
-    } else out[key] = normaliseValue(field, value, `${path}.${key}`);
+    } else {
+      const normalised = normaliseValue(field, value, `${path}.${key}`);
+      if (field.required && blank(normalised))
+        throw new ValidationError(`${path}.${key}: is required and cannot be cleared`);
+      out[key] = normalised;
+    }
   }
   return out;
 }

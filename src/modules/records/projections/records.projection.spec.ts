@@ -23,4 +23,11 @@ describe('indexColumns (the index columns of a new record, as the SQL of an upda
     });
     expect(indexColumns({ note: 'x' }, indexed)).toEqual({ indexed_values: {}, search_text: null });
   });
+
+  it("folds the letter case as PostgreSQL's lower() does (İ → i, every Σ and ς → σ)", () => {
+    expect(indexColumns({ name: 'İSTANBUL ΟΔΥΣΣΕΑΣ οδυσσεας' }, indexed)).toEqual({
+      indexed_values: { name: 'istanbul οδυσσεασ οδυσσεασ' },
+      search_text: 'istanbul οδυσσεασ οδυσσεασ',
+    });
+  });
 });

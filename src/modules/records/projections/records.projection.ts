@@ -8,6 +8,7 @@ import { writeWithCommit } from '../../../core/projections/commit-statements';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { DataRecordCreated, DataRecordEvent } from '../domain/data-record.events';
 import { DataField, DataTypeEvent, TEXT_LIKE_TYPES } from '../domain/data-type.events';
+import { foldCase, foldCaseSql } from '../domain/field-values';
 
 const TEXT_LIKE = `(${TEXT_LIKE_TYPES.map((t) => `'${t}'`).join(', ')})`;
 
@@ -18,11 +19,11 @@ const TEXT_LIKE = `(${TEXT_LIKE_TYPES.map((t) => `'${t}'`).join(', ')})`;
  */
 const indexedValuesOf = (values: string, fields: string) => `(
   SELECT COALESCE(jsonb_object_agg(e.key, CASE WHEN f->>'fieldType' IN ${TEXT_LIKE}
-           THEN to_jsonb(lower(e.value #>> '{}')) ELSE e.value END), '{}'::jsonb)
+           THEN to_jsonb(${foldCaseSql(`e.value #>> '{}'`)}) ELSE e.value END), '{}'::jsonb)
     FROM jsonb_each(${values}) e JOIN jsonb_array_elements(${fields}) f ON f->>'slug' = e.key
    WHERE (f->>'shouldIndex')::boolean)`;
 const searchTextOf = (values: string, fields: string) => `(
-  SELECT string_agg(lower(e.value #>> '{}'), E'\\n' ORDER BY e.key)
+  SELECT string_agg(${foldCaseSql(`e.value #>> '{}'`)}, E'\\n' ORDER BY e.key)
     FROM jsonb_each(${values}) e JOIN jsonb_array_elements(${fields}) f ON f->>'slug' = e.key
    WHERE (f->>'shouldIndex')::boolean AND f->>'fieldType' IN ${TEXT_LIKE})`;
 
@@ -72,7 +73,7 @@ export function indexColumns(
       const text =
         value === null || value === undefined
           ? null
-          : (typeof value === 'string' ? value : JSON.stringify(value)).toLowerCase();
+          : foldCase(typeof value === 'string' ? value : JSON.stringify(value));
       out[key] = text;
       if (text !== null) texts.push([key, text]);
     }
@@ -236,6 +237,13 @@ export class RecordsProjection implements ProjectionHandler {
           ],
         );
         if (d.fields) {
+          // Values of select fields that lost their option go first (only those values).
+          for (const slug of d.narrowedFields ?? [])
+            await em.query(
+              `UPDATE data_records SET field_values = field_values - $2::text, version = version + 1
+                WHERE data_type_id = $1 AND field_values ? $2 AND NOT (field_values->>$2 = ANY($3::text[]))`,
+              [d.dataTypeId, slug, d.fields.find((f) => f.slug === slug)?.options ?? []],
+            );
           // Values of removed or retyped fields are dropped; the indexes follow the new shouldIndex flags.
           const dropped = [...(d.removedFields ?? []), ...(d.retypedFields ?? [])];
           await em.query(

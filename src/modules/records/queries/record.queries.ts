@@ -11,7 +11,7 @@ import {
 import { withVersion } from '../../../core/http/preconditions';
 import type { DataField, Visibility } from '../domain/data-type.events';
 import { TEXT_LIKE_TYPES } from '../domain/data-type.events';
-import { FieldValues, normaliseValue } from '../domain/field-values';
+import { FieldValues, foldCase, normaliseValue } from '../domain/field-values';
 import {
   assertMayRead,
   assertTypeRecordsAccess,
@@ -89,7 +89,7 @@ function filterValue(field: DataField | undefined, slug: string, raw: string): u
   if (field.fieldType === 'number') value = raw.trim() === '' ? NaN : Number(raw);
   if (field.fieldType === 'boolean') value = raw === 'true' ? true : raw === 'false' ? false : raw;
   const normalised = normaliseValue(field, value, path);
-  return TEXT_LIKE_TYPES.includes(field.fieldType) ? String(normalised).toLowerCase() : normalised;
+  return TEXT_LIKE_TYPES.includes(field.fieldType) ? foldCase(String(normalised)) : normalised;
 }
 
 export class ListRecordsQuery {
@@ -161,8 +161,8 @@ export class ListRecordsHandler implements IQueryHandler<ListRecordsQuery> {
     }
     const { search, ...window } = q.page;
     if (search !== undefined) {
-      // search_text is lower-cased when written; the trigram index serves ILIKE.
-      params.push(`%${escapeLike(search.toLowerCase())}%`);
+      // search_text is case-folded when written (foldCase); the trigram index serves ILIKE.
+      params.push(`%${escapeLike(foldCase(search))}%`);
       where.push(`search_text ILIKE $${params.length} ESCAPE '\\'`);
     }
     where.push(...listFilterConditions(window, { search: [], time: 'created_at' }, params));

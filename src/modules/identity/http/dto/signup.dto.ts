@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDefined, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { KeepAsSent } from '../../../../core/http/validation';
 
 /** SPEC "Signup request", member input. One of email or phone is required (checked with a detail naming both). */
 export class SignupMemberDto {
@@ -49,6 +50,7 @@ export class CreateSignupDto {
   })
   @IsOptional()
   @IsObject()
+  @KeepAsSent()
   data?: Record<string, unknown>;
 }
 

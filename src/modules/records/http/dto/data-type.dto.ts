@@ -16,7 +16,7 @@ import { DATA_TYPE_NAME_MAX, MAX_FIELDS, MAX_OPTIONS, OPTION_MAX, SLUG_MAX } fro
 import { FIELD_TYPES, VISIBILITIES } from '../../domain/data-type.events';
 import type { DataField, FieldType, Visibility } from '../../domain/data-type.events';
 
-const SLUG_DESCRIPTION = `^[a-z][a-z0-9_]*$, at most ${SLUG_MAX} characters`;
+const SLUG_DESCRIPTION = `^[a-z][a-z0-9_]*$, at most ${SLUG_MAX} characters, not constructor or prototype`;
 
 export class DataFieldDto {
   @ApiProperty({ maxLength: DATA_TYPE_NAME_MAX, example: 'Date of birth' })

@@ -14,7 +14,7 @@ import {
   Min,
 } from 'class-validator';
 import { PageQueryDto, PaginatedResponse } from '../../../../core/http/pagination';
-import { MAX_ID } from '../../../../core/http/validation';
+import { KeepAsSent, MAX_ID } from '../../../../core/http/validation';
 import { MAX_BULK_RECORDS } from '../../commands/bulk-records.command';
 import { EXTERNAL_ID_MAX } from '../../domain/data-record';
 import type { FieldValues } from '../../domain/field-values';
@@ -30,6 +30,7 @@ const FIELD_VALUES = {
 export class CreateRecordDto {
   @ApiProperty(FIELD_VALUES)
   @IsObject()
+  @KeepAsSent()
   fieldValues: Record<string, unknown>;
 
   @ApiPropertyOptional({
@@ -57,12 +58,14 @@ export class UpdateRecordDto {
     description: `${FIELD_VALUES.description}. Partial: given fields only; null clears one`,
   })
   @IsObject()
+  @KeepAsSent()
   fieldValues: Record<string, unknown>;
 }
 
 export class UpsertRecordDto {
   @ApiProperty(FIELD_VALUES)
   @IsObject()
+  @KeepAsSent()
   fieldValues: Record<string, unknown>;
 
   @ApiPropertyOptional({ description: 'the member of a new record; an existing record must belong to it' })
