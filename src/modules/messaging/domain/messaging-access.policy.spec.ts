@@ -33,6 +33,13 @@ describe('messaging access policy', () => {
     expect(() => assertMayCreateChat({ scopes: ['chats:write'], memberId: 3 }, 4)).not.toThrow();
   });
 
+  it('lets only chats:write add participants: they receive what the chat sends', () => {
+    expect(() => assertMayCreateChat({ scopes: [], memberId: 3 }, 3, 1)).toThrow(/^participants: /);
+    expect(() => assertMayCreateChat({ scopes: ['chats:read'], memberId: 3 }, 3, 2)).toThrow(ForbiddenError);
+    expect(() => assertMayCreateChat({ scopes: ['chats:write'], memberId: 3 }, 3, 2)).not.toThrow();
+    expect(() => assertMayCreateChat({ scopes: [], memberId: 3 }, 3, 0)).not.toThrow();
+  });
+
   it('sends as the assistant with chats:write or as the human operator only', () => {
     expect(() => assertMaySendAsAssistant({ scopes: [], memberId: 9 }, chat)).not.toThrow();
     expect(() => assertMaySendAsAssistant({ scopes: [], memberId: 5 }, chat)).toThrow(ForbiddenError);

@@ -58,10 +58,20 @@ export function assertMayWriteChat(caller: Caller, chat: ChatPeople): void {
   throw new ForbiddenError('This credential lacks the scope chats:write');
 }
 
-/** Creating a chat: chats:write, or a chat of one's own (memberId is the caller). */
-export function assertMayCreateChat(caller: Caller, memberId: number): void {
-  if (grants(caller.scopes, 'chats:write') || (caller.memberId === memberId && selfAllowed(caller, 'write')))
-    return;
+/**
+ * Creating a chat: chats:write, or a chat of one's own (memberId is the caller) with no
+ * other participant. Whoever takes part receives the chat's outbound messages (the
+ * assistant's, or those of a human operator, who may be the caller itself): adding people
+ * is sending to them, which needs chats:write.
+ */
+export function assertMayCreateChat(caller: Caller, memberId: number, extraParticipants = 0): void {
+  if (grants(caller.scopes, 'chats:write')) return;
+  if (caller.memberId === memberId && selfAllowed(caller, 'write')) {
+    if (extraParticipants === 0) return;
+    throw new ForbiddenError(
+      'participants: adding other members to a chat needs the scope chats:write (a chat of your own needs none)',
+    );
+  }
   throw new ForbiddenError(
     'This credential lacks the scope chats:write (only a chat of your own needs none)',
   );
