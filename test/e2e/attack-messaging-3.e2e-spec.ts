@@ -1,0 +1,213 @@
+import { startTestApp, TestApp } from '../support/app';
+import { signup } from '../support/identity-fixtures';
+import { eventually } from '../support/processes';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
+
+const PUBLIC_BASE_URL = 'https://messaging-attack.example.test/api/v2';
+const WORKSPACE_NUMBER = '+14155550700';
+
+/**
+ * Attack, third round: a member without chats:write adding people to a chat of its own (and
+ * texting them from the workspace's number as its operator), a signed status callback about
+ * another provider message, opt-out words texted with punctuation or spaced.
+ */
+describe('Attack: messaging, third round (e2e)', () => {
+  let peer: TwilioPeer;
+  let t: TestApp;
+  let wid: string;
+  let key: string;
+  let phoneId: number;
+
+  beforeAll(async () => {
+    peer = await startTwilioPeer();
+    t = await startTestApp({ env: { ...twilioServiceEnv(peer), PUBLIC_BASE_URL } });
+    ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Harbor Clinic'));
+    phoneId = (
+      await t.request('POST', `/w/${wid}/phone-numbers`, { token: key, body: { number: WORKSPACE_NUMBER } })
+    ).body.id;
+  });
+  afterAll(async () => {
+    await t.close();
+    await peer.close();
+  });
+
+  const post = (path: string, body: unknown, token = key) =>
+    t.request('POST', `/w/${wid}${path}`, { token, body });
+  const get = (path: string, token = key) => t.request('GET', `/w/${wid}${path}`, { token });
+  const sentTo = (phone: string) => peer.messages.filter((m) => m.to === phone);
+
+  /** A member who agreed to SMS. */
+  async function consenting(phone: string, name: string): Promise<{ id: number; token: string }> {
+    const m = await signup(t, wid, key, { phone, name });
+    const put = await t.request('PUT', `/w/${wid}/members/${m.member.id}`, {
+      token: key,
+      body: { notifySms: true },
+    });
+    expect(put.status).toBe(200);
+    return { id: m.member.id, token: m.token };
+  }
+
+  describe('a chat of ones own', () => {
+    it('cannot take in other members without chats:write: 403 naming participants, nothing written or sent', async () => {
+      const victim = await consenting('+14155557001', 'Val');
+      const self = await signup(t, wid, key, { phone: '+14155557002', name: 'Sam' });
+      // A plain member (User role): no chats:write.
+      const asMember = { token: self.token };
+      for (const body of [
+        // Its own operator: it would send as the chat's assistant to everyone else in it.
+        {
+          channel: 'phone-sms',
+          phoneNumberId: phoneId,
+          assistantKind: 'human',
+          assistantMemberId: self.member.id,
+          participants: [{ memberId: victim.id, role: 'contributor' }],
+        },
+        // An AI chat: the assistant's replies would go to them too.
+        {
+          channel: 'phone-sms',
+          phoneNumberId: phoneId,
+          participants: [{ memberId: victim.id, role: 'supervisor' }],
+        },
+        { channel: 'web-chat', participants: [{ memberId: victim.id, role: 'supervisor' }] },
+      ]) {
+        const res = await post('/chats', body, asMember.token);
+        expect(res.status).toBe(403);
+        expect(res.body.detail).toMatch(/^participants: .*chats:write/);
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
+      // The victim is in no chat of it, and heard nothing.
+      expect((await get(`/chats?memberId=${self.member.id}`)).body.total).toBe(0);
+      expect(sentTo('+14155557001')).toEqual([]);
+
+      // A chat of its own alone still needs no scope, a human operator of someone else's
+      // choosing included; with chats:write participants are taken as before.
+      const own = await post('/chats', { channel: 'phone-sms', phoneNumberId: phoneId }, asMember.token);
+      expect(own.status).toBe(201);
+      expect(own.body.participants).toEqual([{ memberId: self.member.id, role: 'user', name: 'Sam' }]);
+      const byManager = await post('/chats', {
+        channel: 'phone-sms',
+        memberId: self.member.id,
+        phoneNumberId: phoneId,
+        participants: [{ memberId: victim.id, role: 'supervisor' }],
+      });
+      expect(byManager.status).toBe(201);
+    });
+  });
+
+  describe('status callbacks', () => {
+    it('lets a callback about another provider message change nothing; the recorded one still decides', async () => {
+      const member = await consenting('+14155557010', 'Cal');
+      const chat = await post('/chats', {
+        channel: 'phone-sms',
+        memberId: member.id,
+        phoneNumberId: phoneId,
+      });
+      const sent = await post(`/chats/${chat.body.id}/send-assistant-message`, {
+        message: 'Your results are in',
+      });
+      expect(sent.status).toBe(201);
+      const message = await eventually(async () => sentTo('+14155557010')[0], 'the peer to receive the SMS');
+      await eventually(
+        async () =>
+          (await get(`/chats/${chat.body.id}/messages/${sent.body.id}`)).body.deliveries[0].providerMessageId,
+        'the provider id to be recorded',
+      );
+      const before = (await t.store.readStream(`chat-${chat.body.id}`)).length;
+
+      // Signed by the provider for this delivery's address, but about another message (an
+      // earlier attempt whose id was never recorded): neither failed nor delivered by it.
+      const stray = { ...message, sid: `SM${'f'.repeat(32)}` };
+      expect((await peer.status(stray, t.baseUrl, PUBLIC_BASE_URL, 'undelivered', '30005')).status).toBe(204);
+      expect((await peer.status(stray, t.baseUrl, PUBLIC_BASE_URL, 'delivered')).status).toBe(204);
+      const after = await get(`/chats/${chat.body.id}/messages/${sent.body.id}`);
+      expect(after.body).toMatchObject({ status: 'sent', failureReason: null });
+      expect(after.body.deliveries[0]).toMatchObject({ status: 'sent', providerMessageId: message.sid });
+      expect((await t.store.readStream(`chat-${chat.body.id}`)).length).toBe(before);
+
+      // The recorded message's own callback moves it on.
+      expect((await peer.status(message, t.baseUrl, PUBLIC_BASE_URL, 'delivered')).status).toBe(204);
+      const delivered = await get(`/chats/${chat.body.id}/messages/${sent.body.id}`);
+      expect(delivered.body.deliveries[0]).toMatchObject({
+        status: 'delivered',
+        providerMessageId: message.sid,
+      });
+      const last = (await t.store.readStream(`chat-${chat.body.id}`)).at(-1)!;
+      expect(last).toMatchObject({ type: 'MessageDelivered', data: { providerMessageId: message.sid } });
+    });
+  });
+
+  describe('opt-out words', () => {
+    const inbound = (from: string, body: string, sid: string) =>
+      peer.webhook(`${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`, t.baseUrl, PUBLIC_BASE_URL, {
+        AccountSid: peer.accountSid,
+        MessageSid: sid,
+        From: from,
+        To: WORKSPACE_NUMBER,
+        Body: body,
+      });
+
+    it.each([
+      ['STOP.', 'STOP', '+14155557021'],
+      ['Stop!', 'STOP', '+14155557022'],
+      ['"stop"', 'STOP', '+14155557023'],
+      ['stop all', 'STOPALL', '+14155557024'],
+      ['Opt-out', 'OPTOUT', '+14155557025'],
+      ['ＳＴＯＰ', 'STOP', '+14155557026'],
+    ])('takes %p as an opt-out: confirmed once, and nothing sent after it', async (text, keyword, phone) => {
+      const member = await consenting(phone, 'Opal');
+      const chat = await post('/chats', {
+        channel: 'phone-sms',
+        memberId: member.id,
+        phoneNumberId: phoneId,
+      });
+      const res = await inbound(phone, text, `SMstop${phone.slice(-2)}`);
+      expect(res.status).toBe(200);
+      const events = await eventually(async () => {
+        const found = (await t.eventsOf({ requestId: res.headers.get('x-request-id')! } as never)).filter(
+          (e) => !e.metadata.causationId,
+        );
+        return found.length >= 4 ? found : undefined;
+      }, 'the opt-out to be recorded');
+      expect(events.map((e) => e.type)).toEqual([
+        'MessageReceived',
+        'MemberUpdated',
+        'MemberOptedOutOfSms',
+        'MessageSent',
+      ]);
+      expect(events[0].data).toMatchObject({ content: text });
+      expect(events[2].data).toMatchObject({ memberId: member.id, keyword });
+      const confirmation = await eventually(async () => sentTo(phone)[0], 'the confirmation');
+      expect(confirmation.body).toMatch(/^Harbor Clinic: you are unsubscribed/);
+
+      // The assistant's next message reaches nobody.
+      const blocked = await post(`/chats/${chat.body.id}/send-assistant-message`, {
+        message: 'Still there?',
+      });
+      const failed = await eventually(async () => {
+        const m = await get(`/chats/${chat.body.id}/messages/${blocked.body.id}`);
+        return m.body.status === 'failed' ? m.body : undefined;
+      }, 'the blocked delivery to fail');
+      expect(failed.failureReason).toBe('opted_out');
+      expect(sentTo(phone).map((m) => m.body)).toEqual([confirmation.body]);
+    });
+
+    it('takes neither a sentence nor a punctuated "Yes." as a keyword: no opt-in, no reply', async () => {
+      const phone = '+14155557030';
+      const member = await consenting(phone, 'Quinn');
+      await post('/chats', { channel: 'phone-sms', memberId: member.id, phoneNumberId: phoneId });
+      for (const [i, text] of ['Stop please', 'S T O P', 'Yes.'].entries()) {
+        const res = await inbound(phone, text, `SMtext${i}`);
+        expect(res.status).toBe(200);
+        const events = await eventually(async () => {
+          const found = await t.eventsOf({ requestId: res.headers.get('x-request-id')! } as never);
+          return found.length ? found : undefined;
+        }, 'the text to be recorded');
+        expect(events.map((e) => e.type)).toEqual(['MessageReceived']);
+      }
+      const stream = await t.store.readStream(`member-${member.id}`);
+      expect(stream.map((e) => e.type)).not.toContain('MemberOptedOutOfSms');
+      expect(stream.map((e) => e.type)).not.toContain('MemberOptedInToSms');
+      expect(sentTo(phone)).toEqual([]);
+    });
+  });
+});
