@@ -136,6 +136,83 @@ describe('Attack: messaging, third round (e2e)', () => {
     });
   });
 
+  describe('web chat streams', () => {
+    /** An SSE stream: its raw text as it arrives, and whether the server ended it. */
+    async function openStream(chatId: number, token: string) {
+      const controller = new AbortController();
+      const res = await fetch(`${t.baseUrl}/w/${wid}/chats/${chatId}/stream`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      });
+      const stream = { status: res.status, text: '', ended: false, close: () => controller.abort() };
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      void (async () => {
+        try {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            stream.text += decoder.decode(value, { stream: true });
+          }
+          stream.ended = true;
+        } catch {
+          // aborted by the test
+        }
+      })();
+      return stream;
+    }
+
+    it.each(['signed out', 'archived', 'key revoked'])(
+      'ends an open stream once its credential no longer works (%s): later messages stay sent, unwritten',
+      async (how) => {
+        let token: string;
+        let chatId: number;
+        let revoke: () => Promise<number>;
+        if (how === 'key revoked') {
+          // The bootstrap account's own key, in a chat of its member.
+          const created = await t.request('POST', '/me/api-keys', {
+            token: key,
+            body: { name: 'stream key', scopes: ['chats:read', 'chats:write'] },
+          });
+          token = created.body.secret;
+          chatId = (await post('/chats', { channel: 'web-chat' }, token)).body.id;
+          revoke = async () =>
+            (await t.request('DELETE', `/me/api-keys/${created.body.id}`, { token: key })).status;
+        } else {
+          const m = await signup(t, wid, key, { email: `stream-${how.replace(' ', '-')}@example.com` });
+          token = m.token;
+          chatId = (await post('/chats', { channel: 'web-chat', memberId: m.member.id })).body.id;
+          revoke =
+            how === 'archived'
+              ? async () =>
+                  (await t.request('DELETE', `/w/${wid}/members/${m.member.id}`, { token: key })).status
+              : async () => (await t.request('DELETE', '/me/token', { token: m.token })).status;
+        }
+        const stream = await openStream(chatId, token);
+        expect(stream.status).toBe(200);
+        try {
+          const before = await post(`/chats/${chatId}/send-assistant-message`, { message: `hello ${how}` });
+          await eventually(
+            async () => stream.text.includes(`hello ${how}`),
+            'the first message on the stream',
+          );
+          expect([200, 204]).toContain(await revoke());
+          expect((await get(`/chats/${chatId}`, token)).status).toBe(401);
+
+          const after = await post(`/chats/${chatId}/send-assistant-message`, { message: `private ${how}` });
+          expect(after.status).toBe(201);
+          await eventually(async () => stream.ended, 'the server to end the stream');
+          expect(stream.text).not.toContain(`private ${how}`);
+          const m = await get(`/chats/${chatId}/messages/${after.body.id}`);
+          expect(m.body).toMatchObject({ status: 'sent' });
+          expect((await get(`/chats/${chatId}/messages/${before.body.id}`)).body.status).toBe('delivered');
+        } finally {
+          stream.close();
+        }
+      },
+    );
+  });
+
   describe('opt-out words', () => {
     const inbound = (from: string, body: string, sid: string) =>
       peer.webhook(`${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`, t.baseUrl, PUBLIC_BASE_URL, {
