@@ -5,6 +5,8 @@ import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio
 
 const PUBLIC_BASE_URL = 'https://messaging-attack.example.test/api/v2';
 const WORKSPACE_NUMBER = '+14155550700';
+const MAIL_SECRET = 'attack-3-inbound-mail-secret';
+const INBOX = 'desk@harbor-clinic.example';
 
 /**
  * Attack, third round: a member without chats:write adding people to a chat of its own (and
@@ -20,8 +22,13 @@ describe('Attack: messaging, third round (e2e)', () => {
 
   beforeAll(async () => {
     peer = await startTwilioPeer();
-    t = await startTestApp({ env: { ...twilioServiceEnv(peer), PUBLIC_BASE_URL } });
+    t = await startTestApp({
+      env: { ...twilioServiceEnv(peer), PUBLIC_BASE_URL, INBOUND_EMAIL_SECRET: MAIL_SECRET },
+    });
     ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Harbor Clinic'));
+    expect(
+      (await t.request('POST', `/w/${wid}/inboxes`, { token: key, body: { email: INBOX } })).status,
+    ).toBe(201);
     phoneId = (
       await t.request('POST', `/w/${wid}/phone-numbers`, { token: key, body: { number: WORKSPACE_NUMBER } })
     ).body.id;
@@ -211,6 +218,51 @@ describe('Attack: messaging, third round (e2e)', () => {
         }
       },
     );
+  });
+
+  describe('inbound without a usable sender', () => {
+    const mail = (raw: string) =>
+      fetch(`${t.baseUrl}/providers/email/inbound`, {
+        method: 'POST',
+        headers: { 'content-type': 'message/rfc822', 'x-inbound-email-secret': MAIL_SECRET },
+        body: raw,
+      });
+
+    it('refuses mail for an inbox with no sender address, or a broken one (400 naming From), recording nothing', async () => {
+      const before = (await t.store.readAll({ maxCount: 100_000 })).length;
+      for (const from of ['From: nobody\r\n', 'From: "a@" <@@@>\r\n', '']) {
+        const res = await mail(`${from}To: ${INBOX.toUpperCase()}\r\nSubject: hi\r\n\r\nhello`);
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { detail: string }).detail).toMatch(/^From: /);
+      }
+      expect((await t.store.readAll({ maxCount: 100_000 })).length).toBe(before);
+      // Mail for no inbox of the service is still answered as not recorded.
+      const nowhere = await mail('garbage');
+      expect(nowhere.status).toBe(200);
+      expect(await nowhere.json()).toEqual({ recorded: false });
+      // And a good one is recorded.
+      const ok = await mail(`From: sender@example.com\r\nTo: ${INBOX}\r\nSubject: hi\r\n\r\nhello`);
+      expect(await ok.json()).toEqual({ recorded: true });
+    });
+
+    it('refuses a text from a sender that is no phone number with a 400 naming From, recording nothing', async () => {
+      const before = (await t.store.readAll({ maxCount: 100_000 })).length;
+      const res = await peer.webhook(
+        `${PUBLIC_BASE_URL}/providers/twilio/sms/inbound`,
+        t.baseUrl,
+        PUBLIC_BASE_URL,
+        {
+          AccountSid: peer.accountSid,
+          MessageSid: 'SMalpha1',
+          From: 'HARBORINFO',
+          To: WORKSPACE_NUMBER,
+          Body: 'hi',
+        },
+      );
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/^From: /);
+      expect((await t.store.readAll({ maxCount: 100_000 })).length).toBe(before);
+    });
   });
 
   describe('opt-out words', () => {
