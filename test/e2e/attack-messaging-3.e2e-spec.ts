@@ -86,8 +86,8 @@ describe('Attack: messaging, third round (e2e)', () => {
       expect((await get(`/chats?memberId=${self.member.id}`)).body.total).toBe(0);
       expect(sentTo('+14155557001')).toEqual([]);
 
-      // A chat of its own alone still needs no scope, a human operator of someone else's
-      // choosing included; with chats:write participants are taken as before.
+      // A chat of its own with the AI assistant still needs no scope; with chats:write
+      // participants and operators are taken as before.
       const own = await post('/chats', { channel: 'phone-sms', phoneNumberId: phoneId }, asMember.token);
       expect(own.status).toBe(201);
       expect(own.body.participants).toEqual([{ memberId: self.member.id, role: 'user', name: 'Sam' }]);
@@ -95,9 +95,44 @@ describe('Attack: messaging, third round (e2e)', () => {
         channel: 'phone-sms',
         memberId: self.member.id,
         phoneNumberId: phoneId,
+        assistantKind: 'human',
+        assistantMemberId: victim.id,
         participants: [{ memberId: victim.id, role: 'supervisor' }],
       });
       expect(byManager.status).toBe(201);
+    });
+
+    it('cannot name a human operator without chats:write: 403 naming assistantMemberId, the accomplice sends nothing', async () => {
+      const self = await signup(t, wid, key, { phone: '+14155557003', name: 'Ash' });
+      await t.request('PUT', `/w/${wid}/members/${self.member.id}`, {
+        token: key,
+        body: { notifySms: true },
+      });
+      const accomplice = await signup(t, wid, key, { email: 'accomplice@example.com', name: 'Ace' });
+      // The accomplice, made the operator, would text from the workspace's number: a right
+      // neither of them holds.
+      for (const body of [
+        {
+          channel: 'phone-sms',
+          phoneNumberId: phoneId,
+          assistantKind: 'human',
+          assistantMemberId: accomplice.member.id,
+        },
+        {
+          channel: 'phone-sms',
+          phoneNumberId: phoneId,
+          assistantEnabled: false,
+          assistantMemberId: self.member.id,
+        },
+      ]) {
+        const res = await post('/chats', body, self.token);
+        expect(res.status).toBe(403);
+        expect(res.body.detail).toMatch(/^assistantMemberId: .*chats:write/);
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
+      const mine = await get('/chats', accomplice.token);
+      expect(mine.body.total).toBe(0);
+      expect(sentTo('+14155557003')).toEqual([]);
     });
   });
 

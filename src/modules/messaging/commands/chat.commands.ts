@@ -75,7 +75,10 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
     const memberId = input.memberId ?? caller.memberId;
     if (memberId === undefined)
       throw new ValidationError('memberId: required for a credential without a member');
-    assertMayCreateChat(caller, memberId, input.participants?.length ?? 0);
+    assertMayCreateChat(caller, memberId, {
+      participants: input.participants?.length ?? 0,
+      assistantMemberId: input.assistantMemberId,
+    });
     const assistantKind = assistantKindOf(input);
     const extras: Participant[] = (input.participants ?? []).map((p) => ({
       memberId: p.memberId,
