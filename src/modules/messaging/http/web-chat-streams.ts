@@ -36,6 +36,7 @@ interface Connection {
 }
 
 const KEEP_ALIVE_MS = 15_000;
+const RECHECK_BATCH = 16;
 
 /**
  * Web chat over Server-Sent Events (issue 11, item 8). The delivery worker may run in
@@ -76,8 +77,11 @@ export class WebChatStreams implements BeforeApplicationShutdown {
     return ok;
   }
 
+  /** Every open stream's credential, a few at a time (the auth cache was just emptied). */
   private async recheck(): Promise<void> {
-    await Promise.all([...this.connections].map((c) => this.allowed(c)));
+    const open = [...this.connections];
+    for (let i = 0; i < open.length; i += RECHECK_BATCH)
+      await Promise.all(open.slice(i, i + RECHECK_BATCH).map((c) => this.allowed(c)));
   }
 
   private end(connection: Connection): void {
