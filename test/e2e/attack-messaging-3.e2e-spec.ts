@@ -178,6 +178,41 @@ describe('Attack: messaging, third round (e2e)', () => {
     });
   });
 
+  describe('voice transcripts', () => {
+    it('keeps a transcript cut at 10,000 units without half an emoji (no 500, recorded once)', async () => {
+      const callee = await signup(t, wid, key, { phone: '+14155557040', name: 'Vic' });
+      const chat = await post('/chats', {
+        channel: 'phone-voice',
+        memberId: callee.member.id,
+        phoneNumberId: phoneId,
+      });
+      expect(chat.status).toBe(201);
+      // The cut falls between the two halves of the emoji.
+      const text = 'a'.repeat(9_999) + '😀 and the rest';
+      const params = {
+        AccountSid: peer.accountSid,
+        CallSid: 'CAlong1',
+        RecordingSid: 'RElong1',
+        TranscriptionSid: 'TRlong1',
+        TranscriptionStatus: 'completed',
+        TranscriptionText: text,
+      };
+      const send = () =>
+        peer.webhook(
+          `${PUBLIC_BASE_URL}/providers/twilio/voice/recording?chatId=${chat.body.id}`,
+          t.baseUrl,
+          PUBLIC_BASE_URL,
+          params,
+        );
+      expect((await send()).status).toBe(204);
+      expect((await send()).status).toBe(204);
+      const list = await get(`/chats/${chat.body.id}/messages`);
+      const transcripts = list.body.items.filter((m: { content: string }) => m.content.startsWith('aaa'));
+      expect(transcripts).toHaveLength(1);
+      expect(transcripts[0].content).toBe('a'.repeat(9_999));
+    });
+  });
+
   describe('web chat streams', () => {
     /** An SSE stream: its raw text as it arrives, and whether the server ended it. */
     async function openStream(chatId: number, token: string) {
