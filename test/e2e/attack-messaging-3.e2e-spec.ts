@@ -136,6 +136,24 @@ describe('Attack: messaging, third round (e2e)', () => {
     });
   });
 
+  it('refuses assistantEnabled: true beside assistantKind human (400 naming it), as false beside ai is', async () => {
+    for (const body of [
+      { channel: 'web-chat', assistantEnabled: true, assistantKind: 'human', assistantMemberId: 1 },
+      {
+        channel: 'phone-voice',
+        phoneNumberId: phoneId,
+        assistantEnabled: true,
+        assistantKind: 'human',
+        assistantMemberId: 1,
+      },
+    ]) {
+      const res = await post('/chats', body);
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^assistantEnabled: /);
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+  });
+
   describe('status callbacks', () => {
     it('lets a callback about another provider message change nothing; the recorded one still decides', async () => {
       const member = await consenting('+14155557010', 'Cal');

@@ -52,6 +52,10 @@ export function assistantKindOf(
       );
     return 'human';
   }
+  if (input.assistantEnabled === true && input.assistantKind === 'human')
+    throw new ValidationError(
+      'assistantEnabled: true means the AI assistant; it contradicts assistantKind human',
+    );
   return input.assistantKind ?? 'ai';
 }
 
