@@ -9,9 +9,11 @@ const MAIL_SECRET = 'attack-3-inbound-mail-secret';
 const INBOX = 'desk@harbor-clinic.example';
 
 /**
- * Attack, third round: a member without chats:write adding people to a chat of its own (and
- * texting them from the workspace's number as its operator), a signed status callback about
- * another provider message, opt-out words texted with punctuation or spaced.
+ * Attack, third round: a member without chats:write adding people or an operator to a chat
+ * of its own (and texting them from the workspace's number), contradictory assistant
+ * fields, a signed status callback about another provider message, a transcript cut inside
+ * an emoji, web chat streams outliving their credential, inbound mail and texts without a
+ * usable sender, opt-out words texted with punctuation or spaced.
  */
 describe('Attack: messaging, third round (e2e)', () => {
   let peer: TwilioPeer;
