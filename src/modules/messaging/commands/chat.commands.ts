@@ -52,6 +52,10 @@ export function assistantKindOf(
       );
     return 'human';
   }
+  if (input.assistantEnabled === true && input.assistantKind === 'human')
+    throw new ValidationError(
+      'assistantEnabled: true means the AI assistant; it contradicts assistantKind human',
+    );
   return input.assistantKind ?? 'ai';
 }
 
@@ -75,7 +79,10 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
     const memberId = input.memberId ?? caller.memberId;
     if (memberId === undefined)
       throw new ValidationError('memberId: required for a credential without a member');
-    assertMayCreateChat(caller, memberId);
+    assertMayCreateChat(caller, memberId, {
+      participants: input.participants?.length ?? 0,
+      assistantMemberId: input.assistantMemberId,
+    });
     const assistantKind = assistantKindOf(input);
     const extras: Participant[] = (input.participants ?? []).map((p) => ({
       memberId: p.memberId,

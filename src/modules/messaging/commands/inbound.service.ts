@@ -5,6 +5,7 @@ import { simpleParser } from 'mailparser';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { ValidationError } from '../../../core/http/domain-errors';
 import { nextId } from '../../../core/database/ids';
 import { queryPrepared } from '../../../core/database/prepared';
 import { storableText } from '../../../core/text/storable-text';
@@ -89,9 +90,7 @@ export class InboundMessages {
     const number = await this.numbers.byNumber(to);
     if (!number) return false;
     const workspaceId = number.workspaceId;
-    const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
-      new FindOrCreateContactMemberCommand(workspaceId, 'phone', sms.from),
-    );
+    const { memberId } = await this.contact(workspaceId, 'phone', sms.from);
     const { chatId, recorded } = await this.receive(workspaceId, 'phone-sms', number.id, {
       memberId,
       content: sms.body,
@@ -158,8 +157,7 @@ export class InboundMessages {
       .flatMap((a) => (Array.isArray(a) ? a : a ? [a] : []))
       .flatMap((a) => a.value.map((v) => v.address?.toLowerCase()))
       .filter((a): a is string => !!a);
-    const from = mail.from?.value[0]?.address;
-    if (!recipients.length || !from) return false;
+    if (!recipients.length) return false;
     const inboxes = await this.db
       .getRepository(InboxEntity)
       .createQueryBuilder('i')
@@ -169,9 +167,11 @@ export class InboundMessages {
     const inbox = inboxes[0];
     if (!inbox) return false;
     const workspaceId = inbox.workspaceId;
-    const { memberId } = await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
-      new FindOrCreateContactMemberCommand(workspaceId, 'email', from),
-    );
+    // Mail for an inbox without a sender to file it under is refused (the gateway bounces
+    // it), not dropped with a 200.
+    const from = mail.from?.value[0]?.address;
+    if (!from) throw new ValidationError('From: the mail names no sender address');
+    const { memberId } = await this.contact(workspaceId, 'email', from);
     await this.receive(workspaceId, 'email', null, {
       memberId,
       content: storable(mail.text ?? '').trim(),
@@ -180,6 +180,24 @@ export class InboundMessages {
       providerMessageId: storable(mail.messageId ?? '') || `<${randomUUID()}@inbound.invalid>`,
     });
     return true;
+  }
+
+  /** The member writing from this address; 400 naming the provider's field (From) when it is none. */
+  private async contact(
+    workspaceId: string,
+    field: 'phone' | 'email',
+    value: string,
+  ): Promise<ContactMember> {
+    try {
+      return await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
+        new FindOrCreateContactMemberCommand(workspaceId, field, value),
+      );
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      throw new ValidationError(
+        field === 'phone' ? 'From: not a phone number in international form' : 'From: not an email address',
+      );
+    }
   }
 
   /**

@@ -180,6 +180,22 @@ describe('chat decider', () => {
     spec.given([created, sent, dispatched, delivered]).when(outcome('delivered')).then([]);
   });
 
+  it("lets only the recorded provider message's callback decide a delivery", () => {
+    const other = { ...outcome('failed', 'provider_error:30005'), providerMessageId: 'SM2' };
+    spec.given([created, sent, dispatched]).when(other).then([]);
+    spec
+      .given([created, sent, dispatched])
+      .when({ ...outcome('delivered'), providerMessageId: 'SM2' })
+      .then([]);
+    // Before any id is recorded the callback's own id is taken (a callback ahead of the record).
+    spec
+      .given([created, sent])
+      .when(other)
+      .then([
+        { ...failed, data: { ...failed.data, providerMessageId: 'SM2', reason: 'provider_error:30005' } },
+      ]);
+  });
+
   it('records an inbound message from a provider once', () => {
     const receive = {
       type: 'ReceiveMessage',

@@ -149,6 +149,14 @@ function decideOutcome(command: RecordOutcomeCommand, state: ChatState): ChatEve
   if (!chat || !delivery) throw new NotFoundError('Delivery not found');
   // Forward only (DESIGN.md): sent → delivered | failed; a late or repeated answer changes nothing.
   if (delivery.status !== 'sent') return [];
+  // A callback finds its delivery by its address; one about another provider message (an
+  // earlier send of it whose id was never recorded, another message) says nothing of this one.
+  if (
+    command.providerMessageId &&
+    delivery.providerMessageId !== null &&
+    command.providerMessageId !== delivery.providerMessageId
+  )
+    return [];
   const base = {
     chatId: chat.chatId,
     workspaceId: chat.workspaceId,

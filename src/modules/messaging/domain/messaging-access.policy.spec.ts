@@ -33,6 +33,19 @@ describe('messaging access policy', () => {
     expect(() => assertMayCreateChat({ scopes: ['chats:write'], memberId: 3 }, 4)).not.toThrow();
   });
 
+  it('lets only chats:write add participants or name a human operator: one receives, the other sends', () => {
+    const self = { scopes: [], memberId: 3 };
+    expect(() => assertMayCreateChat(self, 3, { participants: 1 })).toThrow(/^participants: /);
+    expect(() =>
+      assertMayCreateChat({ scopes: ['chats:read'], memberId: 3 }, 3, { participants: 2 }),
+    ).toThrow(ForbiddenError);
+    expect(() => assertMayCreateChat(self, 3, { assistantMemberId: 3 })).toThrow(/^assistantMemberId: /);
+    expect(() => assertMayCreateChat(self, 3, { assistantMemberId: 4 })).toThrow(/^assistantMemberId: /);
+    const writer = { scopes: ['chats:write'], memberId: 3 };
+    expect(() => assertMayCreateChat(writer, 3, { participants: 2, assistantMemberId: 3 })).not.toThrow();
+    expect(() => assertMayCreateChat(self, 3, { participants: 0, assistantMemberId: null })).not.toThrow();
+  });
+
   it('sends as the assistant with chats:write or as the human operator only', () => {
     expect(() => assertMaySendAsAssistant({ scopes: [], memberId: 9 }, chat)).not.toThrow();
     expect(() => assertMaySendAsAssistant({ scopes: [], memberId: 5 }, chat)).toThrow(ForbiddenError);

@@ -58,10 +58,30 @@ export function assertMayWriteChat(caller: Caller, chat: ChatPeople): void {
   throw new ForbiddenError('This credential lacks the scope chats:write');
 }
 
-/** Creating a chat: chats:write, or a chat of one's own (memberId is the caller). */
-export function assertMayCreateChat(caller: Caller, memberId: number): void {
-  if (grants(caller.scopes, 'chats:write') || (caller.memberId === memberId && selfAllowed(caller, 'write')))
+/**
+ * Creating a chat: chats:write, or a chat of one's own (memberId is the caller) between the
+ * caller and the AI assistant only. Whoever takes part receives the chat's outbound
+ * messages, and a human operator sends them (SPEC: chats:write, or being that operator):
+ * adding people is sending to them, and naming an operator hands out a right to send
+ * through the workspace's channels that the caller does not hold itself.
+ */
+export function assertMayCreateChat(
+  caller: Caller,
+  memberId: number,
+  others: { participants?: number; assistantMemberId?: number | null } = {},
+): void {
+  if (grants(caller.scopes, 'chats:write')) return;
+  if (caller.memberId === memberId && selfAllowed(caller, 'write')) {
+    if (others.participants)
+      throw new ForbiddenError(
+        'participants: adding other members to a chat needs the scope chats:write (a chat of your own needs none)',
+      );
+    if (others.assistantMemberId !== undefined && others.assistantMemberId !== null)
+      throw new ForbiddenError(
+        'assistantMemberId: naming a human operator needs the scope chats:write (a chat of your own with the AI assistant needs none)',
+      );
     return;
+  }
   throw new ForbiddenError(
     'This credential lacks the scope chats:write (only a chat of your own needs none)',
   );

@@ -20,11 +20,25 @@ const KEYWORDS: Record<string, SmsKeyword> = {
   INFO: 'help',
 };
 
-/** The keyword a text is, with its upper-cased word; undefined for an ordinary message. */
+/** Punctuation, symbols (emoji too) and spaces around a word. */
+const WRAPPING = /^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$/gu;
+
+/**
+ * The keyword a text is, with its upper-cased word; undefined for an ordinary message.
+ * Compatibility forms (full-width letters) read as their plain letters. Opt-out and help
+ * words are also recognised wrapped in punctuation ("STOP.", "Stop!", "'stop'") and the two
+ * compound ones spaced or hyphenated ("stop all", "opt-out"): a missed opt-out keeps texting
+ * someone who asked not to be. Opt-in words stay exact: "Yes." answering a question is no
+ * consent.
+ */
 export function smsKeyword(text: string): { keyword: SmsKeyword; word: string } | undefined {
-  const word = text.trim().toUpperCase();
-  const keyword = Object.hasOwn(KEYWORDS, word) ? KEYWORDS[word] : undefined;
-  return keyword ? { keyword, word } : undefined;
+  const word = text.normalize('NFKC').trim().toUpperCase();
+  const exact = Object.hasOwn(KEYWORDS, word) ? KEYWORDS[word] : undefined;
+  if (exact) return { keyword: exact, word };
+  const bare = word.replace(WRAPPING, '');
+  const joined = /^(STOP|OPT)[\s_-]+(ALL|OUT)$/.test(bare) ? bare.replace(/[\s_-]+/, '') : bare;
+  const keyword = Object.hasOwn(KEYWORDS, joined) ? KEYWORDS[joined] : undefined;
+  return keyword && keyword !== 'opt_in' ? { keyword, word: joined } : undefined;
 }
 
 /** The replies the service sends itself (one per keyword texted). */

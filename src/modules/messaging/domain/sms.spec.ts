@@ -40,10 +40,30 @@ describe('SMS keywords', () => {
     expect(smsKeyword(text)?.keyword).toBe('opt_in'),
   );
   it.each(['HELP', 'info'])('%p asks for help', (text) => expect(smsKeyword(text)?.keyword).toBe('help'));
-  it.each(['STOP please', 'stopp', '', 'hello', 'constructor', '__proto__'])(
-    '%p is an ordinary message',
+  it.each(['STOP.', 'Stop!', '"stop"', 'stop 🙏', 'ＳＴＯＰ', 'stop all', 'Stop-All', 'opt out', 'Opt-Out.'])(
+    '%p opts out too (punctuation, compatibility forms, a spaced compound word)',
+    (text) => expect(smsKeyword(text)?.keyword).toBe('opt_out'),
+  );
+  it('names the plain keyword of a wrapped or spaced one', () => {
+    expect(smsKeyword('stop all!')?.word).toBe('STOPALL');
+    expect(smsKeyword('Help?')).toEqual({ keyword: 'help', word: 'HELP' });
+  });
+  it.each(['Yes.', 'yes!', 'Start?', '"UNSTOP"'])(
+    '%p does not opt in: only the exact word is consent',
     (text) => expect(smsKeyword(text)).toBeUndefined(),
   );
+  it.each([
+    'STOP please',
+    'S T O P',
+    'stop all now',
+    'opt all',
+    '...',
+    'stopp',
+    '',
+    'hello',
+    'constructor',
+    '__proto__',
+  ])('%p is an ordinary message', (text) => expect(smsKeyword(text)).toBeUndefined());
   it('names the workspace in each reply', () => {
     for (const k of ['opt_out', 'opt_in', 'help'] as const)
       expect(keywordReply(k, 'Acme')).toMatch(/^Acme: /);

@@ -1,11 +1,19 @@
 import { Body, Controller, Get, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { RequireScope, SelfAccess } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
-import type { Principal } from '../../../core/auth/principal';
+import { bearerToken } from '../../../core/auth/auth.guard';
+import {
+  CREDENTIAL_RESOLVER,
+  CredentialResolver,
+  MEMBERSHIP_RESOLVER,
+  MembershipResolver,
+  Principal,
+} from '../../../core/auth/principal';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { toPageRequest, PageQueryDto } from '../../../core/http/pagination';
@@ -45,6 +53,7 @@ export class ChatsController {
     private readonly queries: QueryBus,
     private readonly db: DataSource,
     private readonly streams: WebChatStreams,
+    private readonly modules: ModuleRef,
   ) {}
 
   @Get()
@@ -235,9 +244,20 @@ export class ChatsController {
     const caller = callerOf(principal);
     // Visibility first (404 for a chat the caller may not see), then the stream.
     await this.queries.execute(new GetChatQuery(workspaceId, chatId, caller));
+    // The stream outlives this request: the credential is asked again before each message
+    // (through the auth cache, emptied when a key or token is revoked or a member archived).
+    const token = bearerToken(req.headers.authorization);
+    const credentials = this.modules.get<CredentialResolver>(CREDENTIAL_RESOLVER, { strict: false });
+    const memberships = this.modules.get<MembershipResolver>(MEMBERSHIP_RESOLVER, { strict: false });
+    const stillAllowed = async (): Promise<boolean> => {
+      const credential = token ? await credentials.resolve(token) : undefined;
+      if (!credential || credential.credentialId !== principal.credential.credentialId) return false;
+      const membership = await memberships.find(workspaceId, credential);
+      return membership?.memberId === caller.memberId;
+    };
     reply.hijack();
     await this.streams.open(
-      { chatId, memberId: caller.memberId, workspaceId, res: reply.raw },
+      { chatId, memberId: caller.memberId, workspaceId, res: reply.raw, stillAllowed },
       String(req.id),
       reply.getHeaders(),
     );

@@ -147,7 +147,8 @@ export class ProvidersController {
       await this.voice.transcript({
         chatId: chatIdOf(req),
         transcriptionSid: storableText(field(form, 'TranscriptionSid')),
-        text: text.slice(0, 10_000),
+        // Cut without ending on half a surrogate pair (jsonb refuses one: a 500, the transcript lost).
+        text: storableText(text, { max: 10_000 }),
       });
       return;
     }

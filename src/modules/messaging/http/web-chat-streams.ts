@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
 import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
+import { CheckpointFeed } from '../../../core/projections/checkpoint-feed';
 import { createRedis, REDIS } from '../../../core/redis/redis';
 import { chatDecider } from '../domain/chat';
 import { chatStream, MessageSent } from '../domain/chat.events';
@@ -26,9 +27,16 @@ interface Connection {
   memberId: number | undefined;
   workspaceId: string;
   res: ServerResponse;
+  /**
+   * Whether the credential that opened the stream still may: a stream outlives its request,
+   * and a revoked token or key, or an archived member, must hear nothing more. Asked before
+   * each message is written and whenever credentials change (auth notices); false ends it.
+   */
+  stillAllowed?: () => Promise<boolean>;
 }
 
 const KEEP_ALIVE_MS = 15_000;
+const RECHECK_BATCH = 16;
 
 /**
  * Web chat over Server-Sent Events (issue 11, item 8). The delivery worker may run in
@@ -45,6 +53,7 @@ export class WebChatStreams implements BeforeApplicationShutdown {
   private subscriber: Redis | undefined;
   private readonly subscribed = new Map<string, number>();
   private keepAlive: NodeJS.Timeout | undefined;
+  private readonly unsubscribe: () => void;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -52,7 +61,33 @@ export class WebChatStreams implements BeforeApplicationShutdown {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
-  ) {}
+    feed: CheckpointFeed,
+  ) {
+    // A key or token revoked, a member archived...: after the auth cache has dropped what it
+    // held (its own listener of the same notice), every open stream's credential is asked again.
+    this.unsubscribe = feed.subscribe((n) => {
+      if (n.auth) setImmediate(() => void this.recheck());
+    });
+  }
+
+  private async allowed(connection: Connection): Promise<boolean> {
+    if (!connection.stillAllowed) return true;
+    const ok = await connection.stillAllowed().catch(() => false);
+    if (!ok) this.end(connection);
+    return ok;
+  }
+
+  /** Every open stream's credential, a few at a time (the auth cache was just emptied). */
+  private async recheck(): Promise<void> {
+    const open = [...this.connections];
+    for (let i = 0; i < open.length; i += RECHECK_BATCH)
+      await Promise.all(open.slice(i, i + RECHECK_BATCH).map((c) => this.allowed(c)));
+  }
+
+  private end(connection: Connection): void {
+    if (!connection.res.writableEnded) connection.res.end();
+    void this.close(connection);
+  }
 
   private channel(chatId: number): string {
     return `${this.config.redisPrefix}:web-chat:${chatId}`;
@@ -153,7 +188,7 @@ export class WebChatStreams implements BeforeApplicationShutdown {
     });
     let written = false;
     for (const c of targets) {
-      if (c.res.writableEnded) continue;
+      if (c.res.writableEnded || !(await this.allowed(c))) continue;
       c.res.write(`id: ${d.messageId}\nevent: message\ndata: ${payload}\n\n`);
       written = true;
     }
@@ -184,6 +219,7 @@ export class WebChatStreams implements BeforeApplicationShutdown {
 
   /** Before the HTTP server closes: an open stream would otherwise hold the shutdown until its timeout. */
   beforeApplicationShutdown(): void {
+    this.unsubscribe();
     if (this.keepAlive) clearInterval(this.keepAlive);
     for (const c of this.connections) c.res.end();
     this.connections.clear();
