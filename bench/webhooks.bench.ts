@@ -18,17 +18,21 @@
  * backends over phase 1, and of this process (loop and receiver) over phase 2.
  * BENCH_WEBHOOK_WORKERS=n adds n ROLE=worker processes (dist/worker.js): scale-out, shown
  * beside the one-process figure the target is read against.
+ * BENCH_WEBHOOK_COUNT_STATEMENTS=1 preloads bench/statement-counter.ts into the service
+ * (with Redis commands) and prints its statements over the throughput phase.
  * BENCH_WEBHOOK_FLOOR=1 adds a reference line after the baseline: the floor of one BullMQ job
  * per delivery, a child process holding only a Queue (addBulk of 100 with the service's job
  * ids and options) and a Worker (the service's WEBHOOK_CONCURRENCY jobs, at most
  * WEBHOOK_RULE_CONCURRENCY POSTs in flight) that signs each body as the service does and
- * POSTs it to the same receiver: no event store, reactor, log or projections.
+ * POSTs it to the same receiver: no event store, reactor, log or projections
+ * (BENCH_WEBHOOK_FLOOR_NODE_ARGS: node flags for it, e.g. --cpu-prof).
  * Targets (issue): throughput >= 0.3x the baseline; latency p50 < 50 ms.
  * Writes bench-results/webhooks-<timestamp>.json.
  */
 import { ChildProcess, fork } from 'node:child_process';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
 import { Agent, request } from 'undici';
@@ -50,6 +54,7 @@ import {
   Service,
   startService,
   startWorkerProcess,
+  statementCounts,
 } from './http.bench';
 import { percentile } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
@@ -64,6 +69,8 @@ const LATENCY_SECONDS = Number(process.env.BENCH_WEBHOOK_LATENCY_SECONDS ?? 10);
 const WORKERS = Number(process.env.BENCH_WEBHOOK_WORKERS ?? 0);
 /** The floor's reference line (one BullMQ job per delivery and the signed POST, nothing else). */
 const FLOOR = process.env.BENCH_WEBHOOK_FLOOR === '1';
+/** Round trips to PostgreSQL (and Redis commands) by kind over the throughput phase, per 10,000 deliveries. */
+const COUNT_STATEMENTS = process.env.BENCH_WEBHOOK_COUNT_STATEMENTS === '1';
 const SIGNING_SECRET = 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3';
 const BATCH = 100;
 const HOST = '127.0.0.1';
@@ -138,6 +145,12 @@ export async function run(): Promise<void> {
     // baseline; the worker holds twice as many jobs, the others waiting on their log writes.
     WEBHOOK_CONCURRENCY: String(JOBS),
     WEBHOOK_RULE_CONCURRENCY: String(CONCURRENCY),
+    ...(COUNT_STATEMENTS
+      ? {
+          BENCH_STATEMENT_COUNTS_FILE: join(tmpdir(), `webhooks-bench-statements-${process.pid}.json`),
+          BENCH_STATEMENT_COUNTS_REDIS: '1',
+        }
+      : {}),
   };
   let service: Service | undefined;
   const workers: Service[] = [];
@@ -206,6 +219,7 @@ export async function run(): Promise<void> {
     const pgBefore = await cpuSnapshot(pool, undefined, db.name);
     const redis0 = redisPid ? cpuMsOf(redisPid) : 0;
 
+    await statementCounts(service, env.BENCH_STATEMENT_COUNTS_FILE);
     // 1. Throughput: EVENTS events, first append to last 2xx.
     const cpu0 = serviceCpuMs();
     const t0 = performance.now();
@@ -230,6 +244,7 @@ export async function run(): Promise<void> {
     const serviceCpu = serviceCpuMs() - cpu0;
     const redisCpu = redisPid ? cpuMsOf(redisPid) - redis0 : 0;
     const pgCpu = cpuBetween(pgBefore, await cpuSnapshot(pool, undefined, db.name)).postgres;
+    const counts = await statementCounts(service, env.BENCH_STATEMENT_COUNTS_FILE);
     clearInterval(watch);
     const lastArrival = Math.max(...[...receiver.arrivals.values()].map((a) => a.at));
     const serviceSeconds = (lastArrival - t0) / 1000;
@@ -355,6 +370,13 @@ export async function run(): Promise<void> {
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );
+    if (counts)
+      console.log(
+        `round trips over the throughput phase, per ${EVENTS}: ${Object.entries(counts)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${v}`)
+          .join('; ')}`,
+      );
     if (floor)
       console.log(
         `CPU per delivery, floor: its process ${(floor.cpuMs / EVENTS).toFixed(3)} ms, Redis ${(floor.redisCpuMs / EVENTS).toFixed(3)} ms`,
@@ -422,7 +444,11 @@ async function runFloor(
   redisPid: number,
 ): Promise<{ seconds: number; cpuMs: number; redisCpuMs: number }> {
   const child: ChildProcess = fork(__filename, [], {
-    execArgv: ['-r', '@swc-node/register'],
+    execArgv: [
+      '-r',
+      '@swc-node/register',
+      ...(process.env.BENCH_WEBHOOK_FLOOR_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
+    ],
     env: {
       ...process.env,
       BENCH_WEBHOOK_FLOOR_CHILD: '1',
