@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { queryPrepared } from '../../../core/database/prepared';
 import type { RuleAuthor } from '../domain/event-rule.events';
 import { MicroBatcher } from './micro-batcher';
 import type { DeliveryAttempt, DeliveryStatus } from './webhook-delivery.entity';
@@ -95,9 +94,7 @@ function toDelivery(r: Record<string, unknown>, rule: RuleToSend | null): Delive
 /**
  * The webhook_deliveries table, the automation feature's own log (not a projection: the
  * delivery worker writes it as deliveries happen). Every statement is keyed by the
- * delivery or rule id, and the HTTP reads filter by workspace. The per-batch statements of
- * the worker (load, first attempts, later attempts) are named prepared statements (core's
- * queryPrepared): parsed and planned once per connection, without TypeORM's query runner.
+ * delivery or rule id, and the HTTP reads filter by workspace.
  */
 @Injectable()
 export class DeliveryLog {
@@ -188,15 +185,14 @@ export class DeliveryLog {
     const ruleIds = [...ruleOf.values()];
     // No body goes to the database here: a first run's body is in its job. Of the rule,
     // only its version: its columns come from rulesAt (read once per version).
-    const rows = await queryPrepared<Record<string, unknown>>(
-      this.db,
+    const rows = (await this.db.query(
       `SELECT v.id AS v_id, d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test,
               r.id AS r_id, r.version AS r_version
          FROM unnest($1::uuid[], $2::int[]) AS v(id, rule_id)
          LEFT JOIN webhook_deliveries d ON d.id = v.id
          LEFT JOIN event_rules r ON r.id = COALESCE(d.rule_id, v.rule_id)`,
       [ids, ruleIds],
-    );
+    )) as Record<string, unknown>[];
     const versions = new Map<number, number>();
     for (const r of rows) if (r.r_id !== null) versions.set(r.r_id as number, r.r_version as number);
     const rules = await this.rulesAt(versions);
@@ -248,8 +244,7 @@ export class DeliveryLog {
 
   /** First attempts of unlogged deliveries: their rows with the attempt, one statement. */
   private async insertWithAttempt(items: readonly AttemptRecord[]): Promise<void> {
-    await queryPrepared(
-      this.db,
+    await this.db.query(
       `INSERT INTO webhook_deliveries AS d (id, workspace_id, rule_id, event_id, event_type, status, body, is_test,
                                             created_at, attempts, attempt_count, last_status, next_attempt_at, completed_at)
        SELECT v.id, v."workspaceId", v."ruleId", v."eventId", v."eventType", v.status, v.body, false, v."createdAt",
@@ -279,8 +274,7 @@ export class DeliveryLog {
   }
 
   private async recordBatch(items: readonly AttemptRecord[]): Promise<void> {
-    await queryPrepared(
-      this.db,
+    await this.db.query(
       `UPDATE webhook_deliveries d
           SET attempts = d.attempts || jsonb_build_array(v.attempt), attempt_count = d.attempt_count + 1,
               last_status = v.last_status, status = v.status, next_attempt_at = v.next_attempt_at,
