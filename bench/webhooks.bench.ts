@@ -18,15 +18,29 @@
  * backends over phase 1, and of this process (loop and receiver) over phase 2.
  * BENCH_WEBHOOK_WORKERS=n adds n ROLE=worker processes (dist/worker.js): scale-out, shown
  * beside the one-process figure the target is read against.
+ * BENCH_WEBHOOK_COUNT_STATEMENTS=1 preloads bench/statement-counter.ts into the service
+ * (with Redis commands) and prints its statements over the throughput phase.
+ * BENCH_WEBHOOK_FLOOR=1 adds a reference line after the baseline: the floor of one BullMQ job
+ * per delivery, a child process holding only a Queue (addBulk of 100 with the service's job
+ * ids and options) and a Worker (the service's WEBHOOK_CONCURRENCY jobs, at most
+ * WEBHOOK_RULE_CONCURRENCY POSTs in flight) that signs each body as the service does and
+ * POSTs it to the same receiver: no event store, reactor, log or projections
+ * (BENCH_WEBHOOK_FLOOR_NODE_ARGS: node flags for it, e.g. --cpu-prof).
  * Targets (issue): throughput >= 0.3x the baseline; latency p50 < 50 ms.
  * Writes bench-results/webhooks-<timestamp>.json.
  */
+import { ChildProcess, fork } from 'node:child_process';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
 import { Agent, request } from 'undici';
 import { v7 as uuidv7 } from 'uuid';
+import { Queue, Worker } from 'bullmq';
+import { DEFAULT_JOB_OPTIONS, jobIdFor } from '../src/core/reactors/reactor';
+import { bullConnection } from '../src/core/redis/redis';
+import { signatureHeaders } from '../src/modules/automation/domain/signature';
 import type { NewEvent } from '../src/core/event-store/event-store.port';
 import { PostgresEventStore } from '../src/core/event-store/postgres/postgres-event-store';
 import { createTestDatabase } from '../test/support/database';
@@ -40,6 +54,7 @@ import {
   Service,
   startService,
   startWorkerProcess,
+  statementCounts,
 } from './http.bench';
 import { percentile } from './http-load';
 import { describeEnvironment, printTable, writeResults } from './report';
@@ -52,6 +67,11 @@ const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 50);
 const LATENCY_SECONDS = Number(process.env.BENCH_WEBHOOK_LATENCY_SECONDS ?? 10);
 /** Extra ROLE=worker processes beside the service (0: the one ROLE=all process does everything). */
 const WORKERS = Number(process.env.BENCH_WEBHOOK_WORKERS ?? 0);
+/** The floor's reference line (one BullMQ job per delivery and the signed POST, nothing else). */
+const FLOOR = process.env.BENCH_WEBHOOK_FLOOR === '1';
+/** Round trips to PostgreSQL (and Redis commands) by kind over the throughput phase, per 10,000 deliveries. */
+const COUNT_STATEMENTS = process.env.BENCH_WEBHOOK_COUNT_STATEMENTS === '1';
+const SIGNING_SECRET = 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3';
 const BATCH = 100;
 const HOST = '127.0.0.1';
 
@@ -67,9 +87,11 @@ async function startReceiver(): Promise<{
   url: string;
   arrivals: Map<string, Arrival>;
   posts: () => number;
+  floor: { posts: number; lastAt: number };
 }> {
   const arrivals = new Map<string, Arrival>();
   let posts = 0;
+  const floor = { posts: 0, lastAt: 0 };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -79,6 +101,11 @@ async function startReceiver(): Promise<{
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
       if (req.headers['x-bench-baseline']) return;
+      if (req.headers['x-bench-floor']) {
+        floor.posts++;
+        floor.lastAt = at;
+        return;
+      }
       const raw = Buffer.concat(chunks);
       const id = (JSON.parse(raw.toString('utf8')) as { eventId: string }).eventId;
       if (!arrivals.has(id)) arrivals.set(id, { at, raw, headers: req.headers as Record<string, string> });
@@ -87,7 +114,7 @@ async function startReceiver(): Promise<{
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
   const port = (server.address() as { port: number }).port;
-  return { server, url: `http://${HOST}:${port}/hook`, arrivals, posts: () => posts };
+  return { server, url: `http://${HOST}:${port}/hook`, arrivals, posts: () => posts, floor };
 }
 
 async function waitFor(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
@@ -118,6 +145,12 @@ export async function run(): Promise<void> {
     // baseline; the worker holds twice as many jobs, the others waiting on their log writes.
     WEBHOOK_CONCURRENCY: String(JOBS),
     WEBHOOK_RULE_CONCURRENCY: String(CONCURRENCY),
+    ...(COUNT_STATEMENTS
+      ? {
+          BENCH_STATEMENT_COUNTS_FILE: join(tmpdir(), `webhooks-bench-statements-${process.pid}.json`),
+          BENCH_STATEMENT_COUNTS_REDIS: '1',
+        }
+      : {}),
   };
   let service: Service | undefined;
   const workers: Service[] = [];
@@ -133,7 +166,7 @@ export async function run(): Promise<void> {
       body: JSON.stringify({
         trigger: 'member:updated',
         webhookUrl: receiver.url,
-        signingSecret: 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3',
+        signingSecret: SIGNING_SECRET,
       }),
     });
     if (rule.status !== 201)
@@ -186,6 +219,7 @@ export async function run(): Promise<void> {
     const pgBefore = await cpuSnapshot(pool, undefined, db.name);
     const redis0 = redisPid ? cpuMsOf(redisPid) : 0;
 
+    await statementCounts(service, env.BENCH_STATEMENT_COUNTS_FILE);
     // 1. Throughput: EVENTS events, first append to last 2xx.
     const cpu0 = serviceCpuMs();
     const t0 = performance.now();
@@ -210,6 +244,7 @@ export async function run(): Promise<void> {
     const serviceCpu = serviceCpuMs() - cpu0;
     const redisCpu = redisPid ? cpuMsOf(redisPid) - redis0 : 0;
     const pgCpu = cpuBetween(pgBefore, await cpuSnapshot(pool, undefined, db.name)).postgres;
+    const counts = await statementCounts(service, env.BENCH_STATEMENT_COUNTS_FILE);
     clearInterval(watch);
     const lastArrival = Math.max(...[...receiver.arrivals.values()].map((a) => a.at));
     const serviceSeconds = (lastArrival - t0) / 1000;
@@ -249,6 +284,16 @@ export async function run(): Promise<void> {
     const baselineCpu = (benchCpu.user + benchCpu.system) / 1000;
     await agent.close();
     if (failures) throw new Error(`baseline: ${failures} non-2xx`);
+
+    // 2b. The floor (BENCH_WEBHOOK_FLOOR=1): the same bodies as one BullMQ job each, nothing else.
+    const floor = FLOOR
+      ? await runFloor(
+          delivered.map((d) => d.raw.toString('utf8')),
+          receiver,
+          `${prefix}:floor`,
+          redisPid,
+        )
+      : undefined;
 
     // 3. Latency at RATE events per second.
     const sentAt = new Map<string, number>();
@@ -296,6 +341,19 @@ export async function run(): Promise<void> {
           '',
           '',
         ],
+        ...(floor
+          ? [
+              [
+                'floor: one BullMQ job per delivery + the signed POST, nothing else',
+                Math.round(EVENTS / floor.seconds).toLocaleString('en-US'),
+                fmt(floor.seconds),
+                '',
+                '',
+                `${(EVENTS / floor.seconds / baselineRate).toFixed(2)}x`,
+                '',
+              ],
+            ]
+          : []),
         [
           `event to delivery at ${RATE}/s (${total} events)`,
           '',
@@ -312,6 +370,17 @@ export async function run(): Promise<void> {
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );
+    if (counts)
+      console.log(
+        `round trips over the throughput phase, per ${EVENTS}: ${Object.entries(counts)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${v}`)
+          .join('; ')}`,
+      );
+    if (floor)
+      console.log(
+        `CPU per delivery, floor: its process ${(floor.cpuMs / EVENTS).toFixed(3)} ms, Redis ${(floor.redisCpuMs / EVENTS).toFixed(3)} ms`,
+      );
     console.log(
       `appending ${EVENTS} took ${fmt((appendedAt - t0) / 1000)} s, the reactor had queued them all after ${reactedAt ? fmt((reactedAt - t0) / 1000) : '?'} s; the receiver got ${receiver.posts()} POSTs in all; ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
@@ -330,6 +399,17 @@ export async function run(): Promise<void> {
         postgresCpuMsPerDelivery: pgCpu / EVENTS,
       },
       baseline: { seconds: baselineSeconds, perSecond: baselineRate, cpuMsPerPost: baselineCpu / EVENTS },
+      ...(floor
+        ? {
+            floor: {
+              seconds: floor.seconds,
+              perSecond: EVENTS / floor.seconds,
+              ratio: EVENTS / floor.seconds / baselineRate,
+              cpuMsPerDelivery: floor.cpuMs / EVENTS,
+              redisCpuMsPerDelivery: floor.redisCpuMs / EVENTS,
+            },
+          }
+        : {}),
       loadAverage: loadavg(),
       ratio,
       latency: { rate: RATE, events: total, p50Ms: p50, p99Ms: p99 },
@@ -345,3 +425,159 @@ export async function run(): Promise<void> {
     await db.drop();
   }
 }
+
+interface FloorJob {
+  deliveryId: string;
+  eventType: string;
+  body: string;
+}
+
+/**
+ * The floor's run: a child process (this file, BENCH_WEBHOOK_FLOOR_CHILD) holding the
+ * bodies, timed from its first addBulk to the receiver's last floor POST; its CPU (utime +
+ * stime, as the service's) and Redis's over that window.
+ */
+async function runFloor(
+  bodies: string[],
+  receiver: { url: string; floor: { posts: number; lastAt: number } },
+  prefix: string,
+  redisPid: number,
+): Promise<{ seconds: number; cpuMs: number; redisCpuMs: number }> {
+  const child: ChildProcess = fork(__filename, [], {
+    execArgv: [
+      '-r',
+      '@swc-node/register',
+      ...(process.env.BENCH_WEBHOOK_FLOOR_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
+    ],
+    env: {
+      ...process.env,
+      BENCH_WEBHOOK_FLOOR_CHILD: '1',
+      BENCH_WEBHOOK_FLOOR_URL: receiver.url,
+      BENCH_WEBHOOK_FLOOR_PREFIX: prefix,
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const next = (what: 'ready' | 'loaded') =>
+      new Promise<void>((resolve, reject) => {
+        const onMessage = (m: Record<string, unknown>) => {
+          if (what in m) {
+            child.off('message', onMessage);
+            resolve();
+          }
+        };
+        child.on('message', onMessage);
+        child.once('exit', (code) => reject(new Error(`the floor's process exited (${code})`)));
+      });
+    await next('ready');
+    // The jobs are made before the clock starts; it runs from the first addBulk.
+    child.send({ bodies });
+    await next('loaded');
+    receiver.floor.posts = 0;
+    const cpu0 = cpuMsOf(child.pid!);
+    const redis0 = redisPid ? cpuMsOf(redisPid) : 0;
+    const t0 = performance.now();
+    child.send({ go: true });
+    await waitFor(`${bodies.length} floor deliveries`, () => receiver.floor.posts >= bodies.length, 600_000);
+    const seconds = (receiver.floor.lastAt - t0) / 1000;
+    return {
+      seconds,
+      cpuMs: cpuMsOf(child.pid!) - cpu0,
+      redisCpuMs: redisPid ? cpuMsOf(redisPid) - redis0 : 0,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/**
+ * The floor's process: a Queue and a Worker with the service's connection settings, job
+ * options and job ids, concurrency (jobs in progress, POSTs in flight) and signatures;
+ * the bodies arrive before the clock starts and are queued in batches of 100, as the
+ * reactor queues an event batch's deliveries.
+ */
+async function floorChild(): Promise<void> {
+  const connection = bullConnection(TEST_REDIS_URL);
+  const prefix = process.env.BENCH_WEBHOOK_FLOOR_PREFIX!;
+  const url = new URL(process.env.BENCH_WEBHOOK_FLOOR_URL!);
+  const agent = new Agent({ connections: 64, keepAliveTimeout: 10_000 });
+  const queue = new Queue<FloorJob>('webhook-deliveries', {
+    connection,
+    prefix,
+    defaultJobOptions: DEFAULT_JOB_OPTIONS,
+  });
+  // The service's WEBHOOK_RULE_CONCURRENCY: at most CONCURRENCY POSTs in flight, the others wait.
+  let posting = 0;
+  const waiting: (() => void)[] = [];
+  const worker = new Worker<FloorJob>(
+    'webhook-deliveries',
+    async (job) => {
+      if (posting >= CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
+      else posting++;
+      try {
+        const { deliveryId, eventType, body } = job.data;
+        const timestamp = Math.floor(Date.now() / 1000);
+        const res = await request(url, {
+          dispatcher: agent,
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'workspace-service-webhooks/1',
+            'x-webhook-event': eventType,
+            'x-webhook-id': deliveryId,
+            'webhook-id': deliveryId,
+            'webhook-timestamp': String(timestamp),
+            'x-bench-floor': '1',
+            ...signatureHeaders([SIGNING_SECRET], deliveryId, timestamp, body),
+          },
+          body,
+        });
+        await res.body.dump();
+        if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode}`);
+      } finally {
+        const next = waiting.shift();
+        if (next) next();
+        else posting--;
+      }
+    },
+    {
+      connection,
+      prefix,
+      concurrency: JOBS,
+      lockDuration: 30_000,
+      stalledInterval: 30_000,
+      maxStalledCount: 2,
+    },
+  );
+  await worker.waitUntilReady();
+  await queue.waitUntilReady();
+  let jobs: { name: string; data: FloorJob; opts: { jobId: string } }[] = [];
+  process.on('message', (m: { bodies?: string[]; go?: true }) => {
+    if (m.bodies) {
+      jobs = m.bodies.map((body) => {
+        const { eventId, event } = JSON.parse(body) as { eventId: string; event: string };
+        return {
+          name: 'deliver',
+          data: { deliveryId: uuidv7(), eventType: event, body },
+          opts: { jobId: jobIdFor({ id: eventId }, 'rule:floor') },
+        };
+      });
+      process.send!({ loaded: true });
+      return;
+    }
+    void (async () => {
+      for (let i = 0; i < jobs.length; i += BATCH) await queue.addBulk(jobs.slice(i, i + BATCH));
+    })();
+  });
+  process.once('SIGTERM', () => {
+    void worker
+      .close()
+      .then(() => queue.close())
+      .finally(() => process.exit(0));
+  });
+  process.send!({ ready: true });
+}
+
+if (require.main === module && process.env.BENCH_WEBHOOK_FLOOR_CHILD === '1') void floorChild();
