@@ -52,7 +52,7 @@ import {
 } from './dto/record.dto';
 
 const ACCESS =
-  "records:read|write|admin; without them a member reads and edits its own records (memberId = self). Another member's records need records:admin or a grant; an admin-only type's records need records:admin.";
+  "records:read|write|admin; without them a member reads and edits its own records (memberId = self). Another member's records need records:admin or a grant; an admin-only type's records need records:admin, and a caller without datatypes:read or records:admin gets the 404 of a type that does not exist.";
 
 /** Data records (PHI): records:* with self-access and grants, decided by record-access.policy.ts in the handlers. */
 @ApiTags('records')
@@ -101,7 +101,7 @@ export class RecordsController {
   @UseInterceptors(FieldFiltersInterceptor)
   @ApiOperation({
     summary: 'List records',
-    description: `${ACCESS} Filters: search (indexed text-like fields, case-insensitive), memberId, externalId, field.<slug>=value on indexed fields (exact; text case-insensitive), sort.`,
+    description: `${ACCESS} Filters: search (indexed text-like fields, case-insensitive), memberId, externalId, field.<slug>=value on indexed fields (exact; text case-insensitive; a number as JSON writes it, e.g. 42, -1.5, 1e3; a boolean as true or false; a datetime matches the same instant in any offset, e.g. 2024-05-01T10:00:00Z finds 2024-05-01T12:00:00+02:00), sort. A malformed filter value is a 400 naming the parameter.`,
   })
   @ApiOkResponse({ type: RecordListResponse })
   list(
