@@ -114,6 +114,65 @@ describe('attack: records, fourth round (e2e)', () => {
     expect(list.body.total).toBe(1);
   });
 
+  it('answers a conditional PUT or DELETE of a record the caller may not read as without If-Match, never with a 412 naming its version', async () => {
+    const type = await createDataType(t, wid, admin, {
+      slug: 'pinned_notes',
+      fields: [{ slug: 'text', fieldType: 'text' }],
+    });
+    const secret = await createDataType(t, wid, admin, {
+      slug: 'pinned_secret',
+      visibility: 'admin_only',
+      fields: [{ slug: 'text', fieldType: 'text' }],
+    });
+    const cat = await signup(t, wid, admin, { email: 'pinned.cat@example.com' });
+    const dan = await signup(t, wid, admin, { email: 'pinned.dan@example.com' });
+    const dans = await t.request('POST', recordsPath(wid, type.id), {
+      token: admin,
+      body: { memberId: dan.member.id, fieldValues: { text: 'x' } },
+    });
+    const hidden = await t.request('POST', recordsPath(wid, secret.id), {
+      token: admin,
+      body: { memberId: cat.member.id, fieldValues: { text: 'x' } },
+    });
+    const cases: [string, string, number, string | RegExp][] = [
+      [
+        'PUT',
+        `${recordsPath(wid, type.id)}/${dans.body.id}`,
+        403,
+        /^(Reading|Editing|Deleting) another member.s records needs the scope records:admin/,
+      ],
+      [
+        'DELETE',
+        `${recordsPath(wid, type.id)}/${dans.body.id}`,
+        403,
+        /^(Reading|Editing|Deleting) another member.s records needs the scope records:admin/,
+      ],
+      ['PUT', `${recordsPath(wid, secret.id)}/${hidden.body.id}`, 404, 'Data type not found'],
+      ['DELETE', `${recordsPath(wid, secret.id)}/${hidden.body.id}`, 404, 'Data type not found'],
+      // A record of another type, named under this one: absent here.
+      ['PUT', `${recordsPath(wid, type.id)}/${hidden.body.id}`, 404, 'Record not found'],
+    ];
+    for (const [method, path, status, detail] of cases) {
+      for (const ifMatch of ['"99"', '"1"']) {
+        const res = await t.request(method, path, {
+          token: cat.token,
+          headers: { 'if-match': ifMatch },
+          body: method === 'PUT' ? { fieldValues: { text: 'y' } } : undefined,
+        });
+        expect({ method, path, ifMatch, status: res.status }).toEqual({ method, path, ifMatch, status });
+        expect(res.body.detail).toMatch(detail);
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
+    }
+    // Who may write it still meets the 412 of a stale version.
+    const stale = await t.request('PUT', `${recordsPath(wid, type.id)}/${dans.body.id}`, {
+      token: dan.token,
+      headers: { 'if-match': '"99"' },
+      body: { fieldValues: { text: 'y' } },
+    });
+    expect(stale.status).toBe(412);
+  });
+
   it('refuses a blank externalId with a 400 naming it, on create, upsert, bulk, signup data and the list filter', async () => {
     const type = await createDataType(t, wid, admin, {
       slug: 'blank_ext',
