@@ -107,8 +107,8 @@ describe('attack: records, third round (e2e)', () => {
   });
 
   it('refuses slugs a JSON body cannot carry as keys, and refuses (not drops) unknown keys such as toString', async () => {
-    // The request pipeline deletes `constructor` and `prototype` from every body: a field or
-    // type so named would take the type and then silently lose every value sent for it.
+    // The request pipeline refuses `constructor` and `prototype` keys in every body: a field or
+    // type so named would take the type and then never be given a value.
     for (const slug of ['constructor', 'prototype']) {
       const field = await t.request('POST', `/w/${wid}/data-types`, {
         token: admin,

@@ -217,12 +217,59 @@ describe('answers written before a route runs (e2e)', () => {
       expect({ raw, status: res.status, body: res.body }).toEqual({ raw, status: 400, body: { detail } });
       expect(await t.eventsOf(res)).toEqual([]);
     }
-    // A key merely named "constructor" (without "prototype") is data like any other.
+    // A key merely named "constructor" or "prototype" was deleted on the way in (200 without
+    // it): now a 400 naming it, and nothing changes.
+    for (const key of ['constructor', 'prototype']) {
+      const res = await t.request('PUT', `/w/${wid}`, {
+        token,
+        body: { settings: { features: { [key]: true, beta: true } } },
+      });
+      expect({ key, status: res.status, detail: res.body.detail }).toEqual({
+        key,
+        status: 400,
+        detail: `settings.features.${key}: the key "${key}" is not accepted (JavaScript objects reserve it); use another name`,
+      });
+      expect(await t.eventsOf(res)).toEqual([]);
+    }
+    // Other keys Object.prototype holds are data like any other, kept as sent.
     const fine = await t.request('PUT', `/w/${wid}`, {
       token,
-      body: { settings: { features: { constructor: true } } },
+      body: { settings: { features: { toString: true, valueOf: false, beta: true } } },
     });
     expect(fine.status).toBe(200);
+    const read = await t.request('GET', `/w/${wid}`, { token });
+    expect(read.body.settings.features).toMatchObject({ toString: true, valueOf: false, beta: true });
+  });
+
+  it("keeps a tool schema's properties named like Object.prototype's keys, and refuses constructor / prototype", async () => {
+    const kit = await t.request('POST', `/w/${wid}/custom-toolkits`, {
+      token,
+      body: { name: 'Keys', slug: 'proto_keys' },
+    });
+    expect(kit.status).toBe(201);
+    const tools = `/w/${wid}/custom-toolkits/${kit.body.id}/tools`;
+    const inputSchema = {
+      type: 'object',
+      properties: { toString: { type: 'string' }, valueOf: { type: 'number' }, id: { type: 'string' } },
+      required: ['toString', 'id'],
+    };
+    const created = await t.request('POST', tools, { token, body: { name: 'lookup', inputSchema } });
+    expect(created.status).toBe(201);
+    expect(created.body.inputSchema).toEqual(inputSchema);
+    const read = await t.request('GET', `${tools}/${created.body.id}`, { token });
+    expect(read.body.inputSchema).toEqual(inputSchema);
+    const refused = await t.request('POST', tools, {
+      token,
+      body: {
+        name: 'ctor',
+        inputSchema: { type: 'object', properties: { constructor: { type: 'string' } } },
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(
+      /^inputSchema\.properties\.constructor: the key "constructor" is not accepted/,
+    );
+    expect(await t.eventsOf(refused)).toEqual([]);
   });
 });
 

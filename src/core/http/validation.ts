@@ -44,6 +44,7 @@ interface DocumentedProperty {
   nullable?: boolean;
   isArray?: boolean;
   type?: unknown;
+  additionalProperties?: unknown;
 }
 
 const NONE = new Map<string, DocumentedProperty>();
@@ -109,13 +110,75 @@ function shapeProblem(
   return null;
 }
 
+/** A property the OpenAPI document declares as a free-form map (`type: 'object'` with `additionalProperties`). */
+const isFreeForm = (meta: DocumentedProperty): boolean =>
+  meta.type === 'object' && meta.additionalProperties !== undefined && meta.additionalProperties !== false;
+
+/**
+ * Puts back, into the validated instance, every free-form map as the client sent it
+ * (what @KeepAsSent does for one property, here for every property documented as a map,
+ * in nested DTOs too). class-transformer's copy of such a map skips each key that
+ * Object.prototype holds (`toString`, `valueOf`, `hasOwnProperty`, ...): a feature flag or
+ * a tool schema's property of that name vanished, with a 200.
+ */
+function restoreFreeForm(cls: unknown, entity: unknown, sent: unknown, depth: number): void {
+  if (depth > 16 || !isPlainRecord(entity) || !isPlainRecord(sent)) return;
+  for (const [name, meta] of documentedProperties(cls)) {
+    if (!Object.prototype.hasOwnProperty.call(sent, name)) continue;
+    const raw = sent[name];
+    if (isFreeForm(meta)) {
+      if (isPlainRecord(raw) && isPlainRecord(entity[name])) entity[name] = raw;
+      continue;
+    }
+    if (!documentedProperties(meta.type).size) continue;
+    if (Array.isArray(raw) && Array.isArray(entity[name])) {
+      const items = entity[name] as unknown[];
+      raw.forEach((item, i) => restoreFreeForm(meta.type, items[i], item, depth + 1));
+    } else restoreFreeForm(meta.type, entity[name], raw, depth + 1);
+  }
+}
+
+const isPlainRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Keys Nest's ValidationPipe deletes from every object of a body or query before validating it. */
+const RESERVED_KEYS = ['__proto__', 'constructor', 'prototype'];
+
 class DocumentedValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' && metadata.metatype && typeof value === 'object' && value !== null) {
       const problem = shapeProblem(metadata.metatype as Type, value as Record<string, unknown>, '', 0);
       if (problem) throw new BadRequestException({ detail: problem });
     }
-    return super.transform(value, metadata);
+    const out: unknown = await super.transform(value, metadata);
+    if (metadata.metatype && out !== value) restoreFreeForm(metadata.metatype, out, value, 0);
+    return out;
+  }
+
+  /**
+   * Nest deletes `constructor` and `prototype` (and `__proto__`) keys wherever they are in
+   * the value, silently: a record value, a feature flag or a tool schema's property so named
+   * was dropped and the write answered 2xx without it. Here such a key is refused, 400
+   * naming its path, so nothing is lost unsaid. (The JSON parser already refuses
+   * `__proto__` and `constructor.prototype`, body-parsing.ts.) Iterative: a deep body
+   * cannot overflow the stack.
+   */
+  protected override stripProtoKeys(value: unknown): void {
+    const stack: [unknown, string][] = [[value, '']];
+    while (stack.length) {
+      const [node, path] = stack.pop()!;
+      if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) continue;
+      if (node instanceof Date || node instanceof RegExp || node instanceof Map || node instanceof Set)
+        continue;
+      for (const key of Object.keys(node)) {
+        const at = path ? `${path}.${key}` : key;
+        if (RESERVED_KEYS.includes(key))
+          throw new BadRequestException({
+            detail: `${at}: the key "${key}" is not accepted (JavaScript objects reserve it); use another name`,
+          });
+        stack.push([(node as Record<string, unknown>)[key], at]);
+      }
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
 import { NotFoundError } from '../../../core/http/domain-errors';
-import { assertMayGrant, assertMayRevoke, RecordCaller } from '../domain/record-access.policy';
+import { assertMayGrant, assertMayRevoke, RecordCaller, seesDataType } from '../domain/record-access.policy';
 import {
   grantConflict,
   recordGrantClaims,
@@ -55,7 +55,8 @@ export class CreateRecordGrantHandler implements ICommandHandler<CreateRecordGra
       dataTypeId === null
         ? Promise.resolve(false)
         : this.records.type(workspaceId, dataTypeId).then(
-            () => true,
+            // A type the caller does not see is, to it, no type at all (seesDataType).
+            (type) => seesDataType(cmd.caller, type.visibility),
             (err: unknown) => {
               if (err instanceof NotFoundError) return false;
               throw err;

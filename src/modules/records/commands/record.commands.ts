@@ -180,6 +180,7 @@ export class UpsertRecordHandler implements ICommandHandler<UpsertRecordCommand,
 
   async execute(cmd: UpsertRecordCommand): Promise<UpsertOutcome> {
     const type = await this.records.type(cmd.workspaceId, cmd.dataTypeId);
+    assertTypeRecordsAccess(cmd.caller, type.visibility);
     const externalId = normaliseExternalId(cmd.externalId, 'path parameter externalId');
     if (externalId === null) throw new ValidationError('path parameter externalId: must not be empty');
     const memberId = cmd.input.memberId ?? null;

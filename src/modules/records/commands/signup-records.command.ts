@@ -5,7 +5,12 @@ import { grants } from '../../../core/auth/scopes';
 import { ConflictError, ForbiddenError, ValidationError } from '../../../core/http/domain-errors';
 import { DataTypeFacts, normaliseExternalId } from '../domain/data-record';
 import { checkNewValues, checkValueChanges } from '../domain/field-values';
-import { assertMayEdit, assertTypeRecordsAccess, HeldGrant } from '../domain/record-access.policy';
+import {
+  assertMayEdit,
+  assertTypeRecordsAccess,
+  HeldGrant,
+  seesDataType,
+} from '../domain/record-access.policy';
 import {
   DATA_TYPE_SLUG_CLAIM,
   recordClaimConflict,
@@ -46,8 +51,11 @@ async function resolve(
     const path = `data.${slug}`;
     const owner = await claims.ownerOf(workspaceId, DATA_TYPE_SLUG_CLAIM, slug);
     const id = owner && /^datatype-(\d+)$/.exec(owner)?.[1];
-    if (!id) throw new ValidationError(`${path}: no data type with this slug exists in this workspace`);
+    const noType = () => new ValidationError(`${path}: no data type with this slug exists in this workspace`);
+    if (!id) throw noType();
     const type = await records.type(workspaceId, Number(id));
+    // An admin-only type the caller does not see is, to it, a slug that names nothing.
+    if (!seesDataType(caller, type.visibility)) throw noType();
     if (!grants(caller.scopes, 'records:write'))
       throw new ForbiddenError(`${path}: writing records for a member needs the scope records:write`);
     assertTypeRecordsAccess(caller, type.visibility);

@@ -68,14 +68,17 @@ const initialState = (): DataRecordState => ({
   updatedAt: '',
 });
 
-/** An externalId as stored: trimmed, 1-255 characters, or null when empty. */
+/** An externalId as stored: trimmed, 1-255 characters; null only when not given (or null). */
 export function normaliseExternalId(raw: unknown, path = 'externalId'): string | null {
   if (raw === undefined || raw === null) return null;
   if (typeof raw !== 'string') throw new ValidationError(`${path}: must be a string`);
   const id = raw.trim();
+  // A blank id is a client's mistake (an empty form field, a missing column), not "none":
+  // taken as null it would create a record that no later upsert of that row ever finds.
+  if (!id) throw new ValidationError(`${path}: must not be empty (leave it out for no externalId)`);
   if (id.length > EXTERNAL_ID_MAX)
     throw new ValidationError(`${path}: must be at most ${EXTERNAL_ID_MAX} characters`);
-  return id || null;
+  return id;
 }
 
 export function requireRecord(state: DataRecordState, dataType: DataTypeFacts): void {

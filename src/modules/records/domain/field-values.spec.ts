@@ -1,6 +1,6 @@
 import { ValidationError } from '../../../core/http/domain-errors';
 import type { DataField } from './data-type.events';
-import { checkNewValues, checkValueChanges, normaliseValue } from './field-values';
+import { checkNewValues, checkValueChanges, datetimeIndexForm, normaliseValue } from './field-values';
 
 const field = (fieldType: DataField['fieldType'], extra: Partial<DataField> = {}): DataField => ({
   name: 'F',
@@ -69,5 +69,16 @@ describe('field values', () => {
   it("requires a field's own value, not a key Object.prototype holds", () => {
     const fields = [field('text', { slug: 'constructor', required: true })];
     expect(() => checkNewValues(fields, {})).toThrow('fieldValues.constructor: is required');
+  });
+
+  it.each([
+    ['2024-05-01T12:00:00+02:00', '2024-05-01T10:00:00Z'],
+    ['2024-05-01T10:00:00.000Z', '2024-05-01T10:00:00Z'],
+    ['2024-05-01T10:00:00.1230Z', '2024-05-01T10:00:00.123Z'],
+    ['2024-05-01T01:00:00.5-03:30', '2024-05-01T04:30:00.5Z'],
+    ['2024-12-31T23:30:00.999999999-01:00', '2025-01-01T00:30:00.999999999Z'],
+    ['0050-01-01T00:00:00Z', '0050-01-01T00:00:00Z'],
+  ])('indexes the datetime %s as its UTC instant %s', (stored, indexed) => {
+    expect(datetimeIndexForm(stored)).toBe(indexed);
   });
 });

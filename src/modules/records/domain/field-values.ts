@@ -45,6 +45,30 @@ export const foldCase = (text: string): string =>
     .replace(/\u03c2/g, '\u03c3');
 export const foldCaseSql = (expr: string): string => `translate(lower(${expr}), 'ς', 'σ')`;
 
+const STORED_DATE_TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A datetime value as the index holds it (and a `field.<slug>=` filter compares it): its
+ * instant in UTC, `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, the fraction as sent less its trailing
+ * zeros, so `2024-05-01T12:00:00+02:00` and `2024-05-01T10:00:00.000Z` are one value. The
+ * record keeps the value as sent. `datetimeIndexFormSql` computes the same in SQL; a string
+ * not in the stored form (none is) stays as it is on both sides.
+ */
+export function datetimeIndexForm(value: string): string {
+  const m = STORED_DATE_TIME.exec(value);
+  if (!m) return value;
+  const [, wholeSeconds, fraction = '', zone] = m;
+  const ms = Date.parse(`${wholeSeconds}${zone}`);
+  if (Number.isNaN(ms)) return value;
+  const digits = fraction.replace(/0+$/, '');
+  return `${new Date(ms).toISOString().slice(0, 19)}${digits ? `.${digits}` : ''}Z`;
+}
+export const datetimeIndexFormSql = (expr: string): string => `(CASE
+  WHEN ${expr} ~ '${STORED_DATE_TIME.source}'
+  THEN to_char(regexp_replace(${expr}, '\\.\\d+', '')::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')
+       || COALESCE(rtrim(rtrim(substring(${expr} from '\\.\\d+'), '0'), '.'), '') || 'Z'
+  ELSE ${expr} END)`;
+
 /** One value checked and normalised for its field (phone numbers to E.164, emails lower-cased). */
 export function normaliseValue(field: DataField, raw: unknown, path: string): FieldValue {
   switch (field.fieldType) {

@@ -1,4 +1,4 @@
-import { ForbiddenError } from '../../../core/http/domain-errors';
+import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
 import {
   assertMayCreate,
   assertMayDelete,
@@ -7,9 +7,11 @@ import {
   assertMayManageSchema,
   assertMayRead,
   assertMayRevoke,
+  assertTypeRecordsAccess,
   HeldGrant,
   listScope,
   RecordCaller,
+  seesDataType,
 } from './record-access.policy';
 
 const self: RecordCaller = { scopes: [], memberId: 1 };
@@ -29,7 +31,7 @@ const allowed = (fn: () => void) => {
     fn();
     return true;
   } catch (e) {
-    if (e instanceof ForbiddenError) return false;
+    if (e instanceof ForbiddenError || e instanceof NotFoundError) return false;
     throw e;
   }
 };
@@ -137,5 +139,19 @@ describe('the self rule under a scoped credential', () => {
     expect(allowed(() => assertMayEdit(externalKey, own, []))).toBe(true);
     expect(allowed(() => assertMayCreate(externalKey, 1, 'workspace'))).toBe(true);
     expect(allowed(() => assertMayRead(externalKey, others, []))).toBe(false);
+  });
+
+  it('answers an admin-only type a caller does not see as absent (404), one it sees but may not use as 403', () => {
+    const schemaReader: RecordCaller = { scopes: ['datatypes:read', 'records:write'], memberId: 1 };
+    expect(seesDataType(self, 'admin_only')).toBe(false);
+    expect(seesDataType(writer, 'admin_only')).toBe(false);
+    expect(seesDataType(self, 'workspace')).toBe(true);
+    expect(seesDataType(schemaReader, 'admin_only')).toBe(true);
+    expect(seesDataType(admin, 'admin_only')).toBe(true);
+    expect(() => assertTypeRecordsAccess(self, 'admin_only')).toThrow(NotFoundError);
+    expect(() => assertTypeRecordsAccess(writer, 'admin_only')).toThrow('Data type not found');
+    expect(() => assertMayCreate(self, 1, 'admin_only')).toThrow(NotFoundError);
+    expect(() => assertTypeRecordsAccess(schemaReader, 'admin_only')).toThrow(ForbiddenError);
+    expect(() => assertTypeRecordsAccess(admin, 'admin_only')).not.toThrow();
   });
 });

@@ -1,5 +1,5 @@
 import { grants } from '../../../core/auth/scopes';
-import { ForbiddenError } from '../../../core/http/domain-errors';
+import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
 import type { Visibility } from './data-type.events';
 
 /**
@@ -63,8 +63,23 @@ const grantFor = (held: readonly HeldGrant[], r: RecordTarget, write: boolean): 
       (!write || g.access === 'write'),
   );
 
-/** Admin-only types: every record operation needs records:admin (special case 6). */
+/**
+ * Whether the caller sees the type at all: every member sees workspace-wide forms; an
+ * admin-only one is seen with datatypes:read (its schema) or records:admin (its records).
+ * A type the caller does not see answers as one that does not exist, on every route that
+ * names it (the type's own, its records', a grant's dataTypeId, signup's data), so its id
+ * cannot be probed.
+ */
+export function seesDataType(caller: RecordCaller, visibility: Visibility): boolean {
+  return visibility !== 'admin_only' || grants(caller.scopes, 'datatypes:read') || isRecordsAdmin(caller);
+}
+
+/**
+ * Admin-only types: every record operation needs records:admin (special case 6); a caller
+ * that does not even see the type gets the 404 of a type that does not exist.
+ */
 export function assertTypeRecordsAccess(caller: RecordCaller, visibility: Visibility): void {
+  if (!seesDataType(caller, visibility)) throw new NotFoundError('Data type not found');
   if (visibility === 'admin_only' && !isRecordsAdmin(caller))
     throw new ForbiddenError('The records of an admin-only data type need the scope records:admin');
 }

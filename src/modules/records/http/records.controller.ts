@@ -38,6 +38,7 @@ import {
   UpsertRecordCommand,
 } from '../commands/record.commands';
 import { GetRecordQuery, ListRecordsQuery } from '../queries/record.queries';
+import type { RecordCaller } from '../domain/record-access.policy';
 import { bulkBodyOf, callerOf, FieldFilters, FieldFiltersInterceptor, pathId, RawBody } from './caller';
 import {
   BulkRecordsDto,
@@ -52,7 +53,7 @@ import {
 } from './dto/record.dto';
 
 const ACCESS =
-  "records:read|write|admin; without them a member reads and edits its own records (memberId = self). Another member's records need records:admin or a grant; an admin-only type's records need records:admin.";
+  "records:read|write|admin; without them a member reads and edits its own records (memberId = self). Another member's records need records:admin or a grant; an admin-only type's records need records:admin, and a caller without datatypes:read or records:admin gets the 404 of a type that does not exist.";
 
 /** Data records (PHI): records:* with self-access and grants, decided by record-access.policy.ts in the handlers. */
 @ApiTags('records')
@@ -64,7 +65,20 @@ export class RecordsController {
     private readonly db: DataSource,
   ) {}
 
-  private pinned(workspaceId: string, recordId: number, ifMatch: number[] | undefined) {
+  /**
+   * The revision an If-Match pins. The record is first read as the caller (GetRecordQuery's
+   * rules: the type it may see, the record it may read, under this type), so a 412 naming
+   * the current version never answers a caller the record is hidden from.
+   */
+  private async pinned(
+    workspaceId: string,
+    dataTypeId: number,
+    recordId: number,
+    ifMatch: number[] | undefined,
+    caller: RecordCaller,
+  ) {
+    if (ifMatch === undefined) return undefined;
+    await this.queries.execute(new GetRecordQuery(workspaceId, dataTypeId, recordId, caller));
     return pinnedRevision(this.db, ifMatch, {
       table: 'data_records',
       id: recordId,
@@ -101,7 +115,7 @@ export class RecordsController {
   @UseInterceptors(FieldFiltersInterceptor)
   @ApiOperation({
     summary: 'List records',
-    description: `${ACCESS} Filters: search (indexed text-like fields, case-insensitive), memberId, externalId, field.<slug>=value on indexed fields (exact; text case-insensitive), sort.`,
+    description: `${ACCESS} Filters: search (indexed text-like fields, case-insensitive), memberId, externalId, field.<slug>=value on indexed fields (exact; text case-insensitive; a number as JSON writes it, e.g. 42, -1.5, 1e3; a boolean as true or false; a datetime matches the same instant in any offset, e.g. 2024-05-01T10:00:00Z finds 2024-05-01T12:00:00+02:00), sort. A malformed filter value is a 400 naming the parameter.`,
   })
   @ApiOkResponse({ type: RecordListResponse })
   list(
@@ -188,8 +202,8 @@ export class RecordsController {
     const workspaceId = wid.toLowerCase();
     const dataTypeId = pathId(rawTypeId, 'Data type');
     const recordId = pathId(rawId, 'Record');
-    const expectedRevision = await this.pinned(workspaceId, recordId, ifMatch);
     const caller = callerOf(p);
+    const expectedRevision = await this.pinned(workspaceId, dataTypeId, recordId, ifMatch, caller);
     await this.commands.execute(
       new UpdateRecordCommand(workspaceId, dataTypeId, recordId, body.fieldValues, caller, expectedRevision),
     );
@@ -213,9 +227,10 @@ export class RecordsController {
     const workspaceId = wid.toLowerCase();
     const recordId = pathId(rawId, 'Record');
     const dataTypeId = pathId(rawTypeId, 'Data type');
-    const expectedRevision = await this.pinned(workspaceId, recordId, ifMatch);
+    const caller = callerOf(p);
+    const expectedRevision = await this.pinned(workspaceId, dataTypeId, recordId, ifMatch, caller);
     await this.commands.execute(
-      new DeleteRecordCommand(workspaceId, dataTypeId, recordId, callerOf(p), expectedRevision),
+      new DeleteRecordCommand(workspaceId, dataTypeId, recordId, caller, expectedRevision),
     );
   }
 

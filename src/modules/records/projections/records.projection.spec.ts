@@ -1,10 +1,11 @@
-import { indexColumns } from './records.projection';
+import { indexColumns, IndexedKind } from './records.projection';
 
 describe('indexColumns (the index columns of a new record, as the SQL of an update computes them)', () => {
-  const indexed = new Map([
-    ['name', true],
-    ['email', true],
-    ['age', false],
+  const indexed = new Map<string, IndexedKind>([
+    ['name', 'text'],
+    ['email', 'text'],
+    ['age', 'plain'],
+    ['at', 'datetime'],
   ]);
 
   it('keeps indexed fields only, lower-cases text-like ones and joins them in slug order', () => {

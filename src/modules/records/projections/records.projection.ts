@@ -8,18 +8,21 @@ import { writeWithCommit } from '../../../core/projections/commit-statements';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import type { DataRecordCreated, DataRecordEvent } from '../domain/data-record.events';
 import { DataField, DataTypeEvent, TEXT_LIKE_TYPES } from '../domain/data-type.events';
-import { foldCase, foldCaseSql } from '../domain/field-values';
+import { datetimeIndexForm, datetimeIndexFormSql, foldCase, foldCaseSql } from '../domain/field-values';
 
 const TEXT_LIKE = `(${TEXT_LIKE_TYPES.map((t) => `'${t}'`).join(', ')})`;
 
 /**
  * What a record shows the indexes, computed in SQL from its values and its type's fields
  * (so a changed `shouldIndex` recomputes every record of the type in one statement):
- * the indexed fields' values, text-like ones lower-cased, and those text values joined.
+ * the indexed fields' values, text-like ones lower-cased, datetimes as their UTC instant
+ * (datetimeIndexForm), and the text values joined.
  */
 const indexedValuesOf = (values: string, fields: string) => `(
   SELECT COALESCE(jsonb_object_agg(e.key, CASE WHEN f->>'fieldType' IN ${TEXT_LIKE}
-           THEN to_jsonb(${foldCaseSql(`e.value #>> '{}'`)}) ELSE e.value END), '{}'::jsonb)
+           THEN to_jsonb(${foldCaseSql(`e.value #>> '{}'`)})
+           WHEN f->>'fieldType' = 'datetime' AND jsonb_typeof(e.value) = 'string'
+           THEN to_jsonb(${datetimeIndexFormSql(`(e.value #>> '{}')`)}) ELSE e.value END), '{}'::jsonb)
     FROM jsonb_each(${values}) e JOIN jsonb_array_elements(${fields}) f ON f->>'slug' = e.key
    WHERE (f->>'shouldIndex')::boolean)`;
 const searchTextOf = (values: string, fields: string) => `(
@@ -47,26 +50,34 @@ const COLUMNS = [
   'stream_revision',
 ];
 
-/** A type's indexed fields by slug: whether each is text-like. */
-function indexedFields(fields: readonly DataField[]): Map<string, boolean> {
-  const out = new Map<string, boolean>();
-  for (const f of fields) if (f.shouldIndex === true) out.set(f.slug, TEXT_LIKE_TYPES.includes(f.fieldType));
+/** How an indexed field's value goes into the index: case-folded text, a UTC instant, or as it is. */
+export type IndexedKind = 'text' | 'datetime' | 'plain';
+
+/** A type's indexed fields by slug, with their kind. */
+function indexedFields(fields: readonly DataField[]): Map<string, IndexedKind> {
+  const out = new Map<string, IndexedKind>();
+  for (const f of fields)
+    if (f.shouldIndex === true)
+      out.set(
+        f.slug,
+        TEXT_LIKE_TYPES.includes(f.fieldType) ? 'text' : f.fieldType === 'datetime' ? 'datetime' : 'plain',
+      );
   return out;
 }
 
 /** `indexedValuesOf` and `searchTextOf` of one record's values, in JavaScript. */
 export function indexColumns(
   values: unknown,
-  indexed: ReadonlyMap<string, boolean>,
+  indexed: ReadonlyMap<string, IndexedKind>,
 ): { indexed_values: Record<string, unknown>; search_text: string | null } {
   const out: Record<string, unknown> = {};
   const texts: [string, string][] = [];
   if (typeof values === 'object' && values !== null && !Array.isArray(values)) {
     for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
-      const textLike = indexed.get(key);
-      if (textLike === undefined) continue;
-      if (!textLike) {
-        out[key] = value;
+      const kind = indexed.get(key);
+      if (kind === undefined) continue;
+      if (kind !== 'text') {
+        out[key] = kind === 'datetime' && typeof value === 'string' ? datetimeIndexForm(value) : value;
         continue;
       }
       // `value #>> '{}'`: a string as is, null as null, anything else as its JSON text.

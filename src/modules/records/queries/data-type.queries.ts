@@ -1,11 +1,10 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
-import { grants } from '../../../core/auth/scopes';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { withVersion } from '../../../core/http/preconditions';
 import type { DataTypeResponse } from '../http/dto/data-type.dto';
-import type { RecordCaller } from '../domain/record-access.policy';
+import { RecordCaller, seesDataType } from '../domain/record-access.policy';
 import type { DataField, Visibility } from '../domain/data-type.events';
 
 interface DataTypeRow {
@@ -39,9 +38,10 @@ function toResponse(r: DataTypeRow): DataTypeResponse {
 
 /**
  * Without datatypes:read a member still reads the workspace-wide forms (SPEC "Scopes":
- * every member reads workspace-wide forms); admin-only ones are then absent.
+ * every member reads workspace-wide forms); admin-only ones are then absent, unless it holds
+ * records:admin, whose records they are (record-access.policy.ts seesDataType).
  */
-const seesAdminOnly = (caller: RecordCaller) => grants(caller.scopes, 'datatypes:read');
+const seesAdminOnly = (caller: RecordCaller) => seesDataType(caller, 'admin_only');
 
 export class ListDataTypesQuery {
   constructor(

@@ -11,15 +11,17 @@ import {
 import { withVersion } from '../../../core/http/preconditions';
 import type { DataField, Visibility } from '../domain/data-type.events';
 import { TEXT_LIKE_TYPES } from '../domain/data-type.events';
-import { FieldValues, foldCase, normaliseValue } from '../domain/field-values';
+import { datetimeIndexForm, FieldValues, foldCase, normaliseValue } from '../domain/field-values';
 import {
   assertMayRead,
   assertTypeRecordsAccess,
   listScope,
   RecordCaller,
+  seesDataType,
 } from '../domain/record-access.policy';
 import { RecordWriter } from '../commands/record-writer.service';
 import type { RecordResponse } from '../http/dto/record.dto';
+import { normaliseExternalId } from '../domain/data-record';
 
 export const RECORD_SORTS = ['id', '-id', 'createdAt', '-createdAt', 'updatedAt', '-updatedAt'] as const;
 const SORT_SQL: Record<(typeof RECORD_SORTS)[number], string> = {
@@ -77,6 +79,8 @@ async function typeRow(
   return rows[0];
 }
 
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 /** A `field.<slug>` filter value as the index holds it (typed; text-like lower-cased). */
 function filterValue(field: DataField | undefined, slug: string, raw: string): unknown {
   const path = `query field.${slug}`;
@@ -86,9 +90,19 @@ function filterValue(field: DataField | undefined, slug: string, raw: string): u
       `${path}: only fields with shouldIndex can be filtered on; this one is not indexed`,
     );
   let value: unknown = raw;
-  if (field.fieldType === 'number') value = raw.trim() === '' ? NaN : Number(raw);
-  if (field.fieldType === 'boolean') value = raw === 'true' ? true : raw === 'false' ? false : raw;
+  if (field.fieldType === 'number') {
+    // A decimal number as JSON writes it: not `0x10`, `+5`, `.5`, ` 5` or `Infinity`, which
+    // Number() would take for a number the client never meant.
+    if (!JSON_NUMBER.test(raw))
+      throw new ValidationError(`${path}: must be a decimal number as JSON writes it, e.g. 42, -1.5 or 1e3`);
+    value = Number(raw);
+  }
+  if (field.fieldType === 'boolean') {
+    if (raw !== 'true' && raw !== 'false') throw new ValidationError(`${path}: must be true or false`);
+    value = raw === 'true';
+  }
   const normalised = normaliseValue(field, value, path);
+  if (field.fieldType === 'datetime') return datetimeIndexForm(normalised as string);
   return TEXT_LIKE_TYPES.includes(field.fieldType) ? foldCase(String(normalised)) : normalised;
 }
 
@@ -148,7 +162,8 @@ export class ListRecordsHandler implements IQueryHandler<ListRecordsQuery> {
       where.push(`member_id = $${params.length}`);
     }
     if (q.filters.externalId !== undefined) {
-      params.push(q.filters.externalId.trim());
+      // Blank names no record (none is stored blank): the same 400 as on create.
+      params.push(normaliseExternalId(q.filters.externalId, 'query externalId'));
       where.push(`external_id = $${params.length}`);
     }
     const byField = new Map(type.fields.map((f) => [f.slug, f]));
@@ -199,6 +214,8 @@ export class GetRecordHandler implements IQueryHandler<GetRecordQuery> {
     )) as (Omit<RecordRow, 'id'> & { id: number | null; visibility: Visibility })[];
     if (!rows.length) throw new NotFoundError('Data type not found');
     const { visibility, ...found } = rows[0];
+    // A type the caller does not see is absent, whether or not the record exists.
+    if (!q.afterWrite && !seesDataType(q.caller, visibility)) throw new NotFoundError('Data type not found');
     if (found.id === null) throw new NotFoundError('Record not found');
     const row = found as RecordRow;
     const type = { id: q.dataTypeId, visibility };

@@ -44,7 +44,8 @@ export class CreateRecordDto {
 
   @ApiPropertyOptional({
     maxLength: EXTERNAL_ID_MAX,
-    description: 'unique per data type; for upsert and sync',
+    description:
+      'unique per data type; for upsert and sync; trimmed, and blank is a 400 (leave it out for no externalId)',
   })
   @IsOptional()
   @IsString()
@@ -105,7 +106,7 @@ export class ListRecordsQueryDto extends PageQueryDto {
   @Max(MAX_ID)
   memberId?: number;
 
-  @ApiPropertyOptional({ maxLength: EXTERNAL_ID_MAX })
+  @ApiPropertyOptional({ maxLength: EXTERNAL_ID_MAX, description: 'the record holding it; blank is a 400' })
   @IsOptional()
   @IsString()
   @MaxLength(EXTERNAL_ID_MAX)
