@@ -87,22 +87,11 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
         secret:
           i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
         author: cmd.author,
+        // One event: a rule created stopped is never enabled, not even between two events.
+        enabled: i.enabled,
         now: new Date().toISOString(),
       },
     });
-    if (i.enabled === false)
-      await this.repo.handle({
-        streamName: eventRuleStream(ruleId),
-        workspaceId: cmd.workspaceId,
-        decider: eventRuleDecider,
-        command: {
-          type: 'UpdateEventRule',
-          ruleId,
-          workspaceId: cmd.workspaceId,
-          changes: { enabled: false },
-          now: new Date().toISOString(),
-        },
-      });
     return ruleId;
   }
 }
