@@ -252,3 +252,51 @@ describe('attack: event rules, fourth round (e2e)', () => {
     expect(delivered).toMatchObject({ status: 'succeeded' });
   });
 });
+
+/**
+ * A client creating rules without end (a loop, a script run twice): one event would fan
+ * out to every one of them. EVENT_RULES_MAX_PER_WORKSPACE bounds them, racing creations too.
+ */
+describe('attack: event rules without end (e2e)', () => {
+  let t: TestApp;
+  const publicUrl = 'https://93.184.216.34/hook';
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { EVENT_RULES_MAX_PER_WORKSPACE: '3' } });
+  });
+  afterAll(() => t.close());
+
+  it('creates at most EVENT_RULES_MAX_PER_WORKSPACE rules per workspace, racing creations included; 409 beyond', async () => {
+    const w = await t.bootstrap('Capped');
+    const create = (body: Record<string, unknown> = {}) =>
+      t.request('POST', `/w/${w.workspaceId}/event-rules`, {
+        token: w.apiKey,
+        body: { trigger: 'member:updated', webhookUrl: publicUrl, ...body },
+      });
+    const answers = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => create({ enabled: i % 2 === 0 })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 409, 409, 409, 409, 409]);
+    const refused = answers.find((a) => a.status === 409)!;
+    expect(refused.body.detail).toBe(
+      'This workspace has 3 event rules, the most it may have (EVENT_RULES_MAX_PER_WORKSPACE); delete one first',
+    );
+    await t.expectEvents(refused, []);
+    const list = await t.request('GET', `/w/${w.workspaceId}/event-rules`, { token: w.apiKey });
+    expect(list.body.total).toBe(3);
+
+    // Disabled rules count too; another workspace has its own room.
+    const other = await t.bootstrap('Not capped by them');
+    const theirs = await t.request('POST', `/w/${other.workspaceId}/event-rules`, {
+      token: other.apiKey,
+      body: { trigger: 'member:updated', webhookUrl: publicUrl },
+    });
+    expect(theirs.status).toBe(201);
+    expect((await create({ enabled: false })).status).toBe(409);
+
+    // A deleted rule frees its place.
+    const first = list.body.items[0] as { id: number };
+    const del = await t.request('DELETE', `/w/${w.workspaceId}/event-rules/${first.id}`, { token: w.apiKey });
+    expect(del.status).toBe(204);
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(409);
+  });
+});
