@@ -169,7 +169,9 @@ describe('attack: event rules, fourth round (e2e)', () => {
       token: w.apiKey,
     });
     expect(redeliver.status).toBe(409);
-    expect(redeliver.body.detail).toMatch(new RegExp(`^ruleId: event rule ${created.id} is disabled`));
+    expect(redeliver.body.detail).toBe(
+      `Event rule ${created.id} of this delivery is disabled; enable it (PUT enabled: true), then redeliver`,
+    );
     const still = await t.request('GET', `/w/${w.workspaceId}/webhook-logs/${failed.id}`, {
       token: w.apiKey,
     });

@@ -61,8 +61,8 @@ async function requeue(
 }
 
 /** A disabled rule's deliveries are not queued: each would fail at once without a POST. */
-const ruleDisabled = (ruleId: number, then: string) =>
-  new ConflictError(`ruleId: event rule ${ruleId} is disabled; enable it (PUT enabled: true), then ${then}`);
+const ruleDisabled = (rule: string, then: string) =>
+  new ConflictError(`${rule} is disabled; enable it (PUT enabled: true), then ${then}`);
 
 @CommandHandler(RedeliverCommand)
 export class RedeliverHandler implements ICommandHandler<RedeliverCommand, void> {
@@ -90,7 +90,7 @@ export class RedeliverHandler implements ICommandHandler<RedeliverCommand, void>
       throw new ConflictError(
         `Event rule ${rows[0].rule_id} of this delivery was deleted; nothing can send it`,
       );
-    if (!rows[0].enabled) throw ruleDisabled(rows[0].rule_id, 'redeliver');
+    if (!rows[0].enabled) throw ruleDisabled(`Event rule ${rows[0].rule_id} of this delivery`, 'redeliver');
     if (!(await requeue(this.log, this.queue, [cmd.deliveryId])).length) throw pending();
   }
 }
@@ -109,7 +109,7 @@ export class RecoverDeliveriesHandler implements ICommandHandler<RecoverDeliveri
       .getRepository(EventRuleEntity)
       .findOneBy({ id: cmd.ruleId, workspaceId: cmd.workspaceId });
     if (!rule) throw new NotFoundError('ruleId: no such event rule in this workspace');
-    if (!rule.enabled) throw ruleDisabled(rule.id, 'recover');
+    if (!rule.enabled) throw ruleDisabled(`ruleId: event rule ${rule.id}`, 'recover');
     const ids = await this.log.failedSince(cmd.workspaceId, cmd.ruleId, cmd.since);
     const queued: string[] = [];
     for (let i = 0; i < ids.length; i += 1000)
