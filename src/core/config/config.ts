@@ -85,6 +85,8 @@ export interface AppConfig {
   webhookSecretOverlapHours: number;
   /** A rule whose every delivery failed for this long is disabled. */
   webhookDisableAfterDays: number;
+  /** Event rules one workspace may have (enabled or not): one event fans out to at most this many deliveries. */
+  eventRulesMaxPerWorkspace: number;
   /** 32-byte key (base64 or hex) that encrypts stored secrets (webhook signing secrets). */
   secretsEncryptionKey: Buffer;
   /** Which SMS provider sends and receives: `log` (development, logs and reports delivery) or `twilio`. */
@@ -561,6 +563,12 @@ export const CONFIG_VARIABLES = {
     default: '24',
     describe: 'how long deliveries also carry the signature of a rotated-out secret, in hours',
     parse: positiveNumber(24 * 365),
+  },
+  eventRulesMaxPerWorkspace: {
+    name: 'EVENT_RULES_MAX_PER_WORKSPACE',
+    default: '100',
+    describe: 'event rules one workspace may have, enabled or not; creating one more is 409',
+    parse: integer(1, 100_000),
   },
   webhookDisableAfterDays: {
     name: 'WEBHOOK_DISABLE_AFTER_DAYS',

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnsupportedMediaTypeError, ValidationError } from './domain-errors';
 import { parseFormBody } from './form-body';
+import { takesNoBody } from './input-guard';
 import { markRouteConfig, routeConfigValue } from './route-auth';
 
 const ACCEPTED_BODIES = 'acceptedBodies';
@@ -116,9 +117,9 @@ export function registerBodyParsers(fastify: FastifyInstance, bodyLimit: number)
     { parseAs: 'string', bodyLimit },
     (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
       const text = typeof body === 'string' ? body : body.toString('utf8');
-      // No DELETE takes a body, and many clients send Content-Type: application/json on
-      // every request: an empty one is no body, not a 400.
-      if (req.method === 'DELETE' && text.length === 0) return done(null, undefined);
+      // No DELETE takes a body, nor does a route marked @TakesNoBody, and many clients send
+      // Content-Type: application/json on every request: an empty one is no body, not a 400.
+      if ((req.method === 'DELETE' || takesNoBody(req)) && text.length === 0) return done(null, undefined);
       try {
         done(null, parseJsonBody(text));
       } catch (err) {

@@ -70,6 +70,31 @@ const BODY_CLEANED_BY_ROUTE = 'bodyCleanedByRoute';
  */
 export const BodyCleanedByRoute = (): MethodDecorator => markRouteConfig(BODY_CLEANED_BY_ROUTE, true);
 
+const TAKES_NO_BODY = 'takesNoBody';
+
+/**
+ * The operation takes no body (an action on a resource: rotate a secret, send a test,
+ * redeliver): none, an empty one or `{}` is fine, but fields are 400 naming them, as unknown
+ * fields of any DTO are, so a client never believes it set something that was ignored
+ * (`{"signingSecret": "mine"}` on a rotation).
+ */
+export const TakesNoBody = (): MethodDecorator => markRouteConfig(TAKES_NO_BODY, true);
+
+/** Whether the request's route was marked @TakesNoBody. */
+export function takesNoBody(req: { routeOptions?: { config?: unknown } }): boolean {
+  return routeConfigValue(req, TAKES_NO_BODY) === true;
+}
+
+/** Why a body is refused on a route that takes none, or null (none, null or `{}`). */
+export function noBodyProblem(body: unknown): string | null {
+  if (body === undefined || body === null) return null;
+  if (!isPlainObject(body) || Array.isArray(body))
+    return 'body: this operation takes no body; send none or {}';
+  const keys = Object.keys(body);
+  if (!keys.length) return null;
+  return `${keys.map((k) => `${k}: unknown field`).join('; ')} (this operation takes no body)`;
+}
+
 /** The first problem in a request's path parameters, query and body, or null. */
 export function requestInputProblem(
   req: Pick<FastifyRequest, 'params' | 'query' | 'body'>,
@@ -87,12 +112,15 @@ export function requestInputProblem(
  * validation pipe and the handler see it: NUL characters and unpaired surrogates (which
  * PostgreSQL cannot store, so they used to surface as 500s) and bodies nested deeper than
  * MAX_BODY_DEPTH (which overflowed class-transformer's recursion) are 400 naming the field;
- * a route marked @BodyCleanedByRoute cleans its own body instead.
+ * a route marked @BodyCleanedByRoute cleans its own body instead. A route marked
+ * @TakesNoBody refuses any field.
  */
 export function registerInputGuard(fastify: FastifyInstance): void {
   // A callback hook: the requests it lets through (all but a few) pass without a promise.
   fastify.addHook('preValidation', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const problem = requestInputProblem(req, routeConfigValue(req, BODY_CLEANED_BY_ROUTE) !== true);
+    const problem =
+      requestInputProblem(req, routeConfigValue(req, BODY_CLEANED_BY_ROUTE) !== true) ??
+      (takesNoBody(req) ? noBodyProblem(req.body) : null);
     if (problem)
       void reply.code(400).send({ detail: problem }); // answered: the chain stops here
     else done();

@@ -20,6 +20,7 @@ import { AuthorReach } from './delivery/author-reach';
 import { Deliverer, SECRET_BOX } from './delivery/deliverer';
 import { DeliveryLog } from './delivery/delivery-log';
 import { RulePacer } from './delivery/pacer';
+import { RuleCap } from './commands/rule-cap';
 import { WebhookDeliveryEntity } from './delivery/webhook-delivery.entity';
 import { WebhookSender } from './delivery/webhook-sender';
 import { WebhookTargets } from './delivery/webhook-targets';
@@ -68,6 +69,7 @@ import { WEBHOOK_QUEUE, WebhookDeliveryProcessor } from './workers/webhook-deliv
         Deliverer,
         DeliveryLog,
         RulePacer,
+        RuleCap,
         AuthorReach,
         EventRulesProjection,
         DeliverWhenMatchedReactor,

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import { DeliveryLog } from '../delivery/delivery-log';
-import { Deliverer, isSuccess } from '../delivery/deliverer';
+import { Deliverer, isSuccess, notSentAttempt } from '../delivery/deliverer';
 import type { DeliveryAttempt } from '../delivery/webhook-delivery.entity';
 import { buildPayload } from '../domain/payload';
 import { EventRuleEntity } from '../projections/event-rule.entity';
@@ -60,6 +60,10 @@ async function requeue(
   return reopened;
 }
 
+/** A disabled rule's deliveries are not queued: each would fail at once without a POST. */
+const ruleDisabled = (rule: string, then: string) =>
+  new ConflictError(`${rule} is disabled; enable it (PUT enabled: true), then ${then}`);
+
 @CommandHandler(RedeliverCommand)
 export class RedeliverHandler implements ICommandHandler<RedeliverCommand, void> {
   constructor(
@@ -70,15 +74,23 @@ export class RedeliverHandler implements ICommandHandler<RedeliverCommand, void>
 
   async execute(cmd: RedeliverCommand): Promise<void> {
     const rows = (await this.db.query(
-      `SELECT status, is_test FROM webhook_deliveries WHERE id = $1 AND workspace_id = $2`,
+      `SELECT d.status, d.is_test, d.rule_id, r.enabled
+         FROM webhook_deliveries d LEFT JOIN event_rules r ON r.id = d.rule_id AND r.workspace_id = d.workspace_id
+        WHERE d.id = $1 AND d.workspace_id = $2`,
       [cmd.deliveryId, cmd.workspaceId],
-    )) as { status: string; is_test: boolean }[];
+    )) as { status: string; is_test: boolean; rule_id: number; enabled: boolean | null }[];
     if (!rows.length || rows[0].is_test) throw new NotFoundError('Delivery not found');
     const pending = () =>
       new ConflictError(
         'The delivery is still being attempted; redeliver it once it has succeeded or failed',
       );
     if (rows[0].status === 'pending') throw pending();
+    // Queued for a rule that cannot send, it would only fail again at once, with no POST.
+    if (rows[0].enabled === null)
+      throw new ConflictError(
+        `Event rule ${rows[0].rule_id} of this delivery was deleted; nothing can send it`,
+      );
+    if (!rows[0].enabled) throw ruleDisabled(`Event rule ${rows[0].rule_id} of this delivery`, 'redeliver');
     if (!(await requeue(this.log, this.queue, [cmd.deliveryId])).length) throw pending();
   }
 }
@@ -97,6 +109,7 @@ export class RecoverDeliveriesHandler implements ICommandHandler<RecoverDeliveri
       .getRepository(EventRuleEntity)
       .findOneBy({ id: cmd.ruleId, workspaceId: cmd.workspaceId });
     if (!rule) throw new NotFoundError('ruleId: no such event rule in this workspace');
+    if (!rule.enabled) throw ruleDisabled(`ruleId: event rule ${rule.id}`, 'recover');
     const ids = await this.log.failedSince(cmd.workspaceId, cmd.ruleId, cmd.since);
     const queued: string[] = [];
     for (let i = 0; i < ids.length; i += 1000)
@@ -147,8 +160,18 @@ export class TestEventRuleHandler implements ICommandHandler<TestEventRuleComman
         createdAt: now,
       },
     ]);
-    const delivery = (await this.log.load(id))!;
-    const { result, attempt } = await this.deliverer.attempt(delivery);
+    // The rule as the log reads it now: deleted since the lookup above (a racing DELETE),
+    // the test is recorded as not sent and the answer is the 404 of a missing rule.
+    const delivery = await this.log.load(id);
+    if (!delivery?.rule) {
+      if (delivery)
+        await this.log.recordAttempt(delivery, notSentAttempt(delivery, 'the rule was deleted'), {
+          status: 'failed',
+          nextAttemptAt: null,
+        });
+      throw new NotFoundError('Event rule not found');
+    }
+    const { result, attempt } = await this.deliverer.attempt(delivery, delivery.rule);
     const succeeded = isSuccess(result.status);
     await this.log.recordAttempt(delivery, attempt, {
       status: succeeded ? 'succeeded' : 'failed',

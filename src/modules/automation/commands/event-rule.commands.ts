@@ -13,6 +13,7 @@ import { assertMayDeliver } from '../domain/rule-access.policy';
 import { SecretBox } from '../../../core/crypto/secret-box';
 import { generateSigningSecret, ruleSecretContext } from '../domain/signature';
 import type { RuleInput } from '../http/rule-input';
+import { RuleCap } from './rule-cap';
 
 export class CreateEventRuleCommand {
   constructor(
@@ -59,6 +60,7 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
     private readonly db: DataSource,
     private readonly targets: WebhookTargets,
     @Inject(SECRET_BOX) private readonly box: SecretBox,
+    private readonly cap: RuleCap,
   ) {}
 
   async execute(cmd: CreateEventRuleCommand): Promise<number> {
@@ -74,35 +76,27 @@ export class CreateEventRuleHandler implements ICommandHandler<CreateEventRuleCo
       maxPerSecond: i.maxPerSecond ?? null,
     };
     const ruleId = await nextId(this.db, 'event_rule_id_seq');
-    await this.repo.handle({
-      streamName: eventRuleStream(ruleId),
-      workspaceId: cmd.workspaceId,
-      decider: eventRuleDecider,
-      command: {
-        type: 'CreateEventRule',
-        ruleId,
-        uuid: randomUUID(),
-        workspaceId: cmd.workspaceId,
-        definition,
-        secret:
-          i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
-        author: cmd.author,
-        now: new Date().toISOString(),
-      },
-    });
-    if (i.enabled === false)
-      await this.repo.handle({
+    // At most EVENT_RULES_MAX_PER_WORKSPACE rules per workspace, racing creations included.
+    await this.cap.within(cmd.workspaceId, ruleId, () =>
+      this.repo.handle({
         streamName: eventRuleStream(ruleId),
         workspaceId: cmd.workspaceId,
         decider: eventRuleDecider,
         command: {
-          type: 'UpdateEventRule',
+          type: 'CreateEventRule',
           ruleId,
+          uuid: randomUUID(),
           workspaceId: cmd.workspaceId,
-          changes: { enabled: false },
+          definition,
+          secret:
+            i.signingSecret === undefined ? null : this.box.seal(i.signingSecret, ruleSecretContext(ruleId)),
+          author: cmd.author,
+          // One event: a rule created stopped is never enabled, not even between two events.
+          enabled: i.enabled,
           now: new Date().toISOString(),
         },
-      });
+      }),
+    );
     return ruleId;
   }
 }

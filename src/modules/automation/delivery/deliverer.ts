@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { SecretBox } from '../../../core/crypto/secret-box';
 import { ruleSecretContext, signatureHeaders } from '../domain/signature';
-import { DeliveryToSend } from './delivery-log';
+import { DeliveryToSend, RuleToSend } from './delivery-log';
 import type { DeliveryAttempt } from './webhook-delivery.entity';
 import { SendResult, USER_AGENT, WebhookSender } from './webhook-sender';
 
@@ -30,8 +30,11 @@ export class Deliverer {
     return plain;
   }
 
-  headersFor(delivery: DeliveryToSend, now: Date): Record<string, string> {
-    const rule = delivery.rule!;
+  /**
+   * The rule is passed as the caller read it (never `delivery.rule!`): a rule deleted or
+   * changed since is the caller's to handle (not sent, 404), not a TypeError here.
+   */
+  headersFor(delivery: DeliveryToSend, rule: RuleToSend, now: Date): Record<string, string> {
     const timestamp = Math.floor(now.getTime() / 1000);
     const secrets: string[] = [];
     if (rule.secret) secrets.push(this.open(rule.secret, delivery.ruleId));
@@ -53,14 +56,17 @@ export class Deliverer {
     };
   }
 
-  async attempt(delivery: DeliveryToSend): Promise<{ result: SendResult; attempt: DeliveryAttempt }> {
+  async attempt(
+    delivery: DeliveryToSend,
+    rule: RuleToSend,
+  ): Promise<{ result: SendResult; attempt: DeliveryAttempt }> {
     const now = new Date();
-    const headers = this.headersFor(delivery, now);
-    const result = await this.sender.send(delivery.rule!.webhookUrl, headers, delivery.body);
+    const headers = this.headersFor(delivery, rule, now);
+    const result = await this.sender.send(rule.webhookUrl, headers, delivery.body);
     return {
       result,
       attempt: {
-        attempt: delivery.attemptCount + 1,
+        attempt: attemptNumberOf(delivery),
         at: now.toISOString(),
         requestHeaders: headers,
         responseStatus: result.status,
@@ -75,6 +81,31 @@ export class Deliverer {
   get timeoutMs(): number {
     return this.config.webhookTimeoutMs;
   }
+}
+
+/**
+ * The number the next attempt of a delivery carries in its log: one more than the attempts
+ * logged, over every round (a redelivery or recovery goes on counting where the failed
+ * round stopped, so each number appears once per webhook-id).
+ */
+export const attemptNumberOf = (delivery: Pick<DeliveryToSend, 'attemptsLogged'>): number =>
+  delivery.attemptsLogged + 1;
+
+/** An attempt recorded without a POST: why the delivery was not sent. */
+export function notSentAttempt(
+  delivery: Pick<DeliveryToSend, 'attemptsLogged'>,
+  reason: string,
+): DeliveryAttempt {
+  return {
+    attempt: attemptNumberOf(delivery),
+    at: new Date().toISOString(),
+    requestHeaders: {},
+    responseStatus: null,
+    responseBodyExcerpt: null,
+    error: `not sent: ${reason}`,
+    durationMs: 0,
+    nextRetryAt: null,
+  };
 }
 
 export const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;

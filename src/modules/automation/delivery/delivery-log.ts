@@ -23,7 +23,10 @@ export interface DeliveryToSend {
   eventType: string;
   status: DeliveryStatus;
   body: string;
+  /** Attempts in the current round (since the delivery was last queued): the retry schedule's count. */
   attemptCount: number;
+  /** Attempts in the log, every round: the next attempt's number is one more. */
+  attemptsLogged: number;
   isTest: boolean;
   rule: {
     webhookUrl: string;
@@ -61,7 +64,7 @@ const pendingRow = (p: PendingDelivery) => ({
   createdAt: p.createdAt,
 });
 
-type RuleToSend = NonNullable<DeliveryToSend['rule']>;
+export type RuleToSend = NonNullable<DeliveryToSend['rule']>;
 
 const RULE_COLUMNS = `id, version, webhook_url, enabled, secret, previous_secret, previous_secret_until,
                       earlier_secrets, max_per_second, enabled_since, author`;
@@ -89,6 +92,7 @@ function toDelivery(r: Record<string, unknown>, rule: RuleToSend | null): Delive
     status: r.status as DeliveryStatus,
     body: r.body as string,
     attemptCount: r.attempt_count as number,
+    attemptsLogged: r.attempts_logged as number,
     isTest: r.is_test as boolean,
     rule,
   };
@@ -190,6 +194,7 @@ export class DeliveryLog {
     // only its version: its columns come from rulesAt (read once per version).
     const rows = (await this.db.query(
       `SELECT v.id AS v_id, d.id, d.workspace_id, d.rule_id, d.event_type, d.status, d.body, d.attempt_count, d.is_test,
+              jsonb_array_length(d.attempts) AS attempts_logged,
               r.id AS r_id, r.version AS r_version
          FROM unnest($1::uuid[], $2::int[]) AS v(id, rule_id)
          LEFT JOIN webhook_deliveries d ON d.id = v.id
@@ -214,6 +219,7 @@ export class DeliveryLog {
         status: 'pending',
         body: p.body,
         attemptCount: 0,
+        attemptsLogged: 0,
         isTest: false,
         rule,
         unlogged: p,

@@ -48,6 +48,12 @@ export type EventRuleCreated = {
     secret: string | null;
     /** Absent on rules saved before authors were recorded. */
     author?: RuleAuthor;
+    /**
+     * false: created stopped (disabled from this first event on, reason `manual`); absent:
+     * enabled. Rules created stopped before this was carried have an EventRuleUpdated
+     * `{enabled: false}` right after.
+     */
+    enabled?: false;
     createdAt: string;
   };
 };

@@ -218,6 +218,42 @@ describe('event rule decider', () => {
       .then([]);
   });
 
+  it('creates a rule stopped in its one event, disabled from it on', () => {
+    const stopped: EventRuleCreated = { ...created, data: { ...created.data, enabled: false } };
+    spec
+      .given([])
+      .when({
+        type: 'CreateEventRule',
+        ruleId: 7,
+        uuid: created.data.uuid,
+        workspaceId,
+        definition,
+        secret: 'v1.sealed',
+        enabled: false,
+        now,
+      })
+      .then([stopped]);
+    // Already stopped: a 410 or a sustained failure has nothing to disable.
+    spec
+      .given([stopped])
+      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', now })
+      .then([]);
+    // enabled: true is the default, carried by no field.
+    spec
+      .given([])
+      .when({
+        type: 'CreateEventRule',
+        ruleId: 7,
+        uuid: created.data.uuid,
+        workspaceId,
+        definition,
+        secret: 'v1.sealed',
+        enabled: true,
+        now,
+      })
+      .then([created]);
+  });
+
   it('refuses a maxPerSecond out of range and an empty name', () => {
     spec
       .given([created])

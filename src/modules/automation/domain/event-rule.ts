@@ -41,6 +41,8 @@ export type EventRuleCommand =
       definition: RuleDefinition;
       secret: string | null;
       author?: RuleAuthor;
+      /** false: the rule is created stopped, in its one event. */
+      enabled?: boolean;
       now: string;
     }
   | {
@@ -126,7 +128,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
           workspaceId: event.data.workspaceId,
           eventType: event.data.eventType,
           filters: event.data.filters,
-          enabled: true,
+          enabled: event.data.enabled !== false,
           secret: event.data.secret,
           rotatedOut: [],
         };
@@ -177,6 +179,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
               actionType: WEBHOOK_SEND,
               secret: command.secret,
               ...(command.author ? { author: command.author } : {}),
+              ...(command.enabled === false ? { enabled: false as const } : {}),
               createdAt: command.now,
             },
           },

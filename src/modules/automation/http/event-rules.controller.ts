@@ -6,6 +6,7 @@ import { RequireScope } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { TakesNoBody } from '../../../core/http/input-guard';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { toPageRequest } from '../../../core/http/pagination';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
@@ -155,6 +156,7 @@ export class EventRulesController {
   @Post(':ruleId/test')
   @RequireScope('automations:write')
   @HttpCode(200)
+  @TakesNoBody()
   @ApiOkResponse({
     type: TestDeliveryResponse,
     description: 'a sample event of the rule type, sent now once',
@@ -166,6 +168,7 @@ export class EventRulesController {
   @Post(':ruleId/rotate-secret')
   @RequireScope('automations:write')
   @HttpCode(200)
+  @TakesNoBody()
   @ApiOkResponse({ type: RotatedSecretResponse, description: 'the new secret, shown this once' })
   async rotateSecret(
     @Param('wid') wid: string,

@@ -67,7 +67,8 @@ export class RecoverDeliveriesDto {
 }
 
 export class DeliveryAttemptResponse {
-  @ApiProperty() attempt: number;
+  @ApiProperty({ description: '1, 2, ... within the delivery, counting on across redeliveries' })
+  attempt: number;
   @ApiProperty({ format: 'date-time' }) at: string;
   @ApiProperty({
     type: 'object',
@@ -96,7 +97,8 @@ export class WebhookDeliveryResponse {
   @ApiProperty() eventType: string;
   @ApiProperty({ enum: DELIVERY_STATUSES }) status: DeliveryStatus;
   @ApiProperty({ description: 'sent by POST /event-rules/{ruleId}/test' }) isTest: boolean;
-  @ApiProperty() attemptCount: number;
+  @ApiProperty({ description: 'attempts made, over every round (redeliveries and recoveries included)' })
+  attemptCount: number;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) nextRetryAt: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) completedAt: string | null;
@@ -117,7 +119,7 @@ export class WebhookDeliveryResponse {
       eventType: d.eventType,
       status: d.status,
       isTest: d.isTest,
-      attemptCount: d.attemptCount,
+      attemptCount: d.attempts.length,
       nextRetryAt: d.status === 'pending' ? (d.nextAttemptAt?.toISOString() ?? null) : null,
       createdAt: d.createdAt.toISOString(),
       completedAt: d.completedAt?.toISOString() ?? null,

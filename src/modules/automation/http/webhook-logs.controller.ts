@@ -5,6 +5,7 @@ import { RequireScope } from '../../../core/auth/auth.decorators';
 import { CurrentPrincipal } from '../../../core/auth/current-principal.decorator';
 import type { Principal } from '../../../core/auth/principal';
 import { NotFoundError, ValidationError } from '../../../core/http/domain-errors';
+import { TakesNoBody } from '../../../core/http/input-guard';
 import { parseDateTime, toPageRequest } from '../../../core/http/pagination';
 import { RecoverDeliveriesCommand, RedeliverCommand } from '../commands/delivery.commands';
 import { ACCEPTED_EVENT_TYPES, canonicalEventType } from '../domain/event-types';
@@ -97,6 +98,7 @@ export class WebhookLogsController {
   @Post(':deliveryId/redeliver')
   @RequireScope('webhooks:write')
   @HttpCode(202)
+  @TakesNoBody()
   @ApiAcceptedResponse({
     type: WebhookDeliveryResponse,
     description: 'queued again, with the same webhook-id',

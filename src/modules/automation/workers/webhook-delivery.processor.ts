@@ -9,7 +9,7 @@ import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context
 import { JsonLogger } from '../../../core/logging/json-logger';
 import { AuthorReach } from '../delivery/author-reach';
 import { DeliveryLog, DeliveryToSend, PendingDelivery } from '../delivery/delivery-log';
-import { Deliverer, isSuccess, retryAfterMs, retryDelayMs } from '../delivery/deliverer';
+import { Deliverer, isSuccess, notSentAttempt, retryAfterMs, retryDelayMs } from '../delivery/deliverer';
 import { RulePacer } from '../delivery/pacer';
 import { eventRuleDecider } from '../domain/event-rule';
 import { DisableReason, eventRuleStream } from '../domain/event-rule.events';
@@ -84,7 +84,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     if (!delivery.rule || !delivery.rule.enabled) {
       await this.log.recordAttempt(
         delivery,
-        this.skipped(delivery, delivery.rule ? 'the rule is disabled' : 'the rule was deleted'),
+        notSentAttempt(delivery, delivery.rule ? 'the rule is disabled' : 'the rule was deleted'),
         {
           status: 'failed',
           nextAttemptAt: null,
@@ -95,7 +95,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     // Never send what the rule's author can no longer read (rule-access.policy.ts).
     const refusal = delivery.isTest ? null : await this.reach.refusal(delivery);
     if (refusal) {
-      await this.log.recordAttempt(delivery, this.skipped(delivery, refusal), {
+      await this.log.recordAttempt(delivery, notSentAttempt(delivery, refusal), {
         status: 'failed',
         nextAttemptAt: null,
       });
@@ -155,7 +155,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
         if (refusal) return refusal;
       }
       if (!delivery.rule?.enabled) return delivery.rule ? 'the rule is disabled' : 'the rule was deleted';
-      return await this.deliverer.attempt(delivery);
+      return await this.deliverer.attempt(delivery, delivery.rule);
     } finally {
       // The slot passes straight to the next in line, or is freed.
       const next = slots.waiting.shift();
@@ -182,7 +182,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
       clearTimeout(listing);
     }
     if (typeof outcome === 'string') {
-      await this.log.recordAttempt(delivery, this.skipped(delivery, outcome), {
+      await this.log.recordAttempt(delivery, notSentAttempt(delivery, outcome), {
         status: 'failed',
         nextAttemptAt: null,
       });
@@ -202,7 +202,9 @@ export class WebhookDeliveryProcessor extends WorkerHost {
       );
       return 'gone';
     }
-    const wait = retryDelayMs(this.config.webhookRetryDelaysMs, attempt.attempt);
+    // The schedule counts this round's attempts (a redelivery starts a new round); the log's
+    // numbers go on counting across rounds.
+    const wait = retryDelayMs(this.config.webhookRetryDelaysMs, delivery.attemptCount + 1);
     if (wait === null) {
       await this.log.recordAttempt(delivery, attempt, { status: 'failed', nextAttemptAt: null });
       await this.disableIfFailingTooLong(delivery);
@@ -225,19 +227,6 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     if (data !== job.data) await job.updateData(data);
     await job.moveToDelayed(at, token);
     throw new DelayedError();
-  }
-
-  private skipped(delivery: DeliveryToSend, reason: string) {
-    return {
-      attempt: delivery.attemptCount + 1,
-      at: new Date().toISOString(),
-      requestHeaders: {},
-      responseStatus: null,
-      responseBodyExcerpt: null,
-      error: `not sent: ${reason}`,
-      durationMs: 0,
-      nextRetryAt: null,
-    };
   }
 
   /**
