@@ -1,7 +1,42 @@
 import { BadRequestException } from '@nestjs/common';
-import { CreateCustomToolDto } from '../../modules/toolkits/http/tool.dto';
-import { UpdateWorkspaceDto } from '../../modules/workspaces/http/workspace.dto';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { createValidationPipe } from './validation';
+
+// DTOs shaped as the features' own (core imports no feature): a nested DTO holding a map of
+// flags, as a workspace's settings do, and a top-level free-form object, as a tool's
+// inputSchema is.
+class SettingsDto {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'boolean' } })
+  @IsOptional()
+  @IsObject()
+  features?: Record<string, boolean>;
+}
+
+class UpdateWorkspaceDto {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  name?: string;
+
+  @ApiPropertyOptional({ type: SettingsDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SettingsDto)
+  settings?: SettingsDto;
+}
+
+class CreateCustomToolDto {
+  @ApiProperty()
+  @IsString()
+  name: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @IsObject()
+  inputSchema?: Record<string, unknown>;
+}
 
 /** The global pipe over free-form maps: nothing a client sent is dropped without a word. */
 describe('validation pipe: free-form maps', () => {
