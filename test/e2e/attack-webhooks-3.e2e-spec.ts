@@ -154,15 +154,22 @@ describe('attack: event rules, third round (e2e)', () => {
       { channel: 'email' },
       /^channel, workflowUuid: filter only chat:summary/,
     );
-    // On create, null is the same as leaving the field out.
-    const plain = await rule({
-      trigger: 'chat:summary',
-      webhookUrl: publicUrl,
-      channel: null,
-      workflowUuid: null,
-    });
-    expect(plain.body).not.toHaveProperty('channel');
-    expect(plain.body).not.toHaveProperty('workflowUuid');
+    // On create there is nothing to remove: null is a 400 naming the field (as
+    // attack-quiet-summaries-rules pins for the filters).
+    for (const [body, detail] of [
+      [{ channel: null }, /^channel: must not be null when creating/],
+      [{ workflowUuid: null }, /^workflowUuid: must not be null when creating/],
+      [
+        { actionParams: { webhookUrl: publicUrl, maxPerSecond: null } },
+        /^actionParams\.maxPerSecond: must not be null when creating/,
+      ],
+    ] as const)
+      await refused(
+        'POST',
+        `/w/${wid}/event-rules`,
+        { name: 'summaries', eventType: 'chat:summary', actionParams: { webhookUrl: publicUrl }, ...body },
+        detail,
+      );
   });
 
   it('creates a rule stopped with enabled: false (the field the response carries), in both forms', async () => {

@@ -14,9 +14,9 @@ export interface RuleInput {
   /** Which field carried the event type (eventType or trigger). */
   eventTypeField: string;
   payloadFormat?: PayloadFormat;
-  /** null: no pacing (on PUT, removes the limit). */
+  /** null (PUT only): removes the limit. */
   maxPerSecond?: number | null;
-  /** null removes a filter (create: the same as absent). */
+  /** null removes a filter (PUT only; a 400 on create). */
   filters?: RuleFilterChanges;
   signingSecret?: string;
   enabled?: boolean;
@@ -67,6 +67,14 @@ export function ruleInputOf(body: UpdateEventRuleDto, mode: 'create' | 'update')
       if (typeField === 'eventType') throw new ValidationError('name: required');
       name = rawType;
     }
+    // null removes a filter or the rate limit on PUT; a new rule has none to remove.
+    for (const [field, value] of [
+      ['channel', body.channel],
+      ['workflowUuid', body.workflowUuid],
+      ['actionParams.maxPerSecond', p.maxPerSecond],
+    ] as const)
+      if (value === null)
+        throw new ValidationError(`${field}: must not be null when creating a rule (leave it out for none)`);
   }
   const filters =
     body.channel !== undefined || body.workflowUuid !== undefined
