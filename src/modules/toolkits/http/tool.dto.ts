@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { PageQueryDto, PaginatedResponse } from '../../../core/http/pagination';
 import { INPUT_SCHEMA_MAX_LENGTH } from '../domain/input-schema';
@@ -39,7 +39,7 @@ export class CreateCustomToolDto {
   @MaxLength(64)
   name: string;
 
-  @ApiPropertyOptional({ maxLength: TOOL_DISPLAY_NAME_MAX, description: 'default: the name' })
+  @ApiPropertyOptional({ maxLength: TOOL_DISPLAY_NAME_MAX, description: 'created without one: the name' })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -76,50 +76,8 @@ export class CreateCustomToolDto {
   inputSchema?: Record<string, unknown>;
 }
 
-export class UpdateCustomToolDto {
-  @ApiPropertyOptional(NAME_DOC)
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(64)
-  name?: string;
-
-  @ApiPropertyOptional({ maxLength: TOOL_DISPLAY_NAME_MAX })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(TOOL_DISPLAY_NAME_MAX)
-  displayName?: string;
-
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: DESCRIPTION_MAX })
-  @IsOptional()
-  @IsString()
-  @MaxLength(DESCRIPTION_MAX)
-  description?: string | null;
-
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: TOOL_PROMPT_MAX })
-  @IsOptional()
-  @IsString()
-  @MaxLength(TOOL_PROMPT_MAX)
-  prompt?: string | null;
-
-  @ApiPropertyOptional({
-    type: String,
-    nullable: true,
-    maxLength: TOOL_CHAT_MODEL_MAX,
-    example: 'gpt-4o-mini',
-  })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(TOOL_CHAT_MODEL_MAX)
-  chatModel?: string | null;
-
-  @ApiPropertyOptional(SCHEMA_DOC)
-  @IsOptional()
-  @IsObject()
-  inputSchema?: Record<string, unknown>;
-}
+/** Every field of the create body, each optional: a PUT changes only what it names. */
+export class UpdateCustomToolDto extends PartialType(CreateCustomToolDto) {}
 
 export class ListCustomToolsQueryDto extends PageQueryDto {}
 
