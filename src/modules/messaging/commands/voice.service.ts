@@ -6,10 +6,14 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { nextId } from '../../../core/database/ids';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { NotFoundError } from '../../../core/http/domain-errors';
+import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
 import { BLOB_STORAGE, BlobStorage } from '../../files';
+import { memberStream } from '../../identity';
 import { chatDecider } from '../domain/chat';
 import { chatStream } from '../domain/chat.events';
 import { CallProvider, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
+import { TWILIO_API } from '../providers/twilio-http-client';
+import { recipientOf } from '../workers/member-consent';
 import { ChatLookup } from './chat-lookup.service';
 
 /** The outbound call of a chat created with `placeCall`. */
@@ -38,6 +42,7 @@ export class VoiceCalls {
   constructor(
     private readonly repo: EventSourcedRepository,
     @Inject(BLOB_STORAGE) private readonly blobs: BlobStorage,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SMS_PROVIDER) private readonly provider: SmsProvider & Partial<CallProvider>,
     private readonly lookup: ChatLookup,
@@ -76,18 +81,23 @@ export class VoiceCalls {
 
   /**
    * Places the chat's outbound call to its member from the chat's number, once: a call
-   * already recorded as placed is not placed again (a retried job stops). Without a phone
-   * or a number the call is not placed (logged by the job's failure).
+   * already recorded as placed is not placed again (a retried job stops). A member who has
+   * not consented to calls (notifyVoice, read on its stream now) is not called: the job
+   * ends `no_consent`, and the chat's messages fail so (their deliveries check it too).
+   * Without a phone or a number the call is not placed (logged by the job's failure).
    */
-  async placeCall(job: PlaceCallJob): Promise<'placed' | 'already'> {
+  async placeCall(job: PlaceCallJob): Promise<'placed' | 'already' | 'no_consent' | 'opted_out'> {
     const { state } = await this.repo.load(chatStream(job.chatId), chatDecider);
     const chat = state.chat;
     if (!chat || !chat.placeCall || state.voice.placedSid) return 'already';
     if (!this.provider.placeCall) throw new Error('the configured provider places no calls');
-    const [member] = await this.lookup.contacts(job.workspaceId, [chat.memberId]);
-    const number =
-      chat.phoneNumberId === null ? null : await this.lookup.phoneNumber(job.workspaceId, chat.phoneNumberId);
-    if (!member?.phone || !number)
+    const [stream, number] = await Promise.all([
+      this.store.readStream(memberStream(chat.memberId)),
+      chat.phoneNumberId === null ? null : this.lookup.phoneNumber(job.workspaceId, chat.phoneNumberId),
+    ]);
+    const member = recipientOf(job.workspaceId, stream, 'phone-voice');
+    if (member.consent !== 'consented') return member.consent;
+    if (!member.phone || !member.active || !number)
       throw new Error('no_address: the member has no phone or the chat no number');
     const base = `${this.config.publicBaseUrl.replace(/\/+$/, '')}/providers/twilio/voice`;
     const { callSid } = await this.provider.placeCall({
@@ -150,8 +160,12 @@ export class VoiceCalls {
   }
 
   /**
-   * Fetches the announced recording (Basic auth with the account's credentials, as
-   * Twilio's media URLs take) and stores it; a retried job finds it stored and stops.
+   * Fetches the announced recording and stores it; a retried job finds it stored and stops.
+   * The account's credentials (Basic auth, as Twilio's media URLs take) go only to the
+   * provider's API origin (TWILIO_API_BASE_URL's, else api.twilio.com): the callback is
+   * signed, but the URL it names is the provider's data, and a URL elsewhere (another
+   * host, or plain http) is fetched without them, as a public media URL is. A redirect to
+   * another origin drops them too (fetch removes Authorization across origins).
    */
   async fetchRecording(job: RecordingJob): Promise<'stored' | 'already'> {
     const { state } = await this.repo.load(chatStream(job.chatId), chatDecider);
@@ -159,7 +173,7 @@ export class VoiceCalls {
     if (!state.chat || !announced || announced.stored) return 'already';
     const received = await this.recordingUrlOf(job);
     const headers: Record<string, string> = {};
-    if (this.config.twilioAccountSid && this.config.twilioAuthToken)
+    if (this.config.twilioAccountSid && this.config.twilioAuthToken && this.isProviderApi(received))
       headers.authorization = `Basic ${Buffer.from(`${this.config.twilioAccountSid}:${this.config.twilioAuthToken}`).toString('base64')}`;
     const res = await fetch(received, { headers, redirect: 'follow' });
     if (!res.ok || !res.body) throw new Error(`recording fetch: HTTP ${res.status}`);
@@ -182,6 +196,15 @@ export class VoiceCalls {
       },
     });
     return 'stored';
+  }
+
+  /** Whether `url` is on the provider's API origin (scheme, host and port), where its credentials belong. */
+  private isProviderApi(url: string): boolean {
+    try {
+      return new URL(url).origin === new URL(this.config.twilioApiBaseUrl || TWILIO_API).origin;
+    } catch {
+      return false;
+    }
   }
 
   /** The media URL as the callback gave it: a WAV unless it names another format. */
