@@ -3,15 +3,19 @@ import type { Channel } from '../domain/chat.events';
 export const SMS_QUEUE = 'sms';
 export const EMAIL_QUEUE = 'email';
 export const WEB_CHAT_QUEUE = 'web-chat';
-/** Voice work: fetching call recordings from the provider. */
+/**
+ * Voice work: placing calls, fetching call recordings from the provider, and a voice
+ * chat's deliveries (`deliver` jobs: the member's consent to calls; the call's end settles
+ * the rest).
+ */
 export const VOICE_QUEUE = 'voice';
 
-/** The queue of each channel's deliveries (voice calls come with the voice round). */
+/** The queue of each channel's deliveries. */
 export const QUEUE_OF_CHANNEL: Record<Channel, string | undefined> = {
   'phone-sms': SMS_QUEUE,
   email: EMAIL_QUEUE,
   'web-chat': WEB_CHAT_QUEUE,
-  'phone-voice': undefined,
+  'phone-voice': VOICE_QUEUE,
 };
 
 /**

@@ -62,14 +62,20 @@ export class WebChatDeliveryProcessor extends DeliveryProcessor {
   }
 }
 
-/** Places outbound calls, and fetches a call's recording from the provider to the file storage port (BLOB_STORAGE). */
+/**
+ * Places outbound calls, fetches a call's recording from the provider to the file storage
+ * port (BLOB_STORAGE), and checks a voice chat's deliveries (`deliver`: consent to calls).
+ */
 @Processor(VOICE_QUEUE)
 export class VoiceRecordingProcessor extends WorkerHost {
-  constructor(private readonly calls: VoiceCalls) {
+  constructor(
+    private readonly calls: VoiceCalls,
+    private readonly deliveries: DeliveryService,
+  ) {
     super();
   }
 
-  process(job: Job<RecordingJob | PlaceCallJob>): Promise<string> {
+  process(job: Job<RecordingJob | PlaceCallJob | DeliveryJob>): Promise<string> {
     const ctx = {
       requestId: job.data.correlationId,
       causationId: job.data.causationId,
@@ -77,9 +83,11 @@ export class VoiceRecordingProcessor extends WorkerHost {
       appended: [],
     };
     return requestContext.run(ctx, () =>
-      job.name === 'place-call'
-        ? this.calls.placeCall(job.data)
-        : this.calls.fetchRecording(job.data as RecordingJob),
+      job.name === 'deliver'
+        ? this.deliveries.deliver(job.data as DeliveryJob, job.queueName)
+        : job.name === 'place-call'
+          ? this.calls.placeCall(job.data)
+          : this.calls.fetchRecording(job.data as RecordingJob),
     );
   }
 }
