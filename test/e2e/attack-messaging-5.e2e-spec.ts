@@ -1,0 +1,282 @@
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { startTestApp, TestApp } from '../support/app';
+import { signup } from '../support/identity-fixtures';
+import { eventually } from '../support/processes';
+import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
+import { agentMember, createWorkflow } from '../support/work-fixtures';
+
+const PUBLIC_BASE_URL = 'https://messaging-attack-5.example.test/api/v2';
+const WORKSPACE_NUMBER = '+14155550900';
+
+/** A local HTTP server standing for a host that is not the provider's: it keeps what it was sent. */
+interface Elsewhere {
+  url: string;
+  requests: { url: string; headers: IncomingHttpHeaders }[];
+  close(): Promise<void>;
+}
+
+async function startElsewhere(body: Buffer): Promise<Elsewhere> {
+  const requests: Elsewhere['requests'] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push({ url: req.url ?? '', headers: req.headers });
+    res.writeHead(200, { 'content-type': 'audio/x-wav', 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Attack, fifth round: consent to mail and calls (notifyEmail, notifyVoice) as SMS honours
+ * notifySms, the provider's credentials sent only to its own API host when fetching a
+ * recording, and a chat's supervisors and contributors putting words in its member's mouth.
+ */
+describe('Attack: messaging, fifth round (e2e)', () => {
+  let peer: TwilioPeer;
+  let smtp: SMTPServer;
+  const mails: { to: string[]; text: string }[] = [];
+  let dir: string;
+  let t: TestApp;
+  let wid: string;
+  let key: string;
+  let phoneId: number;
+
+  beforeAll(async () => {
+    peer = await startTwilioPeer();
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData(stream, session, callback) {
+        simpleParser(stream)
+          .then((mail) => {
+            mails.push({ to: session.envelope.rcptTo.map((r) => r.address), text: (mail.text ?? '').trim() });
+            callback();
+          })
+          .catch(callback);
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const { port } = smtp.server.address() as { port: number };
+    dir = await mkdtemp(join(tmpdir(), 'attack-messaging-5-'));
+    t = await startTestApp({
+      env: {
+        ...twilioServiceEnv(peer),
+        PUBLIC_BASE_URL,
+        SMTP_URL: `smtp://127.0.0.1:${port}`,
+        FILE_STORAGE_DIR: dir,
+      },
+    });
+    ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Fifth Clinic'));
+    phoneId = (
+      await t.request('POST', `/w/${wid}/phone-numbers`, { token: key, body: { number: WORKSPACE_NUMBER } })
+    ).body.id;
+    expect(
+      (await t.request('POST', `/w/${wid}/inboxes`, { token: key, body: { email: 'desk@fifth.example' } }))
+        .status,
+    ).toBe(201);
+  });
+  afterAll(async () => {
+    await t.close();
+    await peer.close();
+    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const post = (path: string, body: unknown, token = key) =>
+    t.request('POST', `/w/${wid}${path}`, { token, body });
+  const get = (path: string, token = key) => t.request('GET', `/w/${wid}${path}`, { token });
+  const consent = async (memberId: number, flags: Record<string, boolean>) =>
+    expect(
+      (await t.request('PUT', `/w/${wid}/members/${memberId}`, { token: key, body: flags })).status,
+    ).toBe(200);
+  /** The message once its status left `sent`. */
+  const settled = (chatId: number, messageId: number) =>
+    eventually(async () => {
+      const m = await get(`/chats/${chatId}/messages/${messageId}`);
+      return m.body.status !== 'sent' ? m.body : undefined;
+    }, `message ${messageId} settled`);
+
+  describe('consent to mail (notifyEmail)', () => {
+    it('sends no mail to a member without notifyEmail: the delivery fails no_consent, the SMTP server sees nothing', async () => {
+      const member = await signup(t, wid, key, { email: 'no-mail@fifth.example' });
+      const chat = await post('/chats', { channel: 'email', memberId: member.member.id });
+      expect(chat.status).toBe(201);
+      const sent = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Lab results' });
+      expect(sent.status).toBe(201);
+      const message = await settled(chat.body.id, sent.body.id);
+      expect(message).toMatchObject({ status: 'failed', failureReason: 'no_consent' });
+      expect(message.deliveries).toMatchObject([
+        {
+          memberId: member.member.id,
+          status: 'failed',
+          failureReason: 'no_consent',
+          providerMessageId: null,
+        },
+      ]);
+      const events = (await t.store.readStream(`chat-${chat.body.id}`)).map((e) => e.type);
+      expect(events).toEqual(['ChatCreated', 'MessageSent', 'MessageFailed']);
+
+      // Consent given: the next one goes out; turned off again: the one after does not.
+      await consent(member.member.id, { notifyEmail: true });
+      const second = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Second' });
+      expect(await settled(chat.body.id, second.body.id)).toMatchObject({ status: 'delivered' });
+      await consent(member.member.id, { notifyEmail: false });
+      const third = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Third' });
+      expect(await settled(chat.body.id, third.body.id)).toMatchObject({
+        status: 'failed',
+        failureReason: 'no_consent',
+      });
+      expect(mails.filter((m) => m.to.includes('no-mail@fifth.example')).map((m) => m.text)).toEqual([
+        'Second',
+      ]);
+    });
+  });
+
+  describe('consent to calls (notifyVoice)', () => {
+    it('places no call to a member without notifyVoice, and fails its spoken messages no_consent', async () => {
+      const wf = await createWorkflow(t, wid, key, {
+        name: 'Call back',
+        agentId: await agentMember(t, wid, key),
+        defaultPhoneNumberId: phoneId,
+      });
+      const silent = await signup(t, wid, key, { email: 'no-calls@fifth.example', phone: '+14155550901' });
+      const chat = await post('/chats', {
+        channel: 'phone-voice',
+        workflowId: wf.id,
+        memberId: silent.member.id,
+        assistantEnabled: true,
+      });
+      expect(chat.status).toBe(201);
+      const said = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Call us' });
+      expect(said.status).toBe(201);
+      expect(await settled(chat.body.id, said.body.id)).toMatchObject({
+        status: 'failed',
+        failureReason: 'no_consent',
+        deliveries: [{ memberId: silent.member.id, status: 'failed', failureReason: 'no_consent' }],
+      });
+
+      // A consenting member of the same workflow is called: the place-call job ran its course.
+      const willing = await signup(t, wid, key, { email: 'calls@fifth.example', phone: '+14155550902' });
+      await consent(willing.member.id, { notifyVoice: true });
+      const called = await post('/chats', {
+        channel: 'phone-voice',
+        workflowId: wf.id,
+        memberId: willing.member.id,
+        assistantEnabled: true,
+      });
+      expect(called.status).toBe(201);
+      await eventually(
+        async () => (await t.store.readStream(`chat-${called.body.id}`)).some((e) => e.type === 'CallPlaced'),
+        'the consenting member called',
+      );
+      const spoken = await post(`/chats/${called.body.id}/send-assistant-message`, { message: 'Hello' });
+      await new Promise((r) => setTimeout(r, 300));
+      // Still waiting for its call's end, as a voice chat's messages do.
+      expect((await get(`/chats/${called.body.id}/messages/${spoken.body.id}`)).body.status).toBe('sent');
+
+      expect(peer.calls.map((c) => c.form.To)).toEqual(['+14155550902']);
+      const events = (await t.store.readStream(`chat-${chat.body.id}`)).map((e) => e.type);
+      expect(events).toEqual(['ChatCreated', 'MessageSent', 'MessageFailed']);
+    });
+  });
+
+  describe('recordings named on another host', () => {
+    it('fetches a recording outside the provider API origin without the account credentials', async () => {
+      const audio = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(60, 7)]);
+      const elsewhere = await startElsewhere(audio);
+      try {
+        const member = await signup(t, wid, key, { email: 'recorded@fifth.example', phone: '+14155550903' });
+        const chat = await post('/chats', {
+          channel: 'phone-voice',
+          memberId: member.member.id,
+          phoneNumberId: phoneId,
+        });
+        expect(chat.status).toBe(201);
+        const callback = await peer.webhook(
+          `${PUBLIC_BASE_URL}/providers/twilio/voice/recording?chatId=${chat.body.id}`,
+          t.baseUrl,
+          PUBLIC_BASE_URL,
+          {
+            AccountSid: peer.accountSid,
+            CallSid: 'CA5',
+            RecordingSid: 'RE5',
+            RecordingUrl: `${elsewhere.url}/media/RE5`,
+            RecordingStatus: 'completed',
+          },
+        );
+        expect(callback.status).toBe(204);
+        await eventually(
+          async () =>
+            (await t.request('GET', `/recordings/chat/${chat.body.id}/audio.wav`, { token: key })).status ===
+            200,
+          'the recording stored',
+        );
+        expect(elsewhere.requests).toHaveLength(1);
+        expect(elsewhere.requests[0].url).toBe('/media/RE5.wav');
+        expect(elsewhere.requests[0].headers.authorization).toBeUndefined();
+        const got = await fetch(`${t.baseUrl}/recordings/chat/${chat.body.id}/audio.wav`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        expect(Buffer.from(await got.arrayBuffer()).equals(audio)).toBe(true);
+      } finally {
+        await elsewhere.close();
+      }
+    });
+  });
+
+  describe('user messages as the chat member', () => {
+    it('refuses a supervisor or contributor without chats:write posting as the member (403), writing nothing', async () => {
+      const patient = await signup(t, wid, key, { email: 'patient@fifth.example' });
+      const supervisor = await signup(t, wid, key, { email: 'supervisor@fifth.example' });
+      const contributor = await signup(t, wid, key, { email: 'contributor@fifth.example' });
+      const chat = await post('/chats', {
+        channel: 'web-chat',
+        memberId: patient.member.id,
+        participants: [
+          { memberId: supervisor.member.id, role: 'supervisor' },
+          { memberId: contributor.member.id, role: 'contributor' },
+        ],
+      });
+      expect(chat.status).toBe(201);
+      const path = `/chats/${chat.body.id}/messages`;
+      for (const who of [supervisor, contributor]) {
+        // They take part: they read the chat...
+        expect((await get(`/chats/${chat.body.id}`, who.token)).status).toBe(200);
+        // ...but a user message is the member's own words.
+        const res = await post(path, { content: 'I want to stop my treatment' }, who.token);
+        expect(res.status).toBe(403);
+        expect(res.body.detail).toMatch(/chats:write/);
+      }
+      expect((await t.store.readStream(`chat-${chat.body.id}`)).map((e) => e.type)).toEqual(['ChatCreated']);
+      // The member itself, and an operator holding chats:write on its behalf, still may.
+      const own = await post(path, { content: 'My own words' }, patient.token);
+      expect(own.status).toBe(201);
+      await t.expectEvents(own, [{ type: 'MessageReceived', data: { memberId: patient.member.id } }]);
+      expect((await post(path, { content: 'Noted by phone' })).status).toBe(201);
+    });
+
+    it("lets a human chat's operator post on the member's behalf", async () => {
+      const patient = await signup(t, wid, key, { email: 'patient2@fifth.example' });
+      const operator = await signup(t, wid, key, { email: 'operator@fifth.example' });
+      const chat = await post('/chats', {
+        channel: 'web-chat',
+        memberId: patient.member.id,
+        assistantKind: 'human',
+        assistantMemberId: operator.member.id,
+      });
+      expect(chat.status).toBe(201);
+      const res = await post(`/chats/${chat.body.id}/messages`, { content: 'Called in' }, operator.token);
+      expect(res.status).toBe(201);
+    });
+  });
+});
