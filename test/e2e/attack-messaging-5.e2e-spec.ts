@@ -234,6 +234,37 @@ describe('Attack: messaging, fifth round (e2e)', () => {
     });
   });
 
+  describe('phone numbers', () => {
+    it('refuses words around a number or an extension (400 naming number), storing nothing; formatting is fine', async () => {
+      for (const number of [
+        'call me +14155550910 now',
+        '+14155550911abc',
+        '+14155550912 ext. 12',
+        'tel:+14155550913',
+      ]) {
+        const res = await post('/phone-numbers', { number });
+        expect({ number, status: res.status }).toEqual({ number, status: 400 });
+        expect(res.body.detail).toMatch(/^number: /);
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
+      const list = await get('/phone-numbers?pageSize=1000');
+      expect(list.body.items.map((p: { number: string }) => p.number)).toEqual([WORKSPACE_NUMBER]);
+      const created = await post('/phone-numbers', { number: '+1 (415) 555-0914' });
+      expect(created.status).toBe(201);
+      expect(created.body.number).toBe('+14155550914');
+      const put = await t.request('PUT', `/w/${wid}/phone-numbers/${created.body.id}`, {
+        token: key,
+        body: { number: '+14155550915 x7' },
+      });
+      expect(put.status).toBe(400);
+      expect(put.body.detail).toMatch(/^number: /);
+      expect((await get(`/phone-numbers/${created.body.id}`)).body.number).toBe('+14155550914');
+      expect(
+        (await t.request('DELETE', `/w/${wid}/phone-numbers/${created.body.id}`, { token: key })).status,
+      ).toBe(204);
+    });
+  });
+
   describe('user messages as the chat member', () => {
     it('refuses a supervisor or contributor without chats:write posting as the member (403), writing nothing', async () => {
       const patient = await signup(t, wid, key, { email: 'patient@fifth.example' });
