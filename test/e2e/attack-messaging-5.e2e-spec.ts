@@ -35,6 +35,50 @@ async function startElsewhere(body: Buffer): Promise<Elsewhere> {
   };
 }
 
+interface Stream {
+  status: number;
+  messages: { id: string; data: { id: number; content: string } }[];
+  close(): void;
+}
+
+/** An SSE stream and the messages it got (id and data), optionally resuming with Last-Event-ID. */
+async function openStream(url: string, token: string, lastEventId?: string): Promise<Stream> {
+  const controller = new AbortController();
+  const res = await fetch(url, {
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(lastEventId !== undefined ? { 'last-event-id': lastEventId } : {}),
+    },
+    signal: controller.signal,
+  });
+  const stream: Stream = { status: res.status, messages: [], close: () => controller.abort() };
+  if (res.status !== 200 || !res.body) return stream;
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const id = /^id: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (id && data)
+            stream.messages.push({ id, data: JSON.parse(data) as Stream['messages'][number]['data'] });
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return stream;
+}
+
 /**
  * Attack, fifth round: consent to mail and calls (notifyEmail, notifyVoice) as SMS honours
  * notifySms, the provider's credentials sent only to its own API host when fetching a
@@ -262,6 +306,59 @@ describe('Attack: messaging, fifth round (e2e)', () => {
       expect(
         (await t.request('DELETE', `/w/${wid}/phone-numbers/${created.body.id}`, { token: key })).status,
       ).toBe(204);
+    });
+  });
+
+  describe('web chat streams', () => {
+    it('writes again, on a stream resumed with Last-Event-ID, the messages delivered after that id', async () => {
+      const member = await signup(t, wid, key, { email: 'web@fifth.example' });
+      const chat = await post('/chats', { channel: 'web-chat', memberId: member.member.id });
+      const url = `${t.baseUrl}/w/${wid}/chats/${chat.body.id}/stream`;
+      const first = await openStream(url, member.token);
+      expect(first.status).toBe(200);
+      const ids: number[] = [];
+      try {
+        for (const message of ['One', 'Two']) {
+          const sent = await post(`/chats/${chat.body.id}/send-assistant-message`, { message });
+          ids.push(sent.body.id);
+          await settled(chat.body.id, sent.body.id);
+        }
+        await eventually(async () => first.messages.length === 2, 'both on the first stream');
+      } finally {
+        first.close();
+      }
+      // The client got only the first (the second was written to a connection that died).
+      const resumed = await openStream(url, member.token, String(ids[0]));
+      try {
+        await eventually(async () => resumed.messages.length === 1, 'the missed message again');
+        expect(resumed.messages).toEqual([
+          { id: String(ids[1]), data: expect.objectContaining({ content: 'Two' }) },
+        ]);
+      } finally {
+        resumed.close();
+      }
+      // No Last-Event-ID, or one that is no id: a fresh stream, nothing written again.
+      for (const last of [undefined, 'abc', '-1', '99999999999']) {
+        const fresh = await openStream(url, member.token, last);
+        await new Promise((r) => setTimeout(r, 200));
+        fresh.close();
+        expect({ last, status: fresh.status, got: fresh.messages }).toEqual({ last, status: 200, got: [] });
+      }
+      // Another workspace's key reaches no stream of this chat, whatever it resumes from.
+      const other = await t.bootstrap('Other Fifth');
+      const foreign = await openStream(
+        `${t.baseUrl}/w/${other.workspaceId}/chats/${chat.body.id}/stream`,
+        other.apiKey,
+        '0',
+      );
+      expect(foreign.status).toBe(404);
+      const across = await openStream(url, other.apiKey, '0');
+      expect(across.status).toBe(404);
+      // Replays record nothing: the deliveries were delivered once.
+      const delivered = (await t.store.readStream(`chat-${chat.body.id}`)).filter(
+        (e) => e.type === 'MessageDelivered',
+      );
+      expect(delivered).toHaveLength(2);
     });
   });
 
