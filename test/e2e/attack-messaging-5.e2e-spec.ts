@@ -309,6 +309,19 @@ describe('Attack: messaging, fifth round (e2e)', () => {
     });
   });
 
+  describe('inboxes', () => {
+    it('names a missing grantee by its place in the request, a repeated id before it notwithstanding', async () => {
+      const grantee = await signup(t, wid, key, { email: 'grantee@fifth.example' });
+      const res = await post('/inboxes', {
+        email: 'granted@fifth.example',
+        memberIds: [grantee.member.id, grantee.member.id, 2_000_000],
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^memberIds\.2: /);
+      expect(await t.eventsOf(res)).toEqual([]);
+    });
+  });
+
   describe('web chat streams', () => {
     it('writes again, on a stream resumed with Last-Event-ID, the messages delivered after that id', async () => {
       const member = await signup(t, wid, key, { email: 'web@fifth.example' });
