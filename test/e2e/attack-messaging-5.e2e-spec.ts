@@ -118,6 +118,7 @@ describe('Attack: messaging, fifth round (e2e)', () => {
         PUBLIC_BASE_URL,
         SMTP_URL: `smtp://127.0.0.1:${port}`,
         FILE_STORAGE_DIR: dir,
+        RECORDING_FETCH_TIMEOUT_MS: '1000',
       },
     });
     ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Fifth Clinic'));
@@ -274,6 +275,45 @@ describe('Attack: messaging, fifth round (e2e)', () => {
         expect(Buffer.from(await got.arrayBuffer()).equals(audio)).toBe(true);
       } finally {
         await elsewhere.close();
+      }
+    });
+
+    it('gives up on a recording host that never answers, and retries, without holding the voice queue', async () => {
+      const hung: string[] = [];
+      const server: Server = createServer((req) => {
+        hung.push(req.url ?? ''); // never answered
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as { port: number };
+      try {
+        const member = await signup(t, wid, key, { email: 'hung@fifth.example', phone: '+14155550904' });
+        const chat = await post('/chats', {
+          channel: 'phone-voice',
+          memberId: member.member.id,
+          phoneNumberId: phoneId,
+        });
+        const callback = await peer.webhook(
+          `${PUBLIC_BASE_URL}/providers/twilio/voice/recording?chatId=${chat.body.id}`,
+          t.baseUrl,
+          PUBLIC_BASE_URL,
+          {
+            AccountSid: peer.accountSid,
+            CallSid: 'CA6',
+            RecordingSid: 'RE6',
+            RecordingUrl: `http://127.0.0.1:${port}/media/RE6`,
+            RecordingStatus: 'completed',
+          },
+        );
+        expect(callback.status).toBe(204);
+        await eventually(async () => hung.length === 1, 'the first download asked');
+        // Meanwhile the voice queue still works: a spoken message to a member without consent fails at once.
+        const said = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Still there?' });
+        expect(await settled(chat.body.id, said.body.id)).toMatchObject({ failureReason: 'no_consent' });
+        // The stalled download timed out and was tried again.
+        await eventually(async () => hung.length >= 2, 'the download retried after its timeout');
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     });
   });

@@ -175,7 +175,12 @@ export class VoiceCalls {
     const headers: Record<string, string> = {};
     if (this.config.twilioAccountSid && this.config.twilioAuthToken && this.isProviderApi(received))
       headers.authorization = `Basic ${Buffer.from(`${this.config.twilioAccountSid}:${this.config.twilioAuthToken}`).toString('base64')}`;
-    const res = await fetch(received, { headers, redirect: 'follow' });
+    // Bounded: the voice queue's worker would otherwise hang on a host that never answers.
+    const res = await fetch(received, {
+      headers,
+      redirect: 'follow',
+      signal: AbortSignal.timeout(this.config.recordingFetchTimeoutMs),
+    });
     if (!res.ok || !res.body) throw new Error(`recording fetch: HTTP ${res.status}`);
     const staging = await this.blobs.stage(Readable.fromWeb(res.body as unknown as WebReadableStream));
     const key = `recordings/${job.workspaceId}/${job.chatId}/${job.recordingSid}.wav`;

@@ -71,8 +71,17 @@ export class VoiceRecordingProcessor extends WorkerHost {
   constructor(
     private readonly calls: VoiceCalls,
     private readonly deliveries: DeliveryService,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
+    // As the delivery processors: one slow recording download does not hold the queue's
+    // calls and deliveries (each job re-checks its chat's stream, so they may overlap).
+    const options = (Reflect.getMetadata(WORKER_METADATA, new.target) ?? {}) as WorkerOptions;
+    Reflect.defineMetadata(
+      WORKER_METADATA,
+      { ...options, concurrency: config.messageDeliveryConcurrency },
+      new.target,
+    );
   }
 
   process(job: Job<RecordingJob | PlaceCallJob | DeliveryJob>): Promise<string> {
