@@ -446,6 +446,19 @@ describe('Attack: messaging, fifth round (e2e)', () => {
       expect((await post(path, { content: 'Noted by phone' })).status).toBe(201);
     });
 
+    it("refuses the chat's member as its own human operator (400 naming assistantMemberId), writing nothing", async () => {
+      const patient = await signup(t, wid, key, { email: 'self-operated@fifth.example' });
+      const res = await post('/chats', {
+        channel: 'web-chat',
+        memberId: patient.member.id,
+        assistantKind: 'human',
+        assistantMemberId: patient.member.id,
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^assistantMemberId: /);
+      expect(await t.eventsOf(res)).toEqual([]);
+    });
+
     it("lets a human chat's operator post on the member's behalf", async () => {
       const patient = await signup(t, wid, key, { email: 'patient2@fifth.example' });
       const operator = await signup(t, wid, key, { email: 'operator@fifth.example' });
