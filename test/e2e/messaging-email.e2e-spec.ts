@@ -55,12 +55,6 @@ describe('Messaging: email (e2e)', () => {
 
   it("sends an assistant message by SMTP from the workspace's inbox and records it delivered", async () => {
     const member = await signup(t, wid, key, { email: 'patient@mail.example' });
-    // Mail reaches only a member who consented to it (notifyEmail), as SMS needs notifySms.
-    const put = await t.request('PUT', `/w/${wid}/members/${member.member.id}`, {
-      token: key,
-      body: { notifyEmail: true },
-    });
-    expect(put.status).toBe(200);
     const chat = await t.request('POST', `/w/${wid}/chats`, {
       token: key,
       body: { channel: 'email', memberId: member.member.id },

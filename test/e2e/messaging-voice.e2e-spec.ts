@@ -59,15 +59,6 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
       await t.request('POST', `/w/${wid}/phone-numbers`, { token: key, body: { number: '+14155550700' } })
     ).body.id;
     patient = await person(t, wid, key);
-    // Calls and spoken messages reach only a member who consented to calls (notifyVoice).
-    expect(
-      (
-        await t.request('PUT', `/w/${wid}/members/${patient.memberId}`, {
-          token: key,
-          body: { notifyVoice: true },
-        })
-      ).status,
-    ).toBe(200);
     const chat = await t.request('POST', `/w/${wid}/chats`, {
       token: key,
       body: { channel: 'phone-voice', memberId: patient.memberId, phoneNumberId: phoneId },
@@ -233,14 +224,6 @@ describe('Messaging: voice calls and recordings (e2e)', () => {
       defaultPhoneNumberId: phoneId,
     });
     const callee = await signup(t, wid, key, { email: 'callee@example.com', phone: '+14155550777' });
-    expect(
-      (
-        await t.request('PUT', `/w/${wid}/members/${callee.member.id}`, {
-          token: key,
-          body: { notifyVoice: true },
-        })
-      ).status,
-    ).toBe(200);
     const res = await t.request('POST', `/w/${wid}/chats`, {
       token: key,
       body: { channel: 'phone-voice', workflowId: wf.id, memberId: callee.member.id, assistantEnabled: true },

@@ -3,19 +3,15 @@ import type { Channel } from '../domain/chat.events';
 export const SMS_QUEUE = 'sms';
 export const EMAIL_QUEUE = 'email';
 export const WEB_CHAT_QUEUE = 'web-chat';
-/**
- * Voice work: placing calls, fetching call recordings from the provider, and a voice
- * chat's deliveries (`deliver` jobs: the member's consent to calls; the call's end settles
- * the rest).
- */
+/** Voice work: fetching call recordings from the provider. */
 export const VOICE_QUEUE = 'voice';
 
-/** The queue of each channel's deliveries. */
+/** The queue of each channel's deliveries (voice calls come with the voice round). */
 export const QUEUE_OF_CHANNEL: Record<Channel, string | undefined> = {
   'phone-sms': SMS_QUEUE,
   email: EMAIL_QUEUE,
   'web-chat': WEB_CHAT_QUEUE,
-  'phone-voice': VOICE_QUEUE,
+  'phone-voice': undefined,
 };
 
 /**

@@ -62,20 +62,16 @@ export class WebChatDeliveryProcessor extends DeliveryProcessor {
   }
 }
 
-/**
- * Places outbound calls, fetches a call's recording from the provider to the file storage
- * port (BLOB_STORAGE), and checks a voice chat's deliveries (`deliver`: consent to calls).
- */
+/** Places outbound calls, and fetches a call's recording from the provider to the file storage port (BLOB_STORAGE). */
 @Processor(VOICE_QUEUE)
 export class VoiceRecordingProcessor extends WorkerHost {
   constructor(
     private readonly calls: VoiceCalls,
-    private readonly deliveries: DeliveryService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
-    // As the delivery processors: one slow recording download does not hold the queue's
-    // calls and deliveries (each job re-checks its chat's stream, so they may overlap).
+    // As the delivery processors: one slow recording download does not hold the
+    // queue's calls (each job re-checks its chat's stream, so they may overlap).
     const options = (Reflect.getMetadata(WORKER_METADATA, new.target) ?? {}) as WorkerOptions;
     Reflect.defineMetadata(
       WORKER_METADATA,
@@ -84,7 +80,7 @@ export class VoiceRecordingProcessor extends WorkerHost {
     );
   }
 
-  process(job: Job<RecordingJob | PlaceCallJob | DeliveryJob>): Promise<string> {
+  process(job: Job<RecordingJob | PlaceCallJob>): Promise<string> {
     const ctx = {
       requestId: job.data.correlationId,
       causationId: job.data.causationId,
@@ -92,11 +88,9 @@ export class VoiceRecordingProcessor extends WorkerHost {
       appended: [],
     };
     return requestContext.run(ctx, () =>
-      job.name === 'deliver'
-        ? this.deliveries.deliver(job.data as DeliveryJob, job.queueName)
-        : job.name === 'place-call'
-          ? this.calls.placeCall(job.data)
-          : this.calls.fetchRecording(job.data as RecordingJob),
+      job.name === 'place-call'
+        ? this.calls.placeCall(job.data)
+        : this.calls.fetchRecording(job.data as RecordingJob),
     );
   }
 }

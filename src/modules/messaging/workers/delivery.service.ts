@@ -5,6 +5,8 @@ import { fold } from '../../../core/cqrs/decider';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { EVENT_STORE, EventStore, StoredEvent } from '../../../core/event-store/event-store.port';
 import { memberStream } from '../../identity';
+import type { MemberContact, MemberEvent } from '../../identity';
+import { ChatLookup } from '../commands/chat-lookup.service';
 import { PhoneNumberFacts } from '../commands/phone-number-facts.service';
 import {
   ChatCommand,
@@ -19,8 +21,7 @@ import { EMAIL_SENDER, EmailSender } from '../providers/email-sender';
 import { PermanentSendError, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
 import { WebChatStreams } from '../http/web-chat-streams';
 import { InboxEntity } from '../projections/messaging.entities';
-import { DeliveryJob, WEB_CHAT_QUEUE } from './delivery-job';
-import { recipientOf } from './member-consent';
+import { DeliveryJob, SMS_QUEUE } from './delivery-job';
 
 /** An SMS send under way in this process, from the provider call to the record of its id. */
 interface Dispatching {
@@ -59,6 +60,7 @@ export class DeliveryService {
   constructor(
     private readonly repo: EventSourcedRepository,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly lookup: ChatLookup,
     private readonly db: DataSource,
     @Inject(SMS_PROVIDER) private readonly sms: SmsProvider,
     @Inject(EMAIL_SENDER) private readonly email: EmailSender,
@@ -68,11 +70,11 @@ export class DeliveryService {
   ) {}
 
   /**
-   * `queue`: the job's queue. An SMS, mail or voice delivery reads its recipient's stream
-   * (consent, address) with the chat's, in one statement where the store can (`readStreams`).
+   * `queue`: the job's queue. An SMS delivery reads its recipient's stream (consent, address)
+   * with the chat's, in one statement where the store can (`readStreams`).
    */
   async deliver(job: DeliveryJob, queue?: string): Promise<DeliveryOutcome> {
-    const [stored, member] = await this.readChat(job, queue !== undefined && queue !== WEB_CHAT_QUEUE);
+    const [stored, member] = await this.readChat(job, queue === SMS_QUEUE);
     const events = stored.map((e) => ({ type: e.type, data: e.data }) as ChatEvent);
     const state = fold(chatDecider, events);
     // The first decision (dispatch, or a refusal) is taken on this read, not a second one.
@@ -89,25 +91,17 @@ export class DeliveryService {
     switch (sent.data.channel) {
       case 'phone-sms':
         return this.deliverSms(job, sent.data, state.chat.phoneNumberId, member);
-      case 'email':
-        return this.deliverEmail(job, sent.data, member, state.chat.title);
+      case 'email': {
+        const [contact] = await this.lookup.contacts(job.workspaceId, [job.recipientMemberId]);
+        return this.deliverEmail(job, sent.data, contact, state.chat.title);
+      }
       case 'web-chat':
         // Delivered once written to a stream the member holds open (http/web-chat-streams.ts).
         await this.webChat.publish({ ...job, causationId: job.causationId });
         return 'queued';
-      case 'phone-voice': {
-        // Spoken in the chat's call, and settled when a call ends (chat decider): here only
-        // the member's consent to calls (notifyVoice), which fails the delivery at once.
-        const recipient = recipientOf(job.workspaceId, await this.memberEvents(job, member), 'phone-voice');
-        if (recipient.consent !== 'consented') return this.fail(job, recipient.consent);
+      case 'phone-voice':
         return 'queued';
-      }
     }
-  }
-
-  /** The recipient's stream as deliver() read it, or read now (a job of another queue). */
-  private async memberEvents(job: DeliveryJob, member: StoredEvent[] | undefined): Promise<StoredEvent[]> {
-    return member ?? this.store.readStream(memberStream(job.recipientMemberId));
   }
 
   /**
@@ -141,10 +135,10 @@ export class DeliveryService {
     // queue's jobs read the member's stream with the chat's (deliver()); a job of another
     // queue that turns out to be an SMS reads it here.
     const [memberEvents, from] = await Promise.all([
-      this.memberEvents(job, member),
+      member ?? this.store.readStream(memberStream(job.recipientMemberId)),
       this.numbers.numberOf(job.workspaceId, phoneNumberId),
     ]);
-    const recipient = recipientOf(job.workspaceId, memberEvents, 'phone-sms');
+    const recipient = this.smsRecipient(job.workspaceId, memberEvents);
     // SMS rules: consent first; an opt-out (STOP) holds whatever notifySms says since. A
     // keyword's own reply (the STOP confirmation) goes out regardless.
     if (!sent.keywordReply && recipient.consent !== 'consented') return this.fail(job, recipient.consent);
@@ -218,21 +212,61 @@ export class DeliveryService {
     return pending.included && pending.outcome === callback.outcome;
   }
 
-  /** Mail goes only to a member with notifyEmail, as SMS to one with notifySms (decided on its stream now). */
+  /**
+   * The member's SMS consent and address as its stream says them now: the last opt-out or
+   * opt-in keyword (STOP holds until START, whatever notifySms says since), then notifySms,
+   * the phone and the status as the last snapshot has them. Read at the moment of sending,
+   * so whatever was appended before it (before this message's MessageSent in particular)
+   * is honoured. A member of another workspace has neither consent nor address here.
+   */
+  private smsRecipient(
+    workspaceId: string,
+    stream: StoredEvent[],
+  ): { consent: 'consented' | 'opted_out' | 'no_consent'; phone: string | null; active: boolean } {
+    const events = stream as unknown as MemberEvent[];
+    let optedOut = false;
+    let notifySms = false;
+    let inWorkspace = false;
+    let phone: string | null = null;
+    let active = false;
+    for (const e of events) {
+      switch (e.type) {
+        case 'MemberCreated':
+          inWorkspace = e.data.workspaceId === workspaceId;
+          notifySms = e.data.notifySms;
+          phone = e.data.phone;
+          active = true;
+          break;
+        case 'MemberUpdated':
+        case 'MemberArchived':
+          notifySms = e.data.member.notifySms;
+          phone = e.data.member.phone;
+          active = e.data.member.status === 'active';
+          break;
+        case 'MemberOptedOutOfSms':
+          optedOut = true;
+          break;
+        case 'MemberOptedInToSms':
+          optedOut = false;
+          break;
+      }
+    }
+    if (!inWorkspace) return { consent: 'no_consent', phone: null, active: false };
+    return { consent: optedOut ? 'opted_out' : notifySms ? 'consented' : 'no_consent', phone, active };
+  }
+
   private async deliverEmail(
     job: DeliveryJob,
     sent: MessageSent['data'],
-    member: StoredEvent[] | undefined,
+    contact: MemberContact | undefined,
     title: string | null,
   ): Promise<DeliveryOutcome> {
-    const recipient = recipientOf(job.workspaceId, await this.memberEvents(job, member), 'email');
-    if (recipient.consent !== 'consented') return this.fail(job, recipient.consent);
-    if (!recipient.email || !recipient.active) return this.fail(job, 'no_address');
+    if (!contact?.email || contact.status !== 'active') return this.fail(job, 'no_address');
     const inbox = await this.db
       .getRepository(InboxEntity)
       .findOne({ where: { workspaceId: job.workspaceId }, order: { id: 'ASC' } });
     const { providerMessageId } = await this.email.send({
-      to: recipient.email,
+      to: contact.email,
       from: inbox?.email ?? this.config.smtpFrom,
       subject: title ?? 'New message',
       text: sent.content,
