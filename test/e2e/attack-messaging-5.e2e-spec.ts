@@ -8,7 +8,6 @@ import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
 import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
-import { agentMember, createWorkflow } from '../support/work-fixtures';
 
 const PUBLIC_BASE_URL = 'https://messaging-attack-5.example.test/api/v2';
 const WORKSPACE_NUMBER = '+14155550900';
@@ -80,9 +79,9 @@ async function openStream(url: string, token: string, lastEventId?: string): Pro
 }
 
 /**
- * Attack, fifth round: consent to mail and calls (notifyEmail, notifyVoice) as SMS honours
- * notifySms, the provider's credentials sent only to its own API host when fetching a
- * recording, and a chat's supervisors and contributors putting words in its member's mouth.
+ * Attack, fifth round: the provider's credentials sent only to its own API host when fetching
+ * a recording, a recording host that never answers, and a chat's supervisors and contributors
+ * putting words in its member's mouth; phone numbers, quiet hours, streams resumed, inboxes.
  */
 describe('Attack: messaging, fifth round (e2e)', () => {
   let peer: TwilioPeer;
@@ -140,100 +139,12 @@ describe('Attack: messaging, fifth round (e2e)', () => {
   const post = (path: string, body: unknown, token = key) =>
     t.request('POST', `/w/${wid}${path}`, { token, body });
   const get = (path: string, token = key) => t.request('GET', `/w/${wid}${path}`, { token });
-  const consent = async (memberId: number, flags: Record<string, boolean>) =>
-    expect(
-      (await t.request('PUT', `/w/${wid}/members/${memberId}`, { token: key, body: flags })).status,
-    ).toBe(200);
   /** The message once its status left `sent`. */
   const settled = (chatId: number, messageId: number) =>
     eventually(async () => {
       const m = await get(`/chats/${chatId}/messages/${messageId}`);
       return m.body.status !== 'sent' ? m.body : undefined;
     }, `message ${messageId} settled`);
-
-  describe('consent to mail (notifyEmail)', () => {
-    it('sends no mail to a member without notifyEmail: the delivery fails no_consent, the SMTP server sees nothing', async () => {
-      const member = await signup(t, wid, key, { email: 'no-mail@fifth.example' });
-      const chat = await post('/chats', { channel: 'email', memberId: member.member.id });
-      expect(chat.status).toBe(201);
-      const sent = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Lab results' });
-      expect(sent.status).toBe(201);
-      const message = await settled(chat.body.id, sent.body.id);
-      expect(message).toMatchObject({ status: 'failed', failureReason: 'no_consent' });
-      expect(message.deliveries).toMatchObject([
-        {
-          memberId: member.member.id,
-          status: 'failed',
-          failureReason: 'no_consent',
-          providerMessageId: null,
-        },
-      ]);
-      const events = (await t.store.readStream(`chat-${chat.body.id}`)).map((e) => e.type);
-      expect(events).toEqual(['ChatCreated', 'MessageSent', 'MessageFailed']);
-
-      // Consent given: the next one goes out; turned off again: the one after does not.
-      await consent(member.member.id, { notifyEmail: true });
-      const second = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Second' });
-      expect(await settled(chat.body.id, second.body.id)).toMatchObject({ status: 'delivered' });
-      await consent(member.member.id, { notifyEmail: false });
-      const third = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Third' });
-      expect(await settled(chat.body.id, third.body.id)).toMatchObject({
-        status: 'failed',
-        failureReason: 'no_consent',
-      });
-      expect(mails.filter((m) => m.to.includes('no-mail@fifth.example')).map((m) => m.text)).toEqual([
-        'Second',
-      ]);
-    });
-  });
-
-  describe('consent to calls (notifyVoice)', () => {
-    it('places no call to a member without notifyVoice, and fails its spoken messages no_consent', async () => {
-      const wf = await createWorkflow(t, wid, key, {
-        name: 'Call back',
-        agentId: await agentMember(t, wid, key),
-        defaultPhoneNumberId: phoneId,
-      });
-      const silent = await signup(t, wid, key, { email: 'no-calls@fifth.example', phone: '+14155550901' });
-      const chat = await post('/chats', {
-        channel: 'phone-voice',
-        workflowId: wf.id,
-        memberId: silent.member.id,
-        assistantEnabled: true,
-      });
-      expect(chat.status).toBe(201);
-      const said = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Call us' });
-      expect(said.status).toBe(201);
-      expect(await settled(chat.body.id, said.body.id)).toMatchObject({
-        status: 'failed',
-        failureReason: 'no_consent',
-        deliveries: [{ memberId: silent.member.id, status: 'failed', failureReason: 'no_consent' }],
-      });
-
-      // A consenting member of the same workflow is called: the place-call job ran its course.
-      const willing = await signup(t, wid, key, { email: 'calls@fifth.example', phone: '+14155550902' });
-      await consent(willing.member.id, { notifyVoice: true });
-      const called = await post('/chats', {
-        channel: 'phone-voice',
-        workflowId: wf.id,
-        memberId: willing.member.id,
-        assistantEnabled: true,
-      });
-      expect(called.status).toBe(201);
-      await eventually(
-        async () => (await t.store.readStream(`chat-${called.body.id}`)).some((e) => e.type === 'CallPlaced'),
-        'the consenting member called',
-      );
-      const spoken = await post(`/chats/${called.body.id}/send-assistant-message`, { message: 'Hello' });
-      await new Promise((r) => setTimeout(r, 300));
-      // Still waiting for its call's end, as a voice chat's messages do.
-      expect((await get(`/chats/${called.body.id}/messages/${spoken.body.id}`)).body.status).toBe('sent');
-
-      expect(peer.calls.map((c) => c.form.To)).toEqual(['+14155550902']);
-      const events = (await t.store.readStream(`chat-${chat.body.id}`)).map((e) => e.type);
-      expect(events).toEqual(['ChatCreated', 'MessageSent', 'MessageFailed']);
-    });
-  });
 
   describe('recordings named on another host', () => {
     it('fetches a recording outside the provider API origin without the account credentials', async () => {
@@ -306,9 +217,42 @@ describe('Attack: messaging, fifth round (e2e)', () => {
         );
         expect(callback.status).toBe(204);
         await eventually(async () => hung.length === 1, 'the first download asked');
-        // Meanwhile the voice queue still works: a spoken message to a member without consent fails at once.
-        const said = await post(`/chats/${chat.body.id}/send-assistant-message`, { message: 'Still there?' });
-        expect(await settled(chat.body.id, said.body.id)).toMatchObject({ failureReason: 'no_consent' });
+        // Meanwhile the voice queue still works: another chat's recording is fetched and stored.
+        const audio = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(40, 3)]);
+        const elsewhere = await startElsewhere(audio);
+        try {
+          const other = await signup(t, wid, key, {
+            email: 'other-call@fifth.example',
+            phone: '+14155550905',
+          });
+          const otherChat = await post('/chats', {
+            channel: 'phone-voice',
+            memberId: other.member.id,
+            phoneNumberId: phoneId,
+          });
+          const stored = await peer.webhook(
+            `${PUBLIC_BASE_URL}/providers/twilio/voice/recording?chatId=${otherChat.body.id}`,
+            t.baseUrl,
+            PUBLIC_BASE_URL,
+            {
+              AccountSid: peer.accountSid,
+              CallSid: 'CA7',
+              RecordingSid: 'RE7',
+              RecordingUrl: `${elsewhere.url}/media/RE7`,
+              RecordingStatus: 'completed',
+            },
+          );
+          expect(stored.status).toBe(204);
+          await eventually(
+            async () =>
+              (await t.request('GET', `/recordings/chat/${otherChat.body.id}/audio.wav`, { token: key }))
+                .status === 200,
+            'the other recording stored while the first download hangs',
+          );
+          expect(hung).toHaveLength(1);
+        } finally {
+          await elsewhere.close();
+        }
         // The stalled download timed out and was tried again.
         await eventually(async () => hung.length >= 2, 'the download retried after its timeout');
       } finally {

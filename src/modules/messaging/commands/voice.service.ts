@@ -6,14 +6,11 @@ import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-reposit
 import { nextId } from '../../../core/database/ids';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { NotFoundError } from '../../../core/http/domain-errors';
-import { EVENT_STORE, EventStore } from '../../../core/event-store/event-store.port';
 import { BLOB_STORAGE, BlobStorage } from '../../files';
-import { memberStream } from '../../identity';
 import { chatDecider } from '../domain/chat';
 import { chatStream } from '../domain/chat.events';
 import { CallProvider, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
 import { TWILIO_API } from '../providers/twilio-http-client';
-import { recipientOf } from '../workers/member-consent';
 import { ChatLookup } from './chat-lookup.service';
 
 /** The outbound call of a chat created with `placeCall`. */
@@ -42,7 +39,6 @@ export class VoiceCalls {
   constructor(
     private readonly repo: EventSourcedRepository,
     @Inject(BLOB_STORAGE) private readonly blobs: BlobStorage,
-    @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SMS_PROVIDER) private readonly provider: SmsProvider & Partial<CallProvider>,
     private readonly lookup: ChatLookup,
@@ -81,23 +77,18 @@ export class VoiceCalls {
 
   /**
    * Places the chat's outbound call to its member from the chat's number, once: a call
-   * already recorded as placed is not placed again (a retried job stops). A member who has
-   * not consented to calls (notifyVoice, read on its stream now) is not called: the job
-   * ends `no_consent`, and the chat's messages fail so (their deliveries check it too).
-   * Without a phone or a number the call is not placed (logged by the job's failure).
+   * already recorded as placed is not placed again (a retried job stops). Without a phone
+   * or a number the call is not placed (logged by the job's failure).
    */
-  async placeCall(job: PlaceCallJob): Promise<'placed' | 'already' | 'no_consent' | 'opted_out'> {
+  async placeCall(job: PlaceCallJob): Promise<'placed' | 'already'> {
     const { state } = await this.repo.load(chatStream(job.chatId), chatDecider);
     const chat = state.chat;
     if (!chat || !chat.placeCall || state.voice.placedSid) return 'already';
     if (!this.provider.placeCall) throw new Error('the configured provider places no calls');
-    const [stream, number] = await Promise.all([
-      this.store.readStream(memberStream(chat.memberId)),
-      chat.phoneNumberId === null ? null : this.lookup.phoneNumber(job.workspaceId, chat.phoneNumberId),
-    ]);
-    const member = recipientOf(job.workspaceId, stream, 'phone-voice');
-    if (member.consent !== 'consented') return member.consent;
-    if (!member.phone || !member.active || !number)
+    const [member] = await this.lookup.contacts(job.workspaceId, [chat.memberId]);
+    const number =
+      chat.phoneNumberId === null ? null : await this.lookup.phoneNumber(job.workspaceId, chat.phoneNumberId);
+    if (!member?.phone || !number)
       throw new Error('no_address: the member has no phone or the chat no number');
     const base = `${this.config.publicBaseUrl.replace(/\/+$/, '')}/providers/twilio/voice`;
     const { callSid } = await this.provider.placeCall({
