@@ -75,6 +75,8 @@ export interface AppConfig {
   webhookTimeoutMs: number;
   /** A refresh of an external MCP server's tools (connect, auth, every tools/list page) not done within this long fails. */
   mcpTimeoutMs: number;
+  /** A call recording's download from the provider (answer and body) not done within this long fails, and is retried. */
+  recordingFetchTimeoutMs: number;
   /** Waits before each retry of a failed delivery (jittered); its length is the number of retries. */
   webhookRetryDelaysMs: number[];
   /** Delivery jobs in progress per worker process. */
@@ -531,6 +533,12 @@ export const CONFIG_VARIABLES = {
     default: '15000',
     describe: 'time a webhook receiver has to answer, in ms',
     parse: integer(100, 600_000),
+  },
+  recordingFetchTimeoutMs: {
+    name: 'RECORDING_FETCH_TIMEOUT_MS',
+    default: '120000',
+    describe: "time a call recording's download from the provider may take (answer and body), in ms",
+    parse: integer(100, 3_600_000),
   },
   mcpTimeoutMs: {
     name: 'MCP_TIMEOUT_MS',

@@ -33,12 +33,14 @@ export class CreateInboxHandler implements ICommandHandler<CreateInboxCommand, n
   async execute(cmd: CreateInboxCommand): Promise<number> {
     const email = cmd.input.email.trim().toLowerCase();
     if (!EMAIL.test(email)) throw new ValidationError('email: must be an email address');
-    const granted = [...new Set(cmd.input.memberIds ?? [])];
+    const requested = cmd.input.memberIds ?? [];
+    const granted = [...new Set(requested)];
     const people = [...granted, ...(cmd.input.ownerMemberId !== null ? [cmd.input.ownerMemberId] : [])];
     const found = await this.queries.execute<GetMemberContactsQuery, MemberContact[]>(
       new GetMemberContactsQuery(cmd.workspaceId, people),
     );
-    granted.forEach((id, i) => {
+    // Named by its place in the request (a repeated id does not shift the ones after it).
+    requested.forEach((id, i) => {
       if (!found.some((m) => m.id === id && m.status === 'active'))
         throw new ValidationError(`memberIds.${i}: no active member ${id} in this workspace`);
     });

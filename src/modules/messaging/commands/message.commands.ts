@@ -9,7 +9,7 @@ import { ValidationError } from '../../../core/http/domain-errors';
 import { ChatState, chatDecider, recipientsOf } from '../domain/chat';
 import { quietHoursEnd, REPLY_WINDOW_MS } from '../domain/quiet-hours';
 import { chatStream, MessageSent } from '../domain/chat.events';
-import { assertMaySendAsAssistant, assertMayWriteChat, Caller } from '../domain/messaging-access.policy';
+import { assertMayPostAsMember, assertMaySendAsAssistant, Caller } from '../domain/messaging-access.policy';
 import { smsSegments } from '../domain/sms-segments';
 import type { MessageResponse } from '../http/chat.responses';
 import { sentMessageResponse } from '../queries/messaging.queries';
@@ -81,7 +81,7 @@ export class PostUserMessageHandler implements ICommandHandler<PostUserMessageCo
   private async run(cmd: PostUserMessageCommand, loader: CachedLoader): Promise<number> {
     const loaded = await this.lookup.chat(cmd.workspaceId, cmd.chatId, loader);
     const chat = loaded.state.chat!;
-    assertMayWriteChat(cmd.caller, chat);
+    assertMayPostAsMember(cmd.caller, chat);
     const messageId = await nextId(this.db, 'chat_message_id_seq');
     await this.repo.handle({
       streamName: chatStream(cmd.chatId),

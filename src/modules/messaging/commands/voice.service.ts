@@ -10,6 +10,7 @@ import { BLOB_STORAGE, BlobStorage } from '../../files';
 import { chatDecider } from '../domain/chat';
 import { chatStream } from '../domain/chat.events';
 import { CallProvider, SMS_PROVIDER, SmsProvider } from '../providers/sms-provider.port';
+import { TWILIO_API } from '../providers/twilio-http-client';
 import { ChatLookup } from './chat-lookup.service';
 
 /** The outbound call of a chat created with `placeCall`. */
@@ -150,8 +151,12 @@ export class VoiceCalls {
   }
 
   /**
-   * Fetches the announced recording (Basic auth with the account's credentials, as
-   * Twilio's media URLs take) and stores it; a retried job finds it stored and stops.
+   * Fetches the announced recording and stores it; a retried job finds it stored and stops.
+   * The account's credentials (Basic auth, as Twilio's media URLs take) go only to the
+   * provider's API origin (TWILIO_API_BASE_URL's, else api.twilio.com): the callback is
+   * signed, but the URL it names is the provider's data, and a URL elsewhere (another
+   * host, or plain http) is fetched without them, as a public media URL is. A redirect to
+   * another origin drops them too (fetch removes Authorization across origins).
    */
   async fetchRecording(job: RecordingJob): Promise<'stored' | 'already'> {
     const { state } = await this.repo.load(chatStream(job.chatId), chatDecider);
@@ -159,9 +164,14 @@ export class VoiceCalls {
     if (!state.chat || !announced || announced.stored) return 'already';
     const received = await this.recordingUrlOf(job);
     const headers: Record<string, string> = {};
-    if (this.config.twilioAccountSid && this.config.twilioAuthToken)
+    if (this.config.twilioAccountSid && this.config.twilioAuthToken && this.isProviderApi(received))
       headers.authorization = `Basic ${Buffer.from(`${this.config.twilioAccountSid}:${this.config.twilioAuthToken}`).toString('base64')}`;
-    const res = await fetch(received, { headers, redirect: 'follow' });
+    // Bounded: the voice queue's worker would otherwise hang on a host that never answers.
+    const res = await fetch(received, {
+      headers,
+      redirect: 'follow',
+      signal: AbortSignal.timeout(this.config.recordingFetchTimeoutMs),
+    });
     if (!res.ok || !res.body) throw new Error(`recording fetch: HTTP ${res.status}`);
     const staging = await this.blobs.stage(Readable.fromWeb(res.body as unknown as WebReadableStream));
     const key = `recordings/${job.workspaceId}/${job.chatId}/${job.recordingSid}.wav`;
@@ -182,6 +192,15 @@ export class VoiceCalls {
       },
     });
     return 'stored';
+  }
+
+  /** Whether `url` is on the provider's API origin (scheme, host and port), where its credentials belong. */
+  private isProviderApi(url: string): boolean {
+    try {
+      return new URL(url).origin === new URL(this.config.twilioApiBaseUrl || TWILIO_API).origin;
+    } catch {
+      return false;
+    }
   }
 
   /** The media URL as the callback gave it: a WAV unless it names another format. */

@@ -126,6 +126,10 @@ export function checkNewChat(chat: NewChat): void {
     throw new ValidationError('assistantMemberId: required when assistantKind is human');
   if (chat.assistantKind === 'ai' && chat.assistantMemberId !== null)
     throw new ValidationError('assistantMemberId: only a human assistant (assistantKind human) has one');
+  // The operator's messages go to every participant but the operator: the member answering
+  // itself would send to nobody, and its own words would come in as both sides.
+  if (chat.assistantMemberId !== null && chat.assistantMemberId === chat.memberId)
+    throw new ValidationError("assistantMemberId: the chat's member cannot be its own human operator");
   const seen = new Set<number>();
   for (const [i, p] of chat.participants.entries()) {
     if (seen.has(p.memberId))

@@ -1,6 +1,7 @@
 import { ForbiddenError, NotFoundError } from '../../../core/http/domain-errors';
 import {
   assertMayCreateChat,
+  assertMayPostAsMember,
   assertMaySeeChat,
   assertMaySendAsAssistant,
   assertMayWriteChat,
@@ -25,6 +26,22 @@ describe('messaging access policy', () => {
     expect(() => assertMayWriteChat({ scopes: [], memberId: 7 }, chat)).not.toThrow();
     expect(() => assertMayWriteChat({ scopes: ['chats:read'], memberId: 1 }, chat)).toThrow(ForbiddenError);
     expect(() => assertMayWriteChat({ scopes: ['chats:write'], memberId: 1 }, chat)).not.toThrow();
+  });
+
+  it("posts a user message as the chat's member only for the member, its operator or chats:write", () => {
+    // 5 is the chat's member, 9 its human operator, 7 a supervisor or contributor.
+    for (const me of [5, 9])
+      expect(() => assertMayPostAsMember({ scopes: [], memberId: me }, chat)).not.toThrow();
+    expect(() => assertMayPostAsMember({ scopes: [], memberId: 7 }, chat)).toThrow(/chats:write/);
+    expect(() => assertMayPostAsMember({ scopes: ['chats:read'], memberId: 7 }, chat)).toThrow(
+      ForbiddenError,
+    );
+    expect(() => assertMayPostAsMember({ scopes: ['chats:write'], memberId: 7 }, chat)).not.toThrow();
+    expect(() => assertMayPostAsMember({ scopes: [], memberId: 1 }, chat)).toThrow(NotFoundError);
+    // A key of the member's without chats:write in its own scopes does not reach the self rule.
+    expect(() =>
+      assertMayPostAsMember({ scopes: [], memberId: 5, credentialScopes: ['chats:read'] }, chat),
+    ).toThrow(ForbiddenError);
   });
 
   it('creates chats for others only with chats:write', () => {

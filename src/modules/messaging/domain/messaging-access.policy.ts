@@ -59,6 +59,28 @@ export function assertMayWriteChat(caller: Caller, chat: ChatPeople): void {
 }
 
 /**
+ * A user message (POST .../messages) is recorded as the chat member's own: it is "from the
+ * member, or from an operator on their behalf" (issue 11). So the chat's member, its human
+ * operator (assistantMemberId, named by a holder of chats:write), or chats:write. A
+ * supervisor or contributor takes part in the chat (reads it, receives what it sends) but
+ * would otherwise put words in the member's mouth.
+ */
+export function assertMayPostAsMember(caller: Caller, chat: ChatPeople): void {
+  assertMaySeeChat(caller, chat);
+  if (grants(caller.scopes, 'chats:write')) return;
+  const me = caller.memberId;
+  if (
+    me !== undefined &&
+    selfAllowed(caller, 'write') &&
+    (chat.memberId === me || chat.assistantMemberId === me)
+  )
+    return;
+  throw new ForbiddenError(
+    "This credential lacks the scope chats:write (a user message is the chat member's own, or an operator's on their behalf)",
+  );
+}
+
+/**
  * Creating a chat: chats:write, or a chat of one's own (memberId is the caller) between the
  * caller and the AI assistant only. Whoever takes part receives the chat's outbound
  * messages, and a human operator sends them (SPEC: chats:write, or being that operator):

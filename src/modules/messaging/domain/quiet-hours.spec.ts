@@ -42,6 +42,33 @@ describe('quietHoursEnd', () => {
     );
   });
 
+  it('holds until the hour after an end the clocks skip, never an hour early', () => {
+    // New York springs forward at 02:00 on 2026-03-08: 02:30 does not exist; 03:30 EDT is 07:30 UTC.
+    const gap = { start: '22:00', end: '02:30' };
+    expect(quietHoursEnd(gap, 'America/New_York', at('2026-03-08T04:00:00Z'))?.toISOString()).toBe(
+      '2026-03-08T07:30:00.000Z',
+    );
+    // 01:59 EST, still inside the window: held, not let through.
+    expect(quietHoursEnd(gap, 'America/New_York', at('2026-03-08T06:59:00Z'))?.toISOString()).toBe(
+      '2026-03-08T07:30:00.000Z',
+    );
+  });
+
+  it('ends at the second 01:30 for a time in the repeated hour when the clocks go back', () => {
+    // New York falls back at 02:00 EDT on 2026-11-01: 01:00-02:00 happens twice.
+    const repeated = { start: '22:00', end: '01:30' };
+    // 01:10 EDT (first pass): ends at 01:30 EDT.
+    expect(quietHoursEnd(repeated, 'America/New_York', at('2026-11-01T05:10:00Z'))?.toISOString()).toBe(
+      '2026-11-01T05:30:00.000Z',
+    );
+    // 01:10 EST (second pass), local time inside the window: ends at 01:30 EST.
+    expect(quietHoursEnd(repeated, 'America/New_York', at('2026-11-01T06:10:00Z'))?.toISOString()).toBe(
+      '2026-11-01T06:30:00.000Z',
+    );
+    // 01:45 EST: outside.
+    expect(quietHoursEnd(repeated, 'America/New_York', at('2026-11-01T06:45:00Z'))).toBeUndefined();
+  });
+
   it('takes seconds, for windows ending between minutes', () => {
     expect(
       quietHoursEnd({ start: '09:59:50', end: '10:00:05' }, 'UTC', at('2026-03-03T10:00:00Z'))?.toISOString(),

@@ -54,11 +54,25 @@ function offsetAt(instantMs: number, timeZone: string): number {
   return wall - Math.floor(instantMs / 1000) * 1000;
 }
 
-/** The instant a local wall time names in the zone (in a DST gap, the hour after). */
-function instantOf(year: number, month: number, day: number, seconds: number, timeZone: string): number {
+const DAY_MS = 86_400_000;
+
+/**
+ * The instants a local wall time names in the zone, earliest first: one on most days, two
+ * when the clocks go back through it (the repeated hour), and in a DST gap (a wall time the
+ * clocks skip) the instant as the offset before the change reads it: the hour after.
+ * Offsets are taken a day either side, so one change of offset around the wall time is seen.
+ */
+function instantsOf(year: number, month: number, day: number, seconds: number, timeZone: string): number[] {
   const wall = Date.UTC(year, month - 1, day) + seconds * 1000;
-  const guess = wall - offsetAt(wall, timeZone);
-  return wall - offsetAt(guess, timeZone);
+  const before = wall - offsetAt(wall - DAY_MS, timeZone);
+  const after = wall - offsetAt(wall + DAY_MS, timeZone);
+  const named = [...new Set([before, after])]
+    .filter((t) => {
+      const l = localOf(t, timeZone);
+      return Date.UTC(l.year, l.month - 1, l.day) + l.seconds * 1000 === wall;
+    })
+    .sort((a, b) => a - b);
+  return named.length ? named : [before];
 }
 
 /**
@@ -76,6 +90,10 @@ export function quietHoursEnd(window: SmsQuietHours, timeZone: string, nowMs: nu
   // The window ends today, unless it spans midnight and began today: then tomorrow.
   const nextDay = start > end && now.seconds >= start;
   const date = new Date(Date.UTC(now.year, now.month - 1, now.day + (nextDay ? 1 : 0)));
-  const at = instantOf(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), end, timeZone);
-  return at > nowMs ? new Date(at) : undefined;
+  // The first instant of the end's wall time still ahead: in the night the clocks go back,
+  // a time inside the window's repeated hour ends at the second pass of the end.
+  const at = instantsOf(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), end, timeZone).find(
+    (t) => t > nowMs,
+  );
+  return at === undefined ? undefined : new Date(at);
 }

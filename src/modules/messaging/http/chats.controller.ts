@@ -17,6 +17,7 @@ import {
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { CreatedLocation, seg } from '../../../core/http/location';
 import { toPageRequest, PageQueryDto } from '../../../core/http/pagination';
+import { MAX_ID } from '../../../core/http/validation';
 import { ConditionalWrite, IfMatch, pinnedRevision } from '../../../core/http/preconditions';
 import { CreateChatCommand, UpdateChatCommand } from '../commands/chat.commands';
 import { PostUserMessageCommand, SendAssistantMessageCommand } from '../commands/message.commands';
@@ -255,9 +256,15 @@ export class ChatsController {
       const membership = await memberships.find(workspaceId, credential);
       return membership?.memberId === caller.memberId;
     };
+    // A reconnecting EventSource sends the last id it got; anything else is no id (a fresh stream).
+    const last = req.headers['last-event-id'];
+    const lastEventId =
+      typeof last === 'string' && /^\d{1,10}$/.test(last.trim()) && Number(last) <= MAX_ID
+        ? Number(last)
+        : undefined;
     reply.hijack();
     await this.streams.open(
-      { chatId, memberId: caller.memberId, workspaceId, res: reply.raw, stillAllowed },
+      { chatId, memberId: caller.memberId, workspaceId, res: reply.raw, stillAllowed, lastEventId },
       String(req.id),
       reply.getHeaders(),
     );

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { ServerResponse } from 'node:http';
-import { DataSource } from 'typeorm';
+import { DataSource, MoreThan } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { requestContext, SYSTEM_ACTOR } from '../../../core/cqrs/request-context';
@@ -33,6 +33,25 @@ interface Connection {
    * each message is written and whenever credentials change (auth notices); false ends it.
    */
   stillAllowed?: () => Promise<boolean>;
+  /**
+   * The client's `Last-Event-ID` on reconnecting (the id of the last message it got): the
+   * messages to its member written since (recorded delivered, but perhaps written to a
+   * connection that was dying) are written again on this stream, before the pending ones.
+   */
+  lastEventId?: number;
+}
+
+/** A message's SSE frame: its id (the message id, which Last-Event-ID names back) and the message. */
+function frameOf(d: MessageSent['data']): string {
+  const payload = JSON.stringify({
+    id: d.messageId,
+    chatId: d.chatId,
+    direction: 'outbound',
+    role: d.role,
+    content: d.content,
+    createdAt: d.sentAt,
+  });
+  return `id: ${d.messageId}\nevent: message\ndata: ${payload}\n\n`;
 }
 
 const KEEP_ALIVE_MS = 15_000;
@@ -123,6 +142,7 @@ export class WebChatStreams implements BeforeApplicationShutdown {
       for (const c of this.connections) c.res.write(': keep-alive\n\n');
     }, KEEP_ALIVE_MS).unref();
     if (connection.memberId === undefined) return;
+    if (connection.lastEventId !== undefined) await this.replay(connection, connection.lastEventId);
     const pending = await this.db.getRepository(MessageDeliveryEntity).find({
       where: { chatId: connection.chatId, memberId: connection.memberId, status: 'sent' },
       order: { messageId: 'ASC' },
@@ -136,6 +156,31 @@ export class WebChatStreams implements BeforeApplicationShutdown {
         correlationId: requestId,
         causationId: undefined,
       });
+  }
+
+  /**
+   * Writes again, on this stream only, the messages to its member delivered after
+   * `lastEventId`: the client says it did not get them. Nothing is recorded (they are
+   * delivered already); the member may read them anyway (GET .../messages).
+   */
+  private async replay(connection: Connection, lastEventId: number): Promise<void> {
+    const missed = await this.db.getRepository(MessageDeliveryEntity).find({
+      where: {
+        chatId: connection.chatId,
+        memberId: connection.memberId,
+        status: 'delivered',
+        messageId: MoreThan(lastEventId),
+      },
+      order: { messageId: 'ASC' },
+    });
+    if (!missed.length) return;
+    const ids = new Set(missed.map((d) => d.messageId));
+    const events = await this.store.readStream(chatStream(connection.chatId));
+    for (const e of events) {
+      if (e.type !== 'MessageSent' || !ids.has((e.data as MessageSent['data']).messageId)) continue;
+      if (connection.res.writableEnded || !(await this.allowed(connection))) return;
+      connection.res.write(frameOf(e.data as MessageSent['data']));
+    }
   }
 
   private async listen(chatId: number): Promise<void> {
@@ -177,19 +222,11 @@ export class WebChatStreams implements BeforeApplicationShutdown {
       (e) => e.type === 'MessageSent' && (e.data as MessageSent['data']).messageId === notice.messageId,
     );
     if (!sent) return;
-    const d = sent.data as MessageSent['data'];
-    const payload = JSON.stringify({
-      id: d.messageId,
-      chatId: d.chatId,
-      direction: 'outbound',
-      role: d.role,
-      content: d.content,
-      createdAt: d.sentAt,
-    });
+    const frame = frameOf(sent.data as MessageSent['data']);
     let written = false;
     for (const c of targets) {
       if (c.res.writableEnded || !(await this.allowed(c))) continue;
-      c.res.write(`id: ${d.messageId}\nevent: message\ndata: ${payload}\n\n`);
+      c.res.write(frame);
       written = true;
     }
     if (!written) return;

@@ -65,8 +65,19 @@ export class WebChatDeliveryProcessor extends DeliveryProcessor {
 /** Places outbound calls, and fetches a call's recording from the provider to the file storage port (BLOB_STORAGE). */
 @Processor(VOICE_QUEUE)
 export class VoiceRecordingProcessor extends WorkerHost {
-  constructor(private readonly calls: VoiceCalls) {
+  constructor(
+    private readonly calls: VoiceCalls,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
     super();
+    // As the delivery processors: one slow recording download does not hold the
+    // queue's calls (each job re-checks its chat's stream, so they may overlap).
+    const options = (Reflect.getMetadata(WORKER_METADATA, new.target) ?? {}) as WorkerOptions;
+    Reflect.defineMetadata(
+      WORKER_METADATA,
+      { ...options, concurrency: config.messageDeliveryConcurrency },
+      new.target,
+    );
   }
 
   process(job: Job<RecordingJob | PlaceCallJob>): Promise<string> {
