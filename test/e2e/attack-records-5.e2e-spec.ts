@@ -1,0 +1,404 @@
+import { startTestApp, TestApp } from '../support/app';
+import { keyWithScopes, signup } from '../support/identity-fixtures';
+import { createDataType, recordsPath } from '../support/records-fixtures';
+
+/**
+ * A hostile and a careless client against records, fifth round: grants given, doubled,
+ * revoked and listed; bulk imports with doubled externalIds, archived and foreign members
+ * and profile types; list sorting, paging and searching with LIKE's wildcards; upsert paths
+ * with encoded slashes and unicode; racing schema writes; and where record values travel.
+ */
+describe('attack: records, fifth round (e2e)', () => {
+  let t: TestApp;
+  let wid: string;
+  let admin: string;
+  let otherWid: string;
+  let otherAdmin: string;
+  let ann: { token: string; id: number };
+  let bob: { token: string; id: number };
+  let notes: number;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const a = await t.bootstrap();
+    wid = a.workspaceId;
+    admin = a.apiKey;
+    const b = await t.bootstrap('other tenant', 'other-owner@example.com');
+    otherWid = b.workspaceId;
+    otherAdmin = b.apiKey;
+    const s1 = await signup(t, wid, admin, { email: 'ann5@example.com' });
+    const s2 = await signup(t, wid, admin, { email: 'bob5@example.com' });
+    ann = { token: s1.token, id: s1.member.id };
+    bob = { token: s2.token, id: s2.member.id };
+    notes = (
+      await createDataType(t, wid, admin, {
+        slug: 'notes',
+        isCollection: true,
+        fields: [
+          { slug: 'text', fieldType: 'text', shouldIndex: true },
+          { slug: 'plain', fieldType: 'text' },
+          { slug: 'score', fieldType: 'number' },
+        ],
+      })
+    ).id;
+  });
+  afterAll(() => t.close());
+
+  describe('grants', () => {
+    it('stops a revoked grant at once: the very next read, edit and list after the DELETE are refused', async () => {
+      const base = recordsPath(wid, notes);
+      const rec = await t.request('POST', base, {
+        token: ann.token,
+        body: { memberId: ann.id, fieldValues: { text: 'ann shares this' } },
+      });
+      expect(rec.status).toBe(201);
+      for (let round = 0; round < 5; round++) {
+        const grant = await t.request('POST', `/w/${wid}/record-grants`, {
+          token: ann.token,
+          body: { granteeMemberId: bob.id, ownerMemberId: ann.id, access: 'write' },
+        });
+        expect(grant.status).toBe(201);
+        expect((await t.request('GET', `${base}/${rec.body.id}`, { token: bob.token })).status).toBe(200);
+        const del = await t.request('DELETE', `/w/${wid}/record-grants/${grant.body.id}`, {
+          token: ann.token,
+        });
+        expect(del.status).toBe(204);
+        const [get, put, list] = await Promise.all([
+          t.request('GET', `${base}/${rec.body.id}`, { token: bob.token }),
+          t.request('PUT', `${base}/${rec.body.id}`, {
+            token: bob.token,
+            body: { fieldValues: { plain: `bob after revoke ${round}` } },
+          }),
+          t.request('GET', `${base}?memberId=${ann.id}`, { token: bob.token }),
+        ]);
+        expect({ round, get: get.status, put: put.status, total: list.body.total }).toEqual({
+          round,
+          get: 403,
+          put: 403,
+          total: 0,
+        });
+        expect(await t.eventsOf(put)).toEqual([]);
+        // A second DELETE of the same grant names nothing.
+        const again = await t.request('DELETE', `/w/${wid}/record-grants/${grant.body.id}`, {
+          token: ann.token,
+        });
+        expect(again.status).toBe(404);
+      }
+    });
+
+    it('refuses a doubled grant (409, one event), a grant on a deleted type, to an archived member, and by a read-only key', async () => {
+      const body = { granteeMemberId: bob.id, ownerMemberId: ann.id, access: 'read' };
+      const [g1, g2] = await Promise.all(
+        [1, 2].map(() => t.request('POST', `/w/${wid}/record-grants`, { token: admin, body })),
+      );
+      expect([g1.status, g2.status].sort()).toEqual([201, 409]);
+      const loser = g1.status === 409 ? g1 : g2;
+      expect(await t.eventsOf(loser)).toEqual([]);
+      // A different access or a type-bound grant is another grant.
+      expect(
+        (
+          await t.request('POST', `/w/${wid}/record-grants`, {
+            token: admin,
+            body: { ...body, access: 'write' },
+          })
+        ).status,
+      ).toBe(201);
+
+      const gone = await createDataType(t, wid, admin, { slug: 'gone_soon', fields: [] });
+      expect((await t.request('DELETE', `/w/${wid}/data-types/${gone.id}`, { token: admin })).status).toBe(
+        204,
+      );
+      const onDeleted = await t.request('POST', `/w/${wid}/record-grants`, {
+        token: admin,
+        body: { ...body, dataTypeId: gone.id },
+      });
+      expect(onDeleted.status).toBe(400);
+      expect(onDeleted.body.detail).toMatch(/^dataTypeId: /);
+      expect(await t.eventsOf(onDeleted)).toEqual([]);
+
+      const carl = await signup(t, wid, admin, { email: 'carl5@example.com' });
+      expect(
+        (await t.request('DELETE', `/w/${wid}/members/${carl.member.id}`, { token: admin })).status,
+      ).toBe(200);
+      for (const b of [
+        { granteeMemberId: carl.member.id, ownerMemberId: ann.id, access: 'read' },
+        { granteeMemberId: ann.id, ownerMemberId: carl.member.id, access: 'read' },
+      ]) {
+        const res = await t.request('POST', `/w/${wid}/record-grants`, { token: admin, body: b });
+        expect(res.status).toBe(400);
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
+
+      // An API key acting as the Manager's member with records:read only shares nothing, not even its own.
+      const reader = await keyWithScopes(t, admin, ['records:read']);
+      const byReader = await t.request('POST', `/w/${wid}/record-grants`, {
+        token: reader,
+        body: { granteeMemberId: bob.id, ownerMemberId: ann.id, access: 'read' },
+      });
+      expect(byReader.status).toBe(403);
+      expect(await t.eventsOf(byReader)).toEqual([]);
+    });
+
+    it('lists grants page by page within the workspace, and refuses bad paging', async () => {
+      const list = await t.request('GET', `/w/${wid}/record-grants?pageSize=1&page=1`, { token: admin });
+      expect(list.status).toBe(200);
+      expect(list.body.items).toHaveLength(1);
+      expect(list.body.total).toBeGreaterThanOrEqual(2);
+      const beyond = await t.request('GET', `/w/${wid}/record-grants?pageSize=1&page=999`, { token: admin });
+      expect(beyond.status).toBe(200);
+      expect(beyond.body.items).toEqual([]);
+      expect(beyond.body.total).toBe(list.body.total);
+      for (const q of ['pageSize=0', 'pageSize=-1', 'pageSize=1.5', 'pageSize=1001', 'page=0', 'page=abc']) {
+        const res = await t.request('GET', `/w/${wid}/record-grants?${q}`, { token: admin });
+        expect({ q, status: res.status }).toEqual({ q, status: 400 });
+      }
+      const theirs = await t.request('GET', `/w/${otherWid}/record-grants`, { token: otherAdmin });
+      expect(theirs.body.total).toBe(0);
+      // A member sees the grants it gave or holds, not others'.
+      const carlsView = await t.request('GET', `/w/${wid}/record-grants`, { token: bob.token });
+      for (const g of carlsView.body.items as { granteeMemberId: number; ownerMemberId: number }[])
+        expect([g.granteeMemberId, g.ownerMemberId]).toContain(bob.id);
+    });
+  });
+
+  describe('bulk', () => {
+    it('answers exactly the spec shape, never echoes a value, and refuses doubled, archived and foreign members per record', async () => {
+      const base = recordsPath(wid, notes);
+      const dora = await signup(t, wid, admin, { email: 'dora5@example.com' });
+      expect(
+        (await t.request('DELETE', `/w/${wid}/members/${dora.member.id}`, { token: admin })).status,
+      ).toBe(200);
+      const foreign = (await signup(t, otherWid, otherAdmin, { email: 'eve5@example.com' })).member.id;
+      for (const upsert of [false, true]) {
+        const phi = `PHI-${upsert}-secret`;
+        const res = await t.request('POST', `${base}/bulk`, {
+          token: admin,
+          body: {
+            upsert,
+            records: [
+              { externalId: `dup-${upsert}`, fieldValues: { text: `${phi} first` } },
+              { externalId: `dup-${upsert}`, fieldValues: { text: `${phi} second` } },
+              { externalId: ` dup-${upsert} `, fieldValues: { text: `${phi} third` } },
+              { memberId: dora.member.id, fieldValues: { text: `${phi} archived` } },
+              { memberId: foreign, fieldValues: { text: `${phi} foreign` } },
+              { fieldValues: { score: `${phi}` } },
+              { fieldValues: { nosuch: `${phi}` } },
+              { fieldValues: { text: 42, plain: phi } },
+            ],
+          },
+        });
+        expect(res.status).toBe(200);
+        expect(Object.keys(res.body).sort()).toEqual([
+          'errors',
+          'importedCount',
+          'results',
+          'success',
+          'totalCount',
+        ]);
+        expect(res.body).toMatchObject({ success: false, totalCount: 8, importedCount: 1 });
+        for (const r of res.body.results)
+          expect(Object.keys(r).sort()).toEqual(['externalId', 'index', 'recordId', 'status']);
+        for (const e of res.body.errors)
+          expect(Object.keys(e).sort()).toEqual(['detail', 'externalId', 'index']);
+        expect(res.body.results.map((r: { status: string }) => r.status)).toEqual([
+          'created',
+          'failed',
+          'failed',
+          'failed',
+          'failed',
+          'failed',
+          'failed',
+          'failed',
+        ]);
+        expect(res.body.errors.map((e: { index: number }) => e.index)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+        expect(res.body.errors[0].detail).toMatch(/^externalId: /);
+        expect(res.body.errors[1].detail).toMatch(/^externalId: /);
+        expect(res.body.errors[2].detail).toMatch(/^memberId: /);
+        expect(res.body.errors[3].detail).toMatch(/^memberId: /);
+        expect(res.body.errors[4].detail).toMatch(/^fieldValues\.score: /);
+        expect(res.body.errors[5].detail).toMatch(/^fieldValues\.nosuch: /);
+        expect(res.body.errors[6].detail).toMatch(/^fieldValues\.text: /);
+        expect(JSON.stringify(res.body)).not.toContain('PHI');
+        const events = await t.eventsOf(res);
+        expect(events.map((e) => e.type)).toEqual(['DataRecordCreated']);
+      }
+    });
+
+    it('keeps a profile type to one record per member through bulk, with and without upsert, and through upserts of other externalIds', async () => {
+      const profile = await createDataType(t, wid, admin, {
+        slug: 'profile5',
+        isCollection: false,
+        fields: [{ slug: 'dob', fieldType: 'date' }],
+      });
+      const base = recordsPath(wid, profile.id);
+      const first = await t.request('POST', `/w/${wid}/data-types/${profile.id}/upsert/p-ann-1`, {
+        token: admin,
+        body: { memberId: ann.id, fieldValues: { dob: '1980-01-01' } },
+      });
+      expect(first.status).toBe(201);
+      const second = await t.request('POST', `/w/${wid}/data-types/${profile.id}/upsert/p-ann-2`, {
+        token: admin,
+        body: { memberId: ann.id, fieldValues: { dob: '1981-01-01' } },
+      });
+      expect(second.status).toBe(409);
+      expect(await t.eventsOf(second)).toEqual([]);
+      const own = await t.request('POST', `/w/${wid}/data-types/${profile.id}/upsert/p-ann-3`, {
+        token: ann.token,
+        body: { memberId: ann.id, fieldValues: { dob: '1982-01-01' } },
+      });
+      expect(own.status).toBe(409);
+      for (const upsert of [false, true]) {
+        const records = Array.from({ length: 12 }, (_, i) => ({
+          externalId: `p-bob-${upsert}-${i}`,
+          memberId: i % 2 ? bob.id : ann.id,
+          fieldValues: { dob: '1990-01-01' },
+        }));
+        const res = await t.request('POST', `${base}/bulk`, { token: admin, body: { upsert, records } });
+        expect(res.status).toBe(200);
+        const list = await t.request('GET', `${base}?pageSize=100`, { token: admin });
+        const perMember = new Map<number, number>();
+        for (const r of list.body.items as { memberId: number }[])
+          perMember.set(r.memberId, (perMember.get(r.memberId) ?? 0) + 1);
+        expect(Object.fromEntries(perMember)).toEqual({ [ann.id]: 1, [bob.id]: 1 });
+        expect(res.body.importedCount).toBe(upsert ? 0 : 1);
+      }
+    });
+  });
+
+  describe('lists, search and upsert paths', () => {
+    let base: string;
+    let typeId: number;
+    beforeAll(async () => {
+      typeId = (
+        await createDataType(t, wid, admin, {
+          slug: 'lists5',
+          isCollection: true,
+          fields: [
+            { slug: 'text', fieldType: 'text', shouldIndex: true },
+            { slug: 'plain', fieldType: 'text' },
+          ],
+        })
+      ).id;
+      base = recordsPath(wid, typeId);
+      for (const text of [
+        '100% sure',
+        '100 percent',
+        'a_b',
+        'axb',
+        'back\\slash',
+        'backslash',
+        'x'.repeat(200),
+      ]) {
+        const res = await t.request('POST', base, {
+          token: admin,
+          body: { fieldValues: { text, plain: text } },
+        });
+        expect(res.status).toBe(201);
+      }
+    });
+
+    it('matches %, _ and backslashes literally in search, and bounds its length', async () => {
+      const found = async (search: string) => {
+        const res = await t.request('GET', `${base}?search=${encodeURIComponent(search)}`, { token: admin });
+        expect(res.status).toBe(200);
+        return (res.body.items as { fieldValues: { text: string } }[]).map((r) => r.fieldValues.text).sort();
+      };
+      expect(await found('%')).toEqual(['100% sure']);
+      expect(await found('0%')).toEqual(['100% sure']);
+      expect(await found('_')).toEqual(['a_b']);
+      expect(await found('a_b')).toEqual(['a_b']);
+      expect(await found('\\')).toEqual(['back\\slash']);
+      expect(await found('k\\s')).toEqual(['back\\slash']);
+      expect(await found('\\%')).toEqual([]);
+      expect(await found('x'.repeat(200))).toEqual(['x'.repeat(200)]);
+      const long = await t.request('GET', `${base}?search=${'x'.repeat(201)}`, { token: admin });
+      expect(long.status).toBe(400);
+      expect(long.body.detail).toMatch(/search/);
+      const huge = await t.request('GET', `${base}?search=${'%25'.repeat(3000)}`, { token: admin });
+      expect(huge.status).toBe(400);
+    });
+
+    it('pages and sorts strictly: bad sort, page and page size are 400s naming them; a page past the end is empty', async () => {
+      for (const q of [
+        'sort=text',
+        'sort=field.text',
+        'sort=plain',
+        'sort=',
+        'sort=id&sort=-id',
+        'pageSize=0',
+        'pageSize=-5',
+        'pageSize=2.5',
+        'pageSize=1001',
+        'page_size=0',
+        'page_size=abc',
+        'page=0',
+        'page=-1',
+        'page=1.5',
+        'pageSize=2&pageSize=3',
+        'field.plain=x',
+        'field.nosuch=x',
+        'field.text=a&field.text=b',
+      ]) {
+        const res = await t.request('GET', `${base}?${q}`, { token: admin });
+        expect({ q, status: res.status }).toEqual({ q, status: 400 });
+        expect(typeof res.body.detail).toBe('string');
+      }
+      const all = await t.request('GET', `${base}?sort=-createdAt&pageSize=3`, { token: admin });
+      expect(all.body).toMatchObject({ total: 7, page: 1, pageSize: 3 });
+      const ids = (await t.request('GET', `${base}?sort=-id&pageSize=1000`, { token: admin })).body.items.map(
+        (r: { id: number }) => r.id,
+      );
+      expect(ids).toEqual([...ids].sort((a: number, b: number) => b - a));
+      const past = await t.request('GET', `${base}?page=3&page_size=5`, { token: admin });
+      expect(past.body).toMatchObject({ items: [], total: 7, page: 3, pageSize: 5 });
+      const alias = await t.request('GET', `${base}?page=2&page_size=5`, { token: admin });
+      expect(alias.body.items).toHaveLength(2);
+    });
+
+    it('takes the upsert path parameter as sent: an encoded slash, a long id, unicode forms kept apart', async () => {
+      const up = (id: string, text: string) =>
+        t.request('POST', `/w/${wid}/data-types/${typeId}/upsert/${id}`, {
+          token: admin,
+          body: { fieldValues: { text } },
+        });
+      const slash = await up('a%2Fb', 'slash');
+      expect(slash.status).toBe(201);
+      expect(slash.body.externalId).toBe('a/b');
+      const again = await up('a%2Fb', 'slash again');
+      expect([again.status, again.body.id, again.body.wasCreated]).toEqual([200, slash.body.id, false]);
+      const byList = await t.request('GET', `${base}?externalId=${encodeURIComponent('a/b')}`, {
+        token: admin,
+      });
+      expect(byList.body.total).toBe(1);
+      const dots = await up('..%2F..%2Fetc', 'dots');
+      expect(dots.status).toBe(201);
+      expect(dots.body.externalId).toBe('../../etc');
+      // Every externalId POST and bulk take (up to 255 characters) can be upserted by its path,
+      // however many characters its percent-encoding takes.
+      for (const id of ['k'.repeat(255), '\u20ac'.repeat(255), `${'\u{1F600}'.repeat(127)}k`]) {
+        const max = await up(encodeURIComponent(id), 'max');
+        expect({ length: id.length, status: max.status }).toEqual({ length: id.length, status: 201 });
+        expect(max.body.externalId).toBe(id);
+        const twice = await up(encodeURIComponent(id), 'max again');
+        expect([twice.status, twice.body.id]).toEqual([200, max.body.id]);
+      }
+      const over = await up('k'.repeat(256), 'over');
+      expect(over.status).toBe(400);
+      expect(over.body.detail).toMatch(/^path parameter externalId: /);
+      expect(await t.eventsOf(over)).toEqual([]);
+      const blank = await up('%20%20', 'blank');
+      expect(blank.status).toBe(400);
+      const nfc = await up(encodeURIComponent('caf\u00e9'), 'nfc');
+      const nfd = await up(encodeURIComponent('cafe\u0301'), 'nfd');
+      expect([nfc.status, nfd.status]).toEqual([201, 201]);
+      expect(nfc.body.externalId).toBe('caf\u00e9');
+      expect(nfd.body.externalId).toBe('cafe\u0301');
+      const percent = await up('100%25', 'percent');
+      expect(percent.status).toBe(201);
+      expect(percent.body.externalId).toBe('100%');
+      const bad = await up('%E0%A4%A', 'bad escape');
+      expect(bad.status).toBeGreaterThanOrEqual(400);
+      expect(bad.status).toBeLessThan(500);
+    });
+  });
+});
