@@ -401,4 +401,224 @@ describe('attack: records, fifth round (e2e)', () => {
       expect(bad.status).toBeLessThan(500);
     });
   });
+
+  describe('schema races, archived members and where values travel', () => {
+    it('lets exactly one of concurrent data type PUTs pinned to one version win', async () => {
+      const type = await createDataType(t, wid, admin, {
+        slug: 'raced5',
+        fields: [{ slug: 'a', fieldType: 'text' }],
+      });
+      const path = `/w/${wid}/data-types/${type.id}`;
+      for (let round = 0; round < 4; round++) {
+        const etag = (await t.request('GET', path, { token: admin })).headers.get('etag')!;
+        const puts = await Promise.all(
+          Array.from({ length: 4 }, (_, i) =>
+            t.request('PUT', path, {
+              token: admin,
+              headers: { 'if-match': etag },
+              body: {
+                name: `r${round}-${i}`,
+                fields: [
+                  { name: 'a', slug: 'a', fieldType: 'text' },
+                  { name: `f${i}`, slug: `f${round}_${i}`, fieldType: 'text' },
+                ],
+              },
+            }),
+          ),
+        );
+        expect({ round, statuses: puts.map((p) => p.status).sort() }).toEqual({
+          round,
+          statuses: [200, 412, 412, 412],
+        });
+        const winner = puts.find((p) => p.status === 200)!;
+        const now = await t.request('GET', path, { token: admin });
+        expect(now.body.name).toBe(winner.body.name);
+        expect(now.body.fields).toEqual(winner.body.fields);
+        for (const p of puts.filter((x) => x.status === 412)) expect(await t.eventsOf(p)).toEqual([]);
+      }
+    });
+
+    it("keeps an archived member's records to those who may read them, and refuses new ones for it", async () => {
+      const base = recordsPath(wid, notes);
+      const fay = await signup(t, wid, admin, { email: 'fay5@example.com' });
+      const rec = await t.request('POST', base, {
+        token: fay.token,
+        body: { memberId: fay.member.id, externalId: 'fay-1', fieldValues: { text: 'fay note' } },
+      });
+      expect(rec.status).toBe(201);
+      expect((await t.request('DELETE', `/w/${wid}/members/${fay.member.id}`, { token: admin })).status).toBe(
+        200,
+      );
+      // Its token no longer reaches anything.
+      const own = await t.request('GET', `${base}/${rec.body.id}`, { token: fay.token });
+      expect([401, 403]).toContain(own.status);
+      // An admin still reads, changes and deletes the record; nobody creates a new one for the archived member.
+      const put = await t.request('PUT', `${base}/${rec.body.id}`, {
+        token: admin,
+        body: { fieldValues: { plain: 'kept' } },
+      });
+      expect(put.status).toBe(200);
+      await t.expectEvents(put, [
+        { type: 'DataRecordUpdated', data: { member: null, changes: { plain: 'kept' } } },
+      ]);
+      for (const [path, body] of [
+        [base, { memberId: fay.member.id, fieldValues: { text: 'x' } }],
+        [
+          `/w/${wid}/data-types/${notes}/upsert/fay-2`,
+          { memberId: fay.member.id, fieldValues: { text: 'x' } },
+        ],
+      ] as const) {
+        const res = await t.request('POST', path, { token: admin, body });
+        expect({ path, status: res.status }).toEqual({ path, status: 400 });
+        expect(res.body.detail).toMatch(/^memberId: /);
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
+      const up = await t.request('POST', `/w/${wid}/data-types/${notes}/upsert/fay-1`, {
+        token: admin,
+        body: { fieldValues: { plain: 'via upsert' } },
+      });
+      expect([up.status, up.body.memberId]).toEqual([200, fay.member.id]);
+    });
+
+    it("keeps values in the record's own stream: every event that carries one is in record-<id>, and updates carry only what changed", async () => {
+      const marker = 'PHI-MARKER-5';
+      const profile = await createDataType(t, wid, admin, {
+        slug: 'values5',
+        isCollection: false,
+        fields: [
+          { slug: 'a', fieldType: 'text', shouldIndex: true },
+          { slug: 'b', fieldType: 'text' },
+          { slug: 'c', fieldType: 'select', options: ['x', 'y'] },
+        ],
+      });
+      const base = recordsPath(wid, profile.id);
+      const gus = await t.request('POST', `/w/${wid}/create-signup`, {
+        token: admin,
+        body: {
+          member: { email: 'gus5@example.com' },
+          data: { values5: { values: { a: `${marker} a`, b: `${marker} b`, c: 'x' } } },
+        },
+      });
+      expect(gus.status).toBe(201);
+      const recordId = (await t.request('GET', `${base}?memberId=${gus.body.member.id}`, { token: admin }))
+        .body.items[0].id as number;
+      const put = await t.request('PUT', `${base}/${recordId}`, {
+        token: admin,
+        body: { fieldValues: { b: `${marker} b2`, a: `${marker} a`, c: null } },
+      });
+      expect(put.status).toBe(200);
+      const [updated] = (await t.expectEvents(put, [{ type: 'DataRecordUpdated' }])) as {
+        data: Record<string, object>;
+      }[];
+      expect(updated.data).toMatchObject({
+        changes: { b: `${marker} b2`, c: null },
+        previous: { b: `${marker} b`, c: 'x' },
+      });
+      expect(Object.keys(updated.data.changes as object).sort()).toEqual(['b', 'c']);
+      expect(Object.keys(updated.data.previous as object).sort()).toEqual(['b', 'c']);
+      const same = await t.request('PUT', `${base}/${recordId}`, {
+        token: admin,
+        body: { fieldValues: { b: `${marker} b2` } },
+      });
+      expect(same.status).toBe(200);
+      expect(await t.eventsOf(same)).toEqual([]);
+      const bulk = await t.request('POST', `${base}/bulk`, {
+        token: admin,
+        body: {
+          upsert: true,
+          records: Array.from({ length: 10 }, (_, i) => ({
+            externalId: `v5-${i}`,
+            fieldValues: { a: `${marker} bulk ${i}` },
+          })),
+        },
+      });
+      expect(bulk.body.importedCount).toBe(10);
+      const narrowed = await t.request('PUT', `/w/${wid}/data-types/${profile.id}`, {
+        token: admin,
+        body: {
+          force: true,
+          fields: [
+            { name: 'a', slug: 'a', fieldType: 'number' },
+            { name: 'b', slug: 'b', fieldType: 'text' },
+          ],
+        },
+      });
+      expect(narrowed.status).toBe(200);
+      const del = await t.request('DELETE', `${base}/${recordId}`, { token: admin });
+      expect(del.status).toBe(204);
+      const [deleted] = await t.expectEvents(del, [{ type: 'DataRecordDeleted' }]);
+      expect(JSON.stringify(deleted.data)).not.toContain(marker);
+      const gone = await t.request('DELETE', `/w/${wid}/data-types/${profile.id}?force=true`, {
+        token: admin,
+      });
+      expect(gone.status).toBe(204);
+      for (const e of await t.eventsOf(gone)) expect(JSON.stringify(e.data)).not.toContain(marker);
+      // Every stored event of the workspace: those carrying the marker are record events of their own record.
+      const all = await t.request('GET', `/w/${wid}/events?pageSize=1000`, { token: admin });
+      expect(all.status).toBe(200);
+      const carrying = (
+        all.body.items as {
+          streamName: string;
+          type: string;
+          data: { recordId?: number };
+          metadata: unknown;
+        }[]
+      ).filter((e) => JSON.stringify(e.data).includes(marker) || JSON.stringify(e.metadata).includes(marker));
+      expect(carrying.length).toBeGreaterThan(10);
+      for (const e of carrying) {
+        expect(e.streamName).toBe(`record-${e.data.recordId}`);
+        expect(['DataRecordCreated', 'DataRecordUpdated']).toContain(e.type);
+        expect(JSON.stringify(e.metadata)).not.toContain(marker);
+      }
+    });
+  });
+
+  it("shows a record's values in the event history only to records:admin, not to workspace:admin alone", async () => {
+    const secret = await createDataType(t, wid, admin, {
+      slug: 'history5',
+      visibility: 'admin_only',
+      fields: [{ slug: 'dx', fieldType: 'text' }],
+    });
+    const base = recordsPath(wid, secret.id);
+    const rec = await t.request('POST', base, {
+      token: admin,
+      body: { fieldValues: { dx: 'history secret one' } },
+    });
+    expect(rec.status).toBe(201);
+    const put = await t.request('PUT', `${base}/${rec.body.id}`, {
+      token: admin,
+      body: { fieldValues: { dx: 'history secret two' } },
+    });
+    expect(put.status).toBe(200);
+    const stream = `record-${rec.body.id}`;
+    const auditor = await keyWithScopes(t, admin, ['workspace:admin']);
+    // The auditor does not see the type's records at all...
+    expect((await t.request('GET', `${base}/${rec.body.id}`, { token: auditor })).status).toBe(404);
+    // ...nor their values through the history, which still shows that and when they changed.
+    for (const path of [`/w/${wid}/events?stream=${stream}`, `/w/${wid}/events/streams/${stream}`]) {
+      const res = await t.request('GET', path, { token: auditor });
+      expect(res.status).toBe(200);
+      expect(res.body.items.map((e: { type: string }) => e.type).sort()).toEqual([
+        'DataRecordCreated',
+        'DataRecordUpdated',
+      ]);
+      expect(JSON.stringify(res.body)).not.toContain('history secret');
+      for (const e of res.body.items as { data: Record<string, unknown> }[]) {
+        expect(e.data).toMatchObject({ recordId: rec.body.id, dataTypeId: secret.id });
+        expect(Object.keys(e.data)).not.toEqual(expect.arrayContaining(['fieldValues']));
+      }
+    }
+    const all = await t.request('GET', `/w/${wid}/events?pageSize=1000`, { token: auditor });
+    expect(JSON.stringify(all.body)).not.toContain('history secret');
+    // With records:admin beside it, the history is whole.
+    const both = await keyWithScopes(t, admin, ['workspace:admin', 'records:admin']);
+    for (const token of [both, admin]) {
+      const res = await t.request('GET', `/w/${wid}/events/streams/${stream}`, { token });
+      expect(res.body.items[0].data.fieldValues).toEqual({ dx: 'history secret one' });
+      expect(res.body.items[1].data).toMatchObject({
+        changes: { dx: 'history secret two' },
+        previous: { dx: 'history secret one' },
+      });
+    }
+  });
 });
