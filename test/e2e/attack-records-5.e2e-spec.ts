@@ -438,6 +438,52 @@ describe('attack: records, fifth round (e2e)', () => {
       }
     });
 
+    it('never leaves a type that stopped being a collection with records made as a collection (a PUT of isCollection racing creates)', async () => {
+      let switched = 0;
+      for (let round = 0; round < 10; round++) {
+        const type = await createDataType(t, wid, admin, {
+          slug: `switch5_${round}`,
+          isCollection: true,
+          fields: [],
+        });
+        const base = recordsPath(wid, type.id);
+        const posts = Array.from({ length: 6 }, () =>
+          t.request('POST', base, { token: admin, body: { memberId: ann.id, fieldValues: {} } }),
+        );
+        const put = await t.request('PUT', `/w/${wid}/data-types/${type.id}`, {
+          token: admin,
+          body: { isCollection: false },
+        });
+        for (const p of await Promise.all(posts)) expect([201, 409]).toContain(p.status);
+        expect([200, 409]).toContain(put.status);
+        const now = await t.request('GET', `/w/${wid}/data-types/${type.id}`, { token: admin });
+        const held = (await t.request('GET', `${base}?memberId=${ann.id}`, { token: admin })).body
+          .total as number;
+        if (put.status === 200) {
+          switched++;
+          // The switch stands only over no record: whatever the racing creates wrote is gone again.
+          expect({ round, isCollection: now.body.isCollection, held }).toEqual({
+            round,
+            isCollection: false,
+            held: 0,
+          });
+          const first = await t.request('POST', base, {
+            token: admin,
+            body: { memberId: ann.id, fieldValues: {} },
+          });
+          const second = await t.request('POST', base, {
+            token: admin,
+            body: { memberId: ann.id, fieldValues: {} },
+          });
+          expect([round, first.status, second.status]).toEqual([round, 201, 409]);
+        } else {
+          expect(put.body.detail).toMatch(/^isCollection: /);
+          expect({ round, isCollection: now.body.isCollection }).toEqual({ round, isCollection: true });
+        }
+      }
+      expect(switched).toBeGreaterThan(0);
+    }, 120_000);
+
     it("keeps an archived member's records to those who may read them, and refuses new ones for it", async () => {
       const base = recordsPath(wid, notes);
       const fay = await signup(t, wid, admin, { email: 'fay5@example.com' });

@@ -3,11 +3,13 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { EventSourcedRepository, HandleResult } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
+import { ConflictError } from '../../../core/http/domain-errors';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { DataFieldInput, dataTypeDecider, DataTypeState } from '../domain/data-type';
-import { dataTypeStream } from '../domain/data-type.events';
+import { DataTypeEvent, dataTypeStream } from '../domain/data-type.events';
+import type { AppendResult } from '../../../core/event-store/event-store.port';
 import { assertMayManageSchema, assertMaySetVisibility, RecordCaller } from '../domain/record-access.policy';
 import { dataTypeClaims, slugConflict } from '../domain/record-claims';
 import { RecordRow, RecordWriter } from './record-writer.service';
@@ -95,11 +97,14 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
+    private readonly waiter: ConsistencyWaiter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async execute(cmd: UpdateDataTypeCommand): Promise<void> {
+    let outcome: HandleResult<DataTypeState, DataTypeEvent>;
     try {
-      await this.repo.handle({
+      outcome = await this.repo.handle({
         streamName: dataTypeStream(cmd.dataTypeId),
         workspaceId: cmd.workspaceId,
         decider: dataTypeDecider,
@@ -139,6 +144,43 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
       if (err instanceof ClaimTakenError) throw slugConflict(cmd.changes.slug ?? '');
       throw err;
     }
+    const switched = outcome.events.find((e) => e.type === 'DataTypeUpdated')?.data.isCollection;
+    if (switched !== undefined && outcome.append) await this.confirmSwitch(cmd, switched, outcome.append);
+  }
+
+  /**
+   * `isCollection` changes only while the type has no records, which the decision above
+   * took from the read model: a record whose create committed just before this change
+   * may not be there yet, and it holds no claim of one record per member (or holds one a
+   * collection never releases). Once the read model has passed this change it holds every
+   * such record; if there is one, the change is undone and the PUT is the 409 it would have
+   * been. A create committing after the change sees it and undoes itself (RecordWriter).
+   */
+  private async confirmSwitch(cmd: UpdateDataTypeCommand, to: boolean, append: AppendResult): Promise<void> {
+    await this.waiter.waitFor([append], Math.max(this.config.readYourWritesTimeoutMs, 15_000));
+    const count = await recordCount(this.db, cmd.dataTypeId);
+    if (!count) return;
+    await this.repo.handle({
+      streamName: dataTypeStream(cmd.dataTypeId),
+      workspaceId: cmd.workspaceId,
+      decider: dataTypeDecider,
+      command: {
+        from: (state: DataTypeState) => ({
+          type: 'UpdateDataType' as const,
+          dataTypeId: cmd.dataTypeId,
+          workspaceId: cmd.workspaceId,
+          // Back as it was, unless another change moved it meanwhile (then nothing is decided).
+          ...(state.isCollection === to ? { isCollection: !to } : {}),
+          force: false,
+          fieldsHoldingValues: [],
+          // The undoing of this change, not a change of the client's: the records it found are why.
+          recordCount: 0,
+          now: new Date().toISOString(),
+        }),
+      },
+      claims: dataTypeClaims,
+    });
+    throw new ConflictError(`isCollection: cannot change while the type has ${count} record(s)`);
   }
 
   /** The type's select fields, staying select, of which some record holds a value the new options leave out. */

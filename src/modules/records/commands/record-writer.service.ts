@@ -190,7 +190,11 @@ export class RecordWriter {
     // same projections (read-your-writes), so it answers no later for this.
     await this.waiter.waitFor(appended, Math.max(this.config.readYourWritesTimeoutMs, 15_000));
     const { state } = await this.repo.loadShared(dataTypeStream(type.dataTypeId), dataTypeDecider);
-    if (state.status === 'active') return;
+    // A type that stopped or started being a collection meanwhile: these records took (or
+    // did not take) the claim of one record per member by what it was, so they go too
+    // (UpdateDataTypeHandler undoes a switch that meets records committed before it).
+    const switched = state.status === 'active' && state.isCollection !== type.isCollection;
+    if (state.status === 'active' && !switched) return;
     await this.deleteAll(
       type,
       records.map((r) => ({
@@ -200,6 +204,8 @@ export class RecordWriter {
         revision: 0n,
       })),
     );
+    if (switched)
+      throw new ConflictError('isCollection: the data type changed while the record was written; retry');
     throw new NotFoundError('Data type not found');
   }
 
