@@ -484,6 +484,35 @@ describe('attack: records, fifth round (e2e)', () => {
       expect(switched).toBeGreaterThan(0);
     }, 120_000);
 
+    it('never keeps a value of a field removed or retyped while the record was being created', async () => {
+      for (let round = 0; round < 8; round++) {
+        const type = await createDataType(t, wid, admin, {
+          slug: `retype5_${round}`,
+          isCollection: true,
+          fields: [
+            { slug: 'a', fieldType: 'text', shouldIndex: true },
+            { slug: 'b', fieldType: 'text' },
+          ],
+        });
+        const base = recordsPath(wid, type.id);
+        const posts = Array.from({ length: 6 }, () =>
+          t.request('POST', base, { token: admin, body: { fieldValues: { a: 'hello', b: 'kept?' } } }),
+        );
+        const put = await t.request('PUT', `/w/${wid}/data-types/${type.id}`, {
+          token: admin,
+          body: { force: true, fields: [{ name: 'a', slug: 'a', fieldType: 'number', shouldIndex: true }] },
+        });
+        expect(put.status).toBe(200);
+        for (const p of await Promise.all(posts)) expect([201, 409]).toContain(p.status);
+        const list = await t.request('GET', `${base}?pageSize=100`, { token: admin });
+        // Every record the list shows fits the schema as it now is: no `b`, no text in `a`.
+        for (const r of list.body.items as { fieldValues: Record<string, unknown> }[])
+          expect({ round, values: r.fieldValues }).toEqual({ round, values: {} });
+        const byText = await t.request('GET', `${base}?search=hello`, { token: admin });
+        expect(byText.body.total).toBe(0);
+      }
+    }, 120_000);
+
     it("keeps an archived member's records to those who may read them, and refuses new ones for it", async () => {
       const base = recordsPath(wid, notes);
       const fay = await signup(t, wid, admin, { email: 'fay5@example.com' });
