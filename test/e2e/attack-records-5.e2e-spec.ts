@@ -12,6 +12,7 @@ describe('attack: records, fifth round (e2e)', () => {
   let t: TestApp;
   let wid: string;
   let admin: string;
+  let adminMember: number;
   let otherWid: string;
   let otherAdmin: string;
   let ann: { token: string; id: number };
@@ -23,6 +24,7 @@ describe('attack: records, fifth round (e2e)', () => {
     const a = await t.bootstrap();
     wid = a.workspaceId;
     admin = a.apiKey;
+    adminMember = a.memberId;
     const b = await t.bootstrap('other tenant', 'other-owner@example.com');
     otherWid = b.workspaceId;
     otherAdmin = b.apiKey;
@@ -54,7 +56,7 @@ describe('attack: records, fifth round (e2e)', () => {
       expect(rec.status).toBe(201);
       for (let round = 0; round < 5; round++) {
         const grant = await t.request('POST', `/w/${wid}/record-grants`, {
-          token: ann.token,
+          token: admin,
           body: { granteeMemberId: bob.id, ownerMemberId: ann.id, access: 'write' },
         });
         expect(grant.status).toBe(201);
@@ -84,6 +86,45 @@ describe('attack: records, fifth round (e2e)', () => {
         });
         expect(again.status).toBe(404);
       }
+    });
+
+    it('lets a member without records:write share its records for read only: a write grant would let the grantee delete them', async () => {
+      const base = recordsPath(wid, notes);
+      const rec = await t.request('POST', base, {
+        token: ann.token,
+        body: { memberId: ann.id, fieldValues: { text: 'ann keeps this' } },
+      });
+      expect(rec.status).toBe(201);
+      // Ann herself may not delete her record (rule 7: records:write)...
+      expect((await t.request('DELETE', `${base}/${rec.body.id}`, { token: ann.token })).status).toBe(403);
+      // ...so she cannot hand Bob a grant that would.
+      const write = await t.request('POST', `/w/${wid}/record-grants`, {
+        token: ann.token,
+        body: { granteeMemberId: bob.id, ownerMemberId: ann.id, access: 'write' },
+      });
+      expect(write.status).toBe(403);
+      expect(write.body.detail).toMatch(/^access: /);
+      expect(await t.eventsOf(write)).toEqual([]);
+      expect((await t.request('DELETE', `${base}/${rec.body.id}`, { token: bob.token })).status).toBe(403);
+      expect((await t.request('GET', `${base}/${rec.body.id}`, { token: admin })).status).toBe(200);
+      // Read she may share; and a key holding records:write shares its member's records for write.
+      const read = await t.request('POST', `/w/${wid}/record-grants`, {
+        token: ann.token,
+        body: { granteeMemberId: bob.id, ownerMemberId: ann.id, access: 'read', dataTypeId: notes },
+      });
+      expect(read.status).toBe(201);
+      const ownerKey = await keyWithScopes(t, admin, ['records:write']);
+      const shared = await t.request('POST', `/w/${wid}/record-grants`, {
+        token: ownerKey,
+        body: { granteeMemberId: bob.id, ownerMemberId: adminMember, access: 'write' },
+      });
+      expect(shared.status).toBe(201);
+      expect(
+        (await t.request('DELETE', `/w/${wid}/record-grants/${shared.body.id}`, { token: admin })).status,
+      ).toBe(204);
+      expect(
+        (await t.request('DELETE', `/w/${wid}/record-grants/${read.body.id}`, { token: ann.token })).status,
+      ).toBe(204);
     });
 
     it('refuses a doubled grant (409, one event), a grant on a deleted type, to an archived member, and by a read-only key', async () => {
