@@ -180,6 +180,33 @@ describe('attack: records, fifth round (e2e)', () => {
       expect(await t.eventsOf(byReader)).toEqual([]);
     });
 
+    it('answers the Location of a new grant with the grant, to those who may see it and to nobody else', async () => {
+      const carl = await signup(t, wid, admin, { email: 'carl5b@example.com' });
+      const made = await t.request('POST', `/w/${wid}/record-grants`, {
+        token: ann.token,
+        body: { granteeMemberId: carl.member.id, ownerMemberId: ann.id, access: 'read' },
+      });
+      expect(made.status).toBe(201);
+      const location = made.headers.get('location')!.replace(/^\/api\/v2/, '');
+      for (const token of [admin, ann.token, carl.token]) {
+        const got = await t.request('GET', location, { token });
+        expect(got.status).toBe(200);
+        expect(got.body).toEqual(made.body);
+      }
+      for (const token of [bob.token, otherAdmin]) {
+        const hidden = await t.request('GET', location, { token });
+        expect([403, 404]).toContain(hidden.status);
+        expect(JSON.stringify(hidden.body)).not.toContain(String(carl.member.id));
+      }
+      expect((await t.request('GET', location, { token: bob.token })).status).toBe(404);
+      expect(
+        (await t.request('GET', `/w/${otherWid}/record-grants/${made.body.id}`, { token: otherAdmin }))
+          .status,
+      ).toBe(404);
+      expect((await t.request('DELETE', location, { token: carl.token })).status).toBe(204);
+      expect((await t.request('GET', location, { token: admin })).status).toBe(404);
+    });
+
     it('lists grants page by page within the workspace, and refuses bad paging', async () => {
       const list = await t.request('GET', `/w/${wid}/record-grants?pageSize=1&page=1`, { token: admin });
       expect(list.status).toBe(200);
