@@ -520,7 +520,11 @@ describe('attack: records, fifth round (e2e)', () => {
         );
         const put = await t.request('PUT', `/w/${wid}/data-types/${type.id}`, {
           token: admin,
-          body: { isCollection: false },
+          body: {
+            isCollection: false,
+            name: `renamed ${round}`,
+            fields: [{ name: 'added', slug: 'added', fieldType: 'text' }],
+          },
         });
         for (const p of await Promise.all(posts)) expect([201, 409]).toContain(p.status);
         expect([200, 409]).toContain(put.status);
@@ -546,7 +550,18 @@ describe('attack: records, fifth round (e2e)', () => {
           expect([round, first.status, second.status]).toEqual([round, 201, 409]);
         } else {
           expect(put.body.detail).toMatch(/^isCollection: /);
-          expect({ round, isCollection: now.body.isCollection }).toEqual({ round, isCollection: true });
+          // Refused, it changed nothing: the rename and the added field are undone with the switch.
+          expect({
+            round,
+            isCollection: now.body.isCollection,
+            name: now.body.name,
+            fields: now.body.fields,
+          }).toEqual({
+            round,
+            isCollection: true,
+            name: `switch5_${round}`,
+            fields: [],
+          });
         }
       }
       expect(switched).toBeGreaterThan(0);

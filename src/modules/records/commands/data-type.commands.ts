@@ -8,7 +8,7 @@ import { nextId } from '../../../core/database/ids';
 import { ConflictError } from '../../../core/http/domain-errors';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { DataFieldInput, dataTypeDecider, DataTypeState } from '../domain/data-type';
-import { DataTypeEvent, dataTypeStream } from '../domain/data-type.events';
+import { DataTypeEvent, dataTypeStream, DataTypeUpdated } from '../domain/data-type.events';
 import type { AppendResult } from '../../../core/event-store/event-store.port';
 import { assertMayManageSchema, assertMaySetVisibility, RecordCaller } from '../domain/record-access.policy';
 import { dataTypeClaims, slugConflict } from '../domain/record-claims';
@@ -103,6 +103,7 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
 
   async execute(cmd: UpdateDataTypeCommand): Promise<void> {
     let outcome: HandleResult<DataTypeState, DataTypeEvent>;
+    let before: DataTypeState | undefined;
     try {
       outcome = await this.repo.handle({
         streamName: dataTypeStream(cmd.dataTypeId),
@@ -112,6 +113,7 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
         command: {
           from: async (state: DataTypeState) => {
             const mine = state.status === 'active' && state.workspaceId === cmd.workspaceId;
+            before = state;
             if (mine) {
               assertMayManageSchema(cmd.caller, state);
               if (cmd.changes.visibility !== undefined && cmd.changes.visibility !== state.visibility)
@@ -144,8 +146,9 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
       if (err instanceof ClaimTakenError) throw slugConflict(cmd.changes.slug ?? '');
       throw err;
     }
-    const switched = outcome.events.find((e) => e.type === 'DataTypeUpdated')?.data.isCollection;
-    if (switched !== undefined && outcome.append) await this.confirmSwitch(cmd, switched, outcome.append);
+    const changed = outcome.events.find((e) => e.type === 'DataTypeUpdated')?.data;
+    if (changed?.isCollection !== undefined && outcome.append && before)
+      await this.confirmSwitch(cmd, before, changed, outcome.append);
   }
 
   /**
@@ -153,34 +156,68 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
    * took from the read model: a record whose create committed just before this change
    * may not be there yet, and it holds no claim of one record per member (or holds one a
    * collection never releases). Once the read model has passed this change it holds every
-   * such record; if there is one, the change is undone and the PUT is the 409 it would have
-   * been. A create committing after the change sees it and undoes itself (RecordWriter).
+   * such record; if there is one, the PUT is undone (what it changed set back as it was)
+   * and answers the 409 it would have. A create committing after the change sees it and
+   * undoes itself (RecordWriter).
    */
-  private async confirmSwitch(cmd: UpdateDataTypeCommand, to: boolean, append: AppendResult): Promise<void> {
+  private async confirmSwitch(
+    cmd: UpdateDataTypeCommand,
+    before: DataTypeState,
+    changed: DataTypeUpdated['data'],
+    append: AppendResult,
+  ): Promise<void> {
     await this.waiter.waitFor([append], Math.max(this.config.readYourWritesTimeoutMs, 15_000));
     const count = await recordCount(this.db, cmd.dataTypeId);
     if (!count) return;
-    await this.repo.handle({
-      streamName: dataTypeStream(cmd.dataTypeId),
-      workspaceId: cmd.workspaceId,
-      decider: dataTypeDecider,
-      command: {
-        from: (state: DataTypeState) => ({
-          type: 'UpdateDataType' as const,
-          dataTypeId: cmd.dataTypeId,
-          workspaceId: cmd.workspaceId,
-          // Back as it was, unless another change moved it meanwhile (then nothing is decided).
-          ...(state.isCollection === to ? { isCollection: !to } : {}),
-          force: false,
-          fieldsHoldingValues: [],
-          // The undoing of this change, not a change of the client's: the records it found are why.
-          recordCount: 0,
-          now: new Date().toISOString(),
-        }),
-      },
-      claims: dataTypeClaims,
+    // Fields come back only when the change dropped no values (nothing to restore them from).
+    const lossless = ![changed.removedFields, changed.retypedFields, changed.narrowedFields].some(
+      (l) => l?.length,
+    );
+    const undo = (whole: boolean) =>
+      this.repo.handle({
+        streamName: dataTypeStream(cmd.dataTypeId),
+        workspaceId: cmd.workspaceId,
+        decider: dataTypeDecider,
+        command: {
+          from: async (state: DataTypeState) => {
+            const fields = whole && lossless && changed.fields !== undefined;
+            return {
+              type: 'UpdateDataType' as const,
+              dataTypeId: cmd.dataTypeId,
+              workspaceId: cmd.workspaceId,
+              // Unless another change moved it back meanwhile (then nothing is decided for it).
+              ...(state.isCollection === changed.isCollection ? { isCollection: before.isCollection } : {}),
+              ...(changed.name !== undefined ? { name: before.name } : {}),
+              ...(changed.visibility !== undefined ? { visibility: before.visibility } : {}),
+              ...(whole && changed.slug !== undefined ? { slug: before.slug } : {}),
+              ...(fields ? { fields: before.fields } : {}),
+              // Fields it added that records have filled since stay (a 409 below, then the lesser undo).
+              force: false,
+              fieldsHoldingValues: fields
+                ? await this.fieldsHoldingValues(
+                    cmd.dataTypeId,
+                    state.fields.map((f) => f.slug),
+                  )
+                : [],
+              // The undoing of this change, not a change of the client's: the records it found are why.
+              recordCount: 0,
+              now: new Date().toISOString(),
+            };
+          },
+        },
+        claims: dataTypeClaims,
+      });
+    let whole = true;
+    await undo(true).catch(async (err: unknown) => {
+      // The old slug taken meanwhile, or an added field filled: undo the rest.
+      if (!(err instanceof ClaimTakenError || err instanceof ConflictError)) throw err;
+      whole = false;
+      await undo(false);
     });
-    throw new ConflictError(`isCollection: cannot change while the type has ${count} record(s)`);
+    const kept = !whole || (!lossless && changed.fields !== undefined);
+    throw new ConflictError(
+      `isCollection: cannot change while the type has ${count} record(s)${kept ? '; its field or slug changes stand' : ''}`,
+    );
   }
 
   /** The type's select fields, staying select, of which some record holds a value the new options leave out. */
