@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import { startTestApp, TestApp } from '../support/app';
+import { MAX_PARAM_LENGTH } from '../../src/core/http/transport-errors';
 
 interface RawResponse {
   status: number;
@@ -148,8 +149,10 @@ describe('answers written before a route runs (e2e)', () => {
   afterAll(() => t.close());
 
   it('414 for a path parameter longer than the router takes', async () => {
-    const res = await rawRequest(t, 'GET', `/w/${'a'.repeat(101)}`, { authorization: `Bearer ${token}` });
-    expectDetail(res, 414, /longer than 100 characters/);
+    const res = await rawRequest(t, 'GET', `/w/${'a'.repeat(MAX_PARAM_LENGTH + 1)}`, {
+      authorization: `Bearer ${token}`,
+    });
+    expectDetail(res, 414, new RegExp(`longer than ${MAX_PARAM_LENGTH} characters`));
   });
 
   it('400 for a path that is not valid percent-encoding', async () => {

@@ -2,6 +2,7 @@ import { Controller, DynamicModule, Get, Module } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/auth.decorators';
 import { featureOf, FeatureModule } from '../features/feature';
+import { GuardedEventDataCatalogue } from './guarded-event-data';
 import { PublicEventCatalogue } from './public-events';
 
 export class EventTypeResponse {
@@ -44,17 +45,26 @@ export class EventTypesController {
   }
 }
 
-/** The catalogue of the features' public events (injectable as PublicEventCatalogue) and its route. */
+/**
+ * The catalogue of the features' public events (injectable as PublicEventCatalogue) and its
+ * route, and the guards on their events' data (GuardedEventDataCatalogue).
+ */
 @Module({})
 export class PublicEventsModule {
   static forFeatures(features: readonly FeatureModule[]): DynamicModule {
     const catalogue = new PublicEventCatalogue(features.flatMap((f) => featureOf(f).publicEvents ?? []));
+    const guards = new GuardedEventDataCatalogue(
+      features.flatMap((f) => featureOf(f).guardedEventData ?? []),
+    );
     return {
       module: PublicEventsModule,
       global: true,
       controllers: [EventTypesController],
-      providers: [{ provide: PublicEventCatalogue, useValue: catalogue }],
-      exports: [PublicEventCatalogue],
+      providers: [
+        { provide: PublicEventCatalogue, useValue: catalogue },
+        { provide: GuardedEventDataCatalogue, useValue: guards },
+      ],
+      exports: [PublicEventCatalogue, GuardedEventDataCatalogue],
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { EntityClass, MigrationClass } from '../database/data-source';
+import type { GuardedEventData } from '../events/guarded-event-data';
 import type { PublicEventDefinition } from '../events/public-events';
 
 /**
@@ -34,6 +35,8 @@ export interface FeatureDescriptor {
   versionedResources?: readonly VersionedTable[];
   /** The events it emits to the outside (event rules, webhooks): core/events/public-events.ts. */
   publicEvents?: readonly PublicEventDefinition[];
+  /** Keys of its events' data the event history shows only with a scope: core/events/guarded-event-data.ts. */
+  guardedEventData?: readonly GuardedEventData[];
 }
 
 const FEATURE = Symbol.for('core:feature');

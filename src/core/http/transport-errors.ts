@@ -4,8 +4,13 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { JsonLogger } from '../logging/json-logger';
 
-/** Fastify's default, restated because the 414 detail names it. */
-export const MAX_PARAM_LENGTH = 100;
+/**
+ * The longest path parameter the router takes, as sent (percent-encoded). Fastify's
+ * default of 100 refused `POST .../upsert/{externalId}` for an externalId of 101 to 255
+ * characters, which every other route accepts: 255 characters of 3 UTF-8 bytes each are
+ * 255 × 9 characters once percent-encoded. Longer is a 414.
+ */
+export const MAX_PARAM_LENGTH = 255 * 9;
 /** Node's default --max-http-header-size, restated because the 431 detail names it. */
 const MAX_HEADER_KB = 16;
 

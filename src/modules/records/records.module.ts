@@ -16,6 +16,7 @@ import {
   UpsertRecordHandler,
 } from './commands/record.commands';
 import { CheckSignupDataHandler, UpsertSignupRecordsHandler } from './commands/signup-records.command';
+import { RECORD_VALUES_IN_EVENTS } from './domain/data-record.events';
 import { RECORDS_PUBLIC_EVENTS } from './domain/data-record.public-events';
 import { DataTypesController } from './http/data-types.controller';
 import { RecordGrantsController } from './http/record-grants.controller';
@@ -35,6 +36,7 @@ import { RecordsTables1764000007000 } from './records.migration';
   migrations: [RecordsTables1764000007000],
   versionedResources: ['data_types', 'data_records'],
   publicEvents: RECORDS_PUBLIC_EVENTS,
+  guardedEventData: [RECORD_VALUES_IN_EVENTS],
 })
 @Module({
   controllers: [DataTypesController, RecordsController, RecordGrantsController],

@@ -1,6 +1,7 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { decodePosition } from '../../../core/event-store/event-store.port';
+import { GuardedEventDataCatalogue } from '../../../core/events/guarded-event-data';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { listFilterConditions, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { StoredEventResponse } from '../http/audit.dto';
@@ -10,6 +11,8 @@ export class ListWorkspaceEventsQuery {
     readonly workspaceId: string,
     readonly filters: { type?: string; stream?: string; after?: string },
     readonly page: PageRequest,
+    /** The caller's effective scopes: guarded keys of the data it lacks the scope for are left out. */
+    readonly scopes: readonly string[],
   ) {}
 }
 
@@ -18,6 +21,7 @@ export class ReadWorkspaceStreamQuery {
     readonly workspaceId: string,
     readonly streamName: string,
     readonly page: PageRequest,
+    readonly scopes: readonly string[],
   ) {}
 }
 
@@ -33,14 +37,18 @@ interface Row {
   total: string;
 }
 
-function toResponse(r: Row): StoredEventResponse {
+function toResponse(
+  r: Row,
+  guards: GuardedEventDataCatalogue,
+  scopes: readonly string[],
+): StoredEventResponse {
   return {
     id: r.event_id,
     type: r.type,
     streamName: r.stream_name,
     revision: r.revision,
     position: `${r.position_commit}-${r.position_prepare}`,
-    data: r.data,
+    data: guards.visibleData(r.type, r.data, scopes),
     metadata: r.metadata,
   };
 }
@@ -53,7 +61,10 @@ const COLUMNS = `event_id, type, stream_name, revision::text, position_commit::t
 /** Newest first, always within the caller's workspace. */
 @QueryHandler(ListWorkspaceEventsQuery)
 export class ListWorkspaceEventsHandler implements IQueryHandler<ListWorkspaceEventsQuery> {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly guards: GuardedEventDataCatalogue,
+  ) {}
 
   async execute(q: ListWorkspaceEventsQuery): Promise<Paginated<StoredEventResponse>> {
     const where = ['workspace_id = $1'];
@@ -81,7 +92,11 @@ export class ListWorkspaceEventsHandler implements IQueryHandler<ListWorkspaceEv
       params,
     )) as Row[];
     const total = rows.length ? Number(rows[0].total) : await this.count(where, params.slice(0, -2));
-    return paginated(rows.map(toResponse), total, q.page);
+    return paginated(
+      rows.map((r) => toResponse(r, this.guards, q.scopes)),
+      total,
+      q.page,
+    );
   }
 
   private async count(where: string[], params: unknown[]): Promise<number> {
@@ -96,7 +111,10 @@ export class ListWorkspaceEventsHandler implements IQueryHandler<ListWorkspaceEv
 /** One stream, oldest first; 404 when the workspace has no such stream. */
 @QueryHandler(ReadWorkspaceStreamQuery)
 export class ReadWorkspaceStreamHandler implements IQueryHandler<ReadWorkspaceStreamQuery> {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly guards: GuardedEventDataCatalogue,
+  ) {}
 
   async execute(q: ReadWorkspaceStreamQuery): Promise<Paginated<StoredEventResponse>> {
     const params: unknown[] = [q.workspaceId, q.streamName];
@@ -123,6 +141,10 @@ export class ReadWorkspaceStreamHandler implements IQueryHandler<ReadWorkspaceSt
       )) as { n: number }[];
       return paginated([], total[0].n, q.page);
     }
-    return paginated(rows.map(toResponse), Number(rows[0].total), q.page);
+    return paginated(
+      rows.map((r) => toResponse(r, this.guards, q.scopes)),
+      Number(rows[0].total),
+      q.page,
+    );
   }
 }

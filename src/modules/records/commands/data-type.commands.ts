@@ -3,11 +3,13 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
-import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { EventSourcedRepository, HandleResult } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
+import { ConflictError } from '../../../core/http/domain-errors';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { DataFieldInput, dataTypeDecider, DataTypeState } from '../domain/data-type';
-import { dataTypeStream } from '../domain/data-type.events';
+import { DataTypeEvent, dataTypeStream, DataTypeUpdated } from '../domain/data-type.events';
+import type { AppendResult } from '../../../core/event-store/event-store.port';
 import { assertMayManageSchema, assertMaySetVisibility, RecordCaller } from '../domain/record-access.policy';
 import { dataTypeClaims, slugConflict } from '../domain/record-claims';
 import { RecordRow, RecordWriter } from './record-writer.service';
@@ -95,11 +97,15 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly db: DataSource,
+    private readonly waiter: ConsistencyWaiter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async execute(cmd: UpdateDataTypeCommand): Promise<void> {
+    let outcome: HandleResult<DataTypeState, DataTypeEvent>;
+    let before: DataTypeState | undefined;
     try {
-      await this.repo.handle({
+      outcome = await this.repo.handle({
         streamName: dataTypeStream(cmd.dataTypeId),
         workspaceId: cmd.workspaceId,
         decider: dataTypeDecider,
@@ -107,6 +113,7 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
         command: {
           from: async (state: DataTypeState) => {
             const mine = state.status === 'active' && state.workspaceId === cmd.workspaceId;
+            before = state;
             if (mine) {
               assertMayManageSchema(cmd.caller, state);
               if (cmd.changes.visibility !== undefined && cmd.changes.visibility !== state.visibility)
@@ -139,6 +146,78 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
       if (err instanceof ClaimTakenError) throw slugConflict(cmd.changes.slug ?? '');
       throw err;
     }
+    const changed = outcome.events.find((e) => e.type === 'DataTypeUpdated')?.data;
+    if (changed?.isCollection !== undefined && outcome.append && before)
+      await this.confirmSwitch(cmd, before, changed, outcome.append);
+  }
+
+  /**
+   * `isCollection` changes only while the type has no records, which the decision above
+   * took from the read model: a record whose create committed just before this change
+   * may not be there yet, and it holds no claim of one record per member (or holds one a
+   * collection never releases). Once the read model has passed this change it holds every
+   * such record; if there is one, the PUT is undone (what it changed set back as it was)
+   * and answers the 409 it would have. A create committing after the change sees it and
+   * undoes itself (RecordWriter).
+   */
+  private async confirmSwitch(
+    cmd: UpdateDataTypeCommand,
+    before: DataTypeState,
+    changed: DataTypeUpdated['data'],
+    append: AppendResult,
+  ): Promise<void> {
+    await this.waiter.waitFor([append], Math.max(this.config.readYourWritesTimeoutMs, 15_000));
+    const count = await recordCount(this.db, cmd.dataTypeId);
+    if (!count) return;
+    // Fields come back only when the change dropped no values (nothing to restore them from).
+    const lossless = ![changed.removedFields, changed.retypedFields, changed.narrowedFields].some(
+      (l) => l?.length,
+    );
+    const undo = (whole: boolean) =>
+      this.repo.handle({
+        streamName: dataTypeStream(cmd.dataTypeId),
+        workspaceId: cmd.workspaceId,
+        decider: dataTypeDecider,
+        command: {
+          from: async (state: DataTypeState) => {
+            const fields = whole && lossless && changed.fields !== undefined;
+            return {
+              type: 'UpdateDataType' as const,
+              dataTypeId: cmd.dataTypeId,
+              workspaceId: cmd.workspaceId,
+              // Unless another change moved it back meanwhile (then nothing is decided for it).
+              ...(state.isCollection === changed.isCollection ? { isCollection: before.isCollection } : {}),
+              ...(changed.name !== undefined ? { name: before.name } : {}),
+              ...(changed.visibility !== undefined ? { visibility: before.visibility } : {}),
+              ...(whole && changed.slug !== undefined ? { slug: before.slug } : {}),
+              ...(fields ? { fields: before.fields } : {}),
+              // Fields it added that records have filled since stay (a 409 below, then the lesser undo).
+              force: false,
+              fieldsHoldingValues: fields
+                ? await this.fieldsHoldingValues(
+                    cmd.dataTypeId,
+                    state.fields.map((f) => f.slug),
+                  )
+                : [],
+              // The undoing of this change, not a change of the client's: the records it found are why.
+              recordCount: 0,
+              now: new Date().toISOString(),
+            };
+          },
+        },
+        claims: dataTypeClaims,
+      });
+    let whole = true;
+    await undo(true).catch(async (err: unknown) => {
+      // The old slug taken meanwhile, or an added field filled: undo the rest.
+      if (!(err instanceof ClaimTakenError || err instanceof ConflictError)) throw err;
+      whole = false;
+      await undo(false);
+    });
+    const kept = !whole || (!lossless && changed.fields !== undefined);
+    throw new ConflictError(
+      `isCollection: cannot change while the type has ${count} record(s)${kept ? '; its field or slug changes stand' : ''}`,
+    );
   }
 
   /** The type's select fields, staying select, of which some record holds a value the new options leave out. */

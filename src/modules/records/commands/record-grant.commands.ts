@@ -48,7 +48,7 @@ export class CreateRecordGrantHandler implements ICommandHandler<CreateRecordGra
 
   async execute(cmd: CreateRecordGrantCommand): Promise<number> {
     const { input, workspaceId } = cmd;
-    assertMayGrant(cmd.caller, input.ownerMemberId);
+    assertMayGrant(cmd.caller, input.ownerMemberId, input.access);
     const dataTypeId = input.dataTypeId ?? null;
     const [members, dataTypeExists] = await Promise.all([
       this.records.members(workspaceId, [input.granteeMemberId, input.ownerMemberId]),

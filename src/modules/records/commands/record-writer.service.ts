@@ -11,6 +11,7 @@ import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
 import { DataRecordState, dataRecordDecider, DataTypeFacts } from '../domain/data-record';
 import { DataRecordEvent, RecordMember, recordStream } from '../domain/data-record.events';
+import type { FieldValues } from '../domain/field-values';
 import { dataTypeDecider } from '../domain/data-type';
 import { dataTypeStream } from '../domain/data-type.events';
 import {
@@ -180,7 +181,12 @@ export class RecordWriter {
   private async undoIfTypeDeleted(
     type: DataTypeFacts,
     appended: readonly AppendResult[],
-    records: readonly { recordId: number; memberId: number | null; externalId: string | null }[],
+    records: readonly {
+      recordId: number;
+      memberId: number | null;
+      externalId: string | null;
+      fieldValues: FieldValues;
+    }[],
   ): Promise<void> {
     // A deletion whose transaction began before the append's and commits after it is not
     // in the type's stream yet right after the append, and the read model passes it before
@@ -190,7 +196,17 @@ export class RecordWriter {
     // same projections (read-your-writes), so it answers no later for this.
     await this.waiter.waitFor(appended, Math.max(this.config.readYourWritesTimeoutMs, 15_000));
     const { state } = await this.repo.loadShared(dataTypeStream(type.dataTypeId), dataTypeDecider);
-    if (state.status === 'active') return;
+    // A type that stopped or started being a collection meanwhile: these records took (or
+    // did not take) the claim of one record per member by what it was, so they go too
+    // (UpdateDataTypeHandler undoes a switch that meets records committed before it). So do
+    // records holding a value of a field the type removed, retyped or narrowed meanwhile:
+    // the change's drop of such values has passed them by, and they would keep a value the
+    // schema no longer has.
+    const switched =
+      state.status === 'active' &&
+      (state.isCollection !== type.isCollection ||
+        records.some((r) => !valuesStillFit(type, state, r.fieldValues)));
+    if (state.status === 'active' && !switched) return;
     await this.deleteAll(
       type,
       records.map((r) => ({
@@ -200,6 +216,12 @@ export class RecordWriter {
         revision: 0n,
       })),
     );
+    if (switched)
+      throw new ConflictError(
+        state.isCollection !== type.isCollection
+          ? 'isCollection: the data type changed while the record was written; retry'
+          : 'fieldValues: the data type changed while the record was written; retry',
+      );
     throw new NotFoundError('Data type not found');
   }
 
@@ -464,4 +486,20 @@ export class RecordWriter {
     }
     throw new ConflictError('externalId: the upsert kept losing races with concurrent changes; retry');
   }
+}
+
+/**
+ * Whether values decided against `before` still fit the type as it now is: each field still
+ * there, of the same type, a select value still among its options, and none of their values
+ * dropped since (PUT with force, data-type.ts droppedAt).
+ */
+function valuesStillFit(before: DataTypeFacts, after: DataTypeFacts, values: FieldValues): boolean {
+  const was = new Map(before.fields.map((f) => [f.slug, f]));
+  const now = new Map(after.fields.map((f) => [f.slug, f]));
+  return Object.entries(values).every(([slug, value]) => {
+    const f = now.get(slug);
+    if (!f || f.fieldType !== was.get(slug)?.fieldType) return false;
+    if (f.fieldType === 'select' && !(f.options ?? []).includes(value as string)) return false;
+    return before.droppedAt?.[slug] === after.droppedAt?.[slug];
+  });
 }

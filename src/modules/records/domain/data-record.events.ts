@@ -1,3 +1,4 @@
+import type { GuardedEventData } from '../../../core/events/guarded-event-data';
 import type { FieldValue, FieldValues } from './field-values';
 
 export const recordStream = (id: number): string => `record-${id}`;
@@ -70,3 +71,16 @@ export interface DataRecordDeleted {
 }
 
 export type DataRecordEvent = DataRecordCreated | DataRecordUpdated | DataRecordDeleted;
+
+/**
+ * The keys of record events that hold field values: the event history shows them only to
+ * holders of records:admin (the scope that reads every record), so workspace:admin alone
+ * does not read PHI through it.
+ */
+export const RECORD_VALUES_IN_EVENTS: GuardedEventData = {
+  eventTypes: ['DataRecordCreated', 'DataRecordUpdated'] satisfies DataRecordEvent['type'][],
+  fields: ['fieldValues', 'changes', 'previous'] satisfies (
+    keyof DataRecordCreated['data'] | keyof DataRecordUpdated['data']
+  )[],
+  scope: 'records:admin',
+};

@@ -113,9 +113,12 @@ describe('record access policy', () => {
   });
 
   it('grants: records:admin for anyone, members share their own; the grantee may give one up', () => {
-    expect(allowed(() => assertMayGrant(self, 1))).toBe(true);
-    expect(allowed(() => assertMayGrant(writer, 2))).toBe(false);
-    expect(allowed(() => assertMayGrant(admin, 2))).toBe(true);
+    expect(allowed(() => assertMayGrant(self, 1, 'read'))).toBe(true);
+    expect(allowed(() => assertMayGrant(writer, 2, 'read'))).toBe(false);
+    expect(allowed(() => assertMayGrant(admin, 2, 'write'))).toBe(true);
+    // A write grant lets the grantee delete: the owner gives it only holding records:write.
+    expect(allowed(() => assertMayGrant(self, 1, 'write'))).toBe(false);
+    expect(allowed(() => assertMayGrant(writer, 1, 'write'))).toBe(true);
     expect(allowed(() => assertMayRevoke(self, { ownerMemberId: 2, granteeMemberId: 1 }))).toBe(true);
     expect(allowed(() => assertMayRevoke(self, { ownerMemberId: 2, granteeMemberId: 3 }))).toBe(false);
   });
@@ -132,7 +135,7 @@ describe('the self rule under a scoped credential', () => {
     expect(allowed(() => assertMayRead(chatsKey, own, []))).toBe(false);
     expect(allowed(() => assertMayEdit(chatsKey, own, []))).toBe(false);
     expect(allowed(() => assertMayCreate(chatsKey, 1, 'workspace'))).toBe(false);
-    expect(allowed(() => assertMayGrant(chatsKey, 1))).toBe(false);
+    expect(allowed(() => assertMayGrant(chatsKey, 1, 'read'))).toBe(false);
     expect(listScope(chatsKey, 4, [])).toMatchObject({ all: false, selfId: null });
     expect(allowed(() => assertMayRead(readKey, own, []))).toBe(true);
     expect(allowed(() => assertMayEdit(readKey, own, []))).toBe(false);

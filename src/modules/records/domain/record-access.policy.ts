@@ -186,10 +186,21 @@ export function assertMaySetVisibility(
   );
 }
 
-/** Who manages a grant: records:admin, or the owner sharing their own records; the grantee may also give it up. */
-export function assertMayGrant(caller: RecordCaller, ownerMemberId: number): void {
+/**
+ * Who manages a grant: records:admin, or the owner sharing their own records; the grantee
+ * may also give it up. A write grant lets the grantee delete the owner's records too
+ * (assertMayDelete), which the owner itself does only with records:write: an owner without
+ * it shares for read only, never giving more than it holds.
+ */
+export function assertMayGrant(caller: RecordCaller, ownerMemberId: number, access: string): void {
   if (isRecordsAdmin(caller)) return;
-  if (caller.memberId !== undefined && ownRecord(caller, ownerMemberId, 'write')) return;
+  if (caller.memberId !== undefined && ownRecord(caller, ownerMemberId, 'write')) {
+    if (access === 'write' && !grants(caller.scopes, 'records:write'))
+      throw new ForbiddenError(
+        'access: sharing your records for write (which lets the grantee delete them) needs the scope records:write, as deleting them yourself does',
+      );
+    return;
+  }
   throw new ForbiddenError(
     "ownerMemberId: sharing another member's records needs the scope records:admin; members share their own",
   );

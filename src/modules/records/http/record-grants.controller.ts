@@ -45,7 +45,7 @@ export class RecordGrantsController {
     const id = await this.commands.execute<CreateRecordGrantCommand, number>(
       new CreateRecordGrantCommand(workspaceId, body, callerOf(p)),
     );
-    return this.queries.execute(new GetRecordGrantQuery(workspaceId, id));
+    return this.queries.execute(new GetRecordGrantQuery(workspaceId, id, callerOf(p)));
   }
 
   @Get()
@@ -63,6 +63,24 @@ export class RecordGrantsController {
   ): Promise<RecordGrantListResponse> {
     return this.queries.execute(
       new ListRecordGrantsQuery(wid.toLowerCase(), toPageRequest(query), callerOf(p)),
+    );
+  }
+
+  @Get(':grantId')
+  @RequireScope('records:admin')
+  @SelfAccess()
+  @ApiOperation({
+    summary: 'Get a record grant',
+    description: 'records:admin sees any grant; a member one it gave or holds (others answer 404)',
+  })
+  @ApiOkResponse({ type: RecordGrantResponse })
+  get(
+    @Param('wid') wid: string,
+    @Param('grantId') rawId: string,
+    @CurrentPrincipal() p: Principal,
+  ): Promise<RecordGrantResponse> {
+    return this.queries.execute(
+      new GetRecordGrantQuery(wid.toLowerCase(), pathId(rawId, 'Grant'), callerOf(p)),
     );
   }
 

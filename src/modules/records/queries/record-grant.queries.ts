@@ -39,6 +39,8 @@ export class GetRecordGrantQuery {
   constructor(
     readonly workspaceId: string,
     readonly grantId: number,
+    /** Who asks: records:admin sees any grant, a member those it gave or holds (others are 404). */
+    readonly caller: RecordCaller,
   ) {}
 }
 
@@ -82,7 +84,9 @@ export class GetRecordGrantHandler implements IQueryHandler<GetRecordGrantQuery>
       q.grantId,
       q.workspaceId,
     ])) as GrantRow[];
-    if (!rows.length) throw new NotFoundError('Grant not found');
-    return toResponse(rows[0]);
+    const r = rows[0];
+    const mine = r !== undefined && [r.grantee_member_id, r.owner_member_id].includes(q.caller.memberId ?? 0);
+    if (!r || (!isRecordsAdmin(q.caller) && !mine)) throw new NotFoundError('Grant not found');
+    return toResponse(r);
   }
 }
