@@ -1,0 +1,163 @@
+import { DataSource } from 'typeorm';
+import { startTestApp, TestApp, TestResponse } from '../support/app';
+import { builtInRoles } from '../support/identity-fixtures';
+import { createApp } from '../support/oauth-browser';
+
+/**
+ * Attack on the request path, identity and access, fifth pass: actions that take no body
+ * (core's @TakesNoBody) beyond automation's, and emails that differ only in their Unicode
+ * spelling or by an invisible character. Hostile and careless clients over HTTP.
+ */
+describe('Attack: identity and access, fifth pass (e2e)', () => {
+  let t: TestApp;
+  let db: DataSource;
+  beforeAll(async () => {
+    t = await startTestApp();
+    db = t.app.get(DataSource);
+  });
+  afterAll(() => t.close());
+
+  const eventCount = async () => Number((await db.query(`SELECT count(*)::int AS n FROM events`))[0].n);
+
+  /** A body past the 25 MB JSON limit, still valid JSON. */
+  const oversized = () => JSON.stringify({ padding: 'x'.repeat(26 * 1024 * 1024) });
+
+  /**
+   * The answers a route that takes no body gives: a field is 400 naming it (nothing
+   * appended), another media type 415, an oversized body 413; then none, an empty JSON body
+   * and `{}` each reach the handler (`ok` checks each answer).
+   */
+  async function expectTakesNoBody(
+    path: string,
+    token: string,
+    field: Record<string, unknown>,
+    ok: (res: TestResponse) => Promise<void> | void,
+  ): Promise<void> {
+    const before = await eventCount();
+    const named = await t.request('POST', path, { token, body: field });
+    expect(named.status).toBe(400);
+    expect(named.body.detail).toBe(
+      `${Object.keys(field)
+        .map((k) => `${k}: unknown field`)
+        .join('; ')} (this operation takes no body)`,
+    );
+    const list = await t.request('POST', path, { token, body: [field] });
+    expect(list.status).toBe(400);
+    expect(list.body.detail).toMatch(/^body: this operation takes no body/);
+    const form = await t.request('POST', path, {
+      token,
+      raw: 'a=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.status).toBe(415);
+    expect(form.body.detail).toMatch(/application\/json/);
+    const huge = await t.request('POST', path, { token, raw: oversized() });
+    expect(huge.status).toBe(413);
+    expect(await eventCount()).toBe(before);
+    for (const opts of [{}, { raw: '' }, { body: {} }])
+      await ok(await t.request('POST', path, { token, ...opts }));
+  }
+
+  describe('actions that take no body', () => {
+    it('custom toolkits enable and disable: a field is 400 naming it, an empty JSON body is none', async () => {
+      const o = await t.bootstrap('No body toolkits');
+      const kit = await t.request('POST', `/w/${o.workspaceId}/custom-toolkits`, {
+        token: o.apiKey,
+        body: { name: 'Kit', slug: 'kit' },
+      });
+      expect(kit.status).toBe(201);
+      const base = `/w/${o.workspaceId}/custom-toolkits/${kit.body.id as number}`;
+      // A client that believes it disabled the toolkit through a body field.
+      await expectTakesNoBody(`${base}/enable`, o.apiKey, { enabled: false }, (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body.enabled).toBe(true);
+      });
+      let first = true;
+      await expectTakesNoBody(`${base}/disable`, o.apiKey, { reason: 'why' }, async (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body.enabled).toBe(false);
+        // The first one disables it; the others find it so and append nothing.
+        await t.expectEvents(res, first ? [{ type: 'CustomToolkitDisabled' }] : []);
+        first = false;
+      });
+    });
+
+    it('accepting an invitation takes no memberRoleId: 400 naming it, the invitation still pending; decline takes an empty body', async () => {
+      const o = await t.bootstrap('No body invitations');
+      const roles = await builtInRoles(t, o.workspaceId, o.apiKey);
+      const invitee = await t.bootstrap('Invitee home', `invitee-nobody-${process.pid}@example.com`);
+      const invite = () =>
+        t.request('POST', `/w/${o.workspaceId}/invitations`, {
+          token: o.apiKey,
+          body: { email: `invitee-nobody-${process.pid}@example.com`, memberRoleId: roles.User },
+        });
+      const first = await invite();
+      expect(first.status).toBe(201);
+
+      // The invitee believes it chose its own role.
+      const accept = `/me/invitations/${first.body.id as string}/accept`;
+      const chosen = await t.request('POST', accept, {
+        token: invitee.apiKey,
+        body: { memberRoleId: roles.Manager },
+      });
+      expect(chosen.status).toBe(400);
+      expect(chosen.body).toEqual({ detail: 'memberRoleId: unknown field (this operation takes no body)' });
+      await t.expectEvents(chosen, []);
+      const pending = await t.request('GET', '/me/invitations', { token: invitee.apiKey });
+      expect(pending.body.items.map((i: { id: string }) => i.id)).toEqual([first.body.id]);
+
+      // An empty body with Content-Type: application/json is no body: the invitation is accepted.
+      const accepted = await t.request('POST', accept, { token: invitee.apiKey, raw: '' });
+      expect(accepted.status).toBe(200);
+      expect(accepted.body.member.memberRoleId).toBe(roles.User);
+
+      const second = await t.request('POST', `/w/${o.workspaceId}/invitations`, {
+        token: o.apiKey,
+        body: { email: `invitee-nobody-2-${process.pid}@example.com` },
+      });
+      expect(second.status).toBe(201);
+      const other = await t.bootstrap('Invitee two home', `invitee-nobody-2-${process.pid}@example.com`);
+      const decline = `/me/invitations/${second.body.id as string}/decline`;
+      const why = await t.request('POST', decline, { token: other.apiKey, body: { reason: 'no thanks' } });
+      expect(why.status).toBe(400);
+      expect(why.body.detail).toBe('reason: unknown field (this operation takes no body)');
+      await t.expectEvents(why, []);
+      const declined = await t.request('POST', decline, { token: other.apiKey, raw: '' });
+      expect(declined.status).toBe(204);
+      await t.expectEvents(declined, [{ type: 'InvitationDeclined' }]);
+    });
+
+    it('rotating an OAuth app secret takes no clientSecret of the caller’s choosing', async () => {
+      const o = await t.bootstrap('No body apps');
+      const app = await createApp(t, o.apiKey);
+      const rotate = `/me/apps/${app.id}/rotate-secret`;
+      const secrets = new Set<string>([app.clientSecret!]);
+      await expectTakesNoBody(rotate, o.apiKey, { clientSecret: 'wss_mine' }, async (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body.clientSecret).toMatch(/^wss_/);
+        expect(res.body.clientSecret).not.toBe('wss_mine');
+        secrets.add(res.body.clientSecret as string);
+        await t.expectEvents(res, [{ type: 'OAuthAppSecretRotated' }]);
+      });
+      expect(secrets.size).toBe(4);
+    });
+
+    it('MCP servers enable, disable and refresh-tools refuse a field before anything else', async () => {
+      const o = await t.bootstrap('No body MCP');
+      for (const action of ['enable', 'disable', 'refresh-tools']) {
+        const path = `/w/${o.workspaceId}/mcp-servers/1/${action}`;
+        const named = await t.request('POST', path, {
+          token: o.apiKey,
+          body: { mcpUrl: 'https://x.example' },
+        });
+        expect(named.status).toBe(400);
+        expect(named.body.detail).toBe('mcpUrl: unknown field (this operation takes no body)');
+        // No body, or an empty one: the server is looked up (there is none).
+        for (const opts of [{}, { raw: '' }, { body: {} }]) {
+          const none = await t.request('POST', path, { token: o.apiKey, ...opts });
+          expect(none.status).toBe(404);
+        }
+      }
+    });
+  });
+});
