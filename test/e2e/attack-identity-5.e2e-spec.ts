@@ -160,4 +160,76 @@ describe('Attack: identity and access, fifth pass (e2e)', () => {
       }
     });
   });
+
+  describe('emails spelled differently', () => {
+    const nfc = 'jos\u00e9.ren\u00e9e@example.com';
+    const nfd = 'jose\u0301.rene\u0301e@example.com';
+
+    it('20 concurrent signups of one email in case, NFC/NFD and surrounding-space spellings make one member', async () => {
+      const o = await t.bootstrap('Unicode emails');
+      const spellings = [nfc, nfd, nfc.toUpperCase(), nfd.toUpperCase(), ` ${nfd}\u00a0`, `\t${nfc} `];
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          t.request('POST', `/w/${o.workspaceId}/create-signup`, {
+            token: o.apiKey,
+            body: { member: { email: spellings[i % spellings.length] } },
+          }),
+        ),
+      );
+      expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+      expect(results.filter((r) => r.status === 200)).toHaveLength(19);
+      expect(new Set(results.map((r) => r.body.member.id as number)).size).toBe(1);
+      expect(results[0].body.member.email).toBe(nfc);
+      const listed = await t.request('GET', `/w/${o.workspaceId}/members?email=${encodeURIComponent(nfd)}`, {
+        token: o.apiKey,
+      });
+      expect(listed.body.items.map((m: { id: number }) => m.id)).toEqual([results[0].body.member.id]);
+
+      // Another member cannot take the address in its other spelling either.
+      const other = await t.request('POST', `/w/${o.workspaceId}/create-signup`, {
+        token: o.apiKey,
+        body: { member: { email: 'someone@example.com' } },
+      });
+      expect(other.status).toBe(201);
+      const moved = await t.request('PUT', `/w/${o.workspaceId}/members/${other.body.member.id as number}`, {
+        token: o.apiKey,
+        body: { email: nfd.toUpperCase() },
+      });
+      expect(moved.status).toBe(409);
+      await t.expectEvents(moved, []);
+    });
+
+    it('an email holding an invisible character is 400 naming the field and appends nothing', async () => {
+      const o = await t.bootstrap('Invisible emails');
+      const before = await eventCount();
+      for (const email of [
+        'ann@example.com\u200b',
+        '\u200bann@example.com',
+        'an\u200dn@example.com',
+        'ann@exa\u200emple.com',
+        'ann\u2066@example.com',
+        'ann@example.com\u0007',
+      ]) {
+        const signup = await t.request('POST', `/w/${o.workspaceId}/create-signup`, {
+          token: o.apiKey,
+          body: { member: { email } },
+        });
+        expect(signup.status).toBe(400);
+        expect(signup.body).toEqual({ detail: 'member.email: must be an email address' });
+        const invited = await t.request('POST', `/w/${o.workspaceId}/invitations`, {
+          token: o.apiKey,
+          body: { email },
+        });
+        expect(invited.status).toBe(400);
+        expect(invited.body).toEqual({ detail: 'email: must be an email address' });
+      }
+      const me = await t.request('PUT', `/w/${o.workspaceId}/members/${o.memberId}`, {
+        token: o.apiKey,
+        body: { email: 'own\ufeffer@example.com' },
+      });
+      expect(me.status).toBe(400);
+      expect(me.body).toEqual({ detail: 'email: must be an email address' });
+      expect(await eventCount()).toBe(before);
+    });
+  });
 });

@@ -25,7 +25,8 @@ export class FindAccountsByRegisteredEmailHandler implements IQueryHandler<
       `SELECT uuid::text AS uuid FROM accounts
         WHERE lower(registered_email) = lower($1) AND registered_email IS NOT NULL
         ORDER BY created_at, uuid LIMIT ${MAX_ACCOUNTS}`,
-      [q.email],
+      // In the form identity stores addresses (contact.ts): an NFD spelling finds the account too.
+      [q.email.trim().normalize('NFC')],
     )) as { uuid: string }[];
     return rows.map((r) => r.uuid);
   }
