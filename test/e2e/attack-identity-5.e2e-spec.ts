@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
-import { builtInRoles } from '../support/identity-fixtures';
+import { builtInRoles, customRole, keyWithScopes, signup } from '../support/identity-fixtures';
 import { createApp } from '../support/oauth-browser';
 
 /**
@@ -158,6 +158,70 @@ describe('Attack: identity and access, fifth pass (e2e)', () => {
           expect(none.status).toBe(404);
         }
       }
+    });
+  });
+
+  describe('signup of an existing member', () => {
+    it('a narrow key cannot take a member token of the workspace owner, nor of anyone holding more than it and the default role', async () => {
+      const o = await t.bootstrap('Signup takeover', `owner-takeover-${process.pid}@example.com`);
+      const w = o.workspaceId;
+      const narrow = await keyWithScopes(t, o.apiKey, ['members:write']);
+      const before = await eventCount();
+      // The owner's address (registered by bootstrap): the answer would be the owner's own token.
+      const owner = await t.request('POST', `/w/${w}/create-signup`, {
+        token: narrow,
+        body: { member: { email: `OWNER-takeover-${process.pid}@example.com` } },
+      });
+      expect(owner.status).toBe(403);
+      expect(owner.body.detail).toMatch(
+        /^member: this member's role grants agents:write, agents:admin, analytics:read, .* and 60 more, which this credential does not hold; a signup cannot sign in those who hold more than the caller$/,
+      );
+      expect(owner.body.token).toBeUndefined();
+      expect(await eventCount()).toBe(before);
+
+      // A staff member on a custom role beyond the caller's scopes and the default role's.
+      const staff = await customRole(t, w, o.apiKey, 'Records staff', ['records:admin', 'members:read']);
+      const held = await signup(t, w, o.apiKey, { email: 'staff@example.com', externalId: 'staff-1' });
+      expect(
+        (
+          await t.request('PUT', `/w/${w}/members/${held.member.id}`, {
+            token: o.apiKey,
+            body: { memberRoleId: staff },
+          })
+        ).status,
+      ).toBe(200);
+      for (const member of [
+        { email: 'staff@example.com' },
+        { externalId: 'staff-1', email: 'new@example.com' },
+      ]) {
+        const refused = await t.request('POST', `/w/${w}/create-signup`, { token: narrow, body: { member } });
+        expect(refused.status).toBe(403);
+        expect(refused.body.detail).toMatch(/^member: this member's role grants records:admin, which/);
+        await t.expectEvents(refused, []);
+      }
+      // A caller holding that role's scopes signs the staff member in.
+      const wide = await keyWithScopes(t, o.apiKey, ['members:write', 'records:admin']);
+      const allowed = await t.request('POST', `/w/${w}/create-signup`, {
+        token: wide,
+        body: { member: { email: 'staff@example.com' } },
+      });
+      expect(allowed.status).toBe(200);
+      expect(allowed.body.member.id).toBe(held.member.id);
+
+      // People holding the default role (User) are signed in by the narrow key as before,
+      // though it holds none of User's scopes; so are new people.
+      const fresh = await t.request('POST', `/w/${w}/create-signup`, {
+        token: narrow,
+        body: { member: { email: 'customer@example.com' } },
+      });
+      expect(fresh.status).toBe(201);
+      const again = await t.request('POST', `/w/${w}/create-signup`, {
+        token: narrow,
+        body: { member: { email: 'Customer@Example.com' } },
+      });
+      expect(again.status).toBe(200);
+      expect(again.body.member.id).toBe(fresh.body.member.id);
+      expect(again.body.token).toMatch(/^wsm_/);
     });
   });
 
