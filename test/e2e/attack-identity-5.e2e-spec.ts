@@ -223,6 +223,31 @@ describe('Attack: identity and access, fifth pass (e2e)', () => {
       expect(again.body.member.id).toBe(fresh.body.member.id);
       expect(again.body.token).toMatch(/^wsm_/);
     });
+
+    it('a signup cannot name a role: memberRoleId anywhere in its body is 400 naming it, and creates nobody', async () => {
+      const o = await t.bootstrap('Signup roles');
+      const roles = await builtInRoles(t, o.workspaceId, o.apiKey);
+      const before = await eventCount();
+      for (const [body, detail] of [
+        [
+          { member: { email: 'boss@example.com', memberRoleId: roles.Manager } },
+          'member.memberRoleId: unknown field',
+        ],
+        [
+          { member: { email: 'boss@example.com' }, memberRoleId: roles.Manager },
+          'memberRoleId: unknown field',
+        ],
+        [
+          { member: { email: 'boss@example.com', roleIds: [roles.Manager] } },
+          'member.roleIds: unknown field',
+        ],
+      ] as const) {
+        const res = await t.request('POST', `/w/${o.workspaceId}/create-signup`, { token: o.apiKey, body });
+        expect(res.status).toBe(400);
+        expect(res.body.detail).toBe(detail);
+      }
+      expect(await eventCount()).toBe(before);
+    });
   });
 
   describe('emails spelled differently', () => {
