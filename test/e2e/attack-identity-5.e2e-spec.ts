@@ -1,7 +1,14 @@
 import { DataSource } from 'typeorm';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
 import { builtInRoles, customRole, keyWithScopes, signup } from '../support/identity-fixtures';
-import { createApp } from '../support/oauth-browser';
+import {
+  authorizeUrl,
+  createApp,
+  OAuthBrowser,
+  ownerWithPassword,
+  pkcePair,
+  REDIRECT,
+} from '../support/oauth-browser';
 
 /**
  * Attack on the request path, identity and access, fifth pass: actions that take no body
@@ -286,6 +293,38 @@ describe('Attack: identity and access, fifth pass (e2e)', () => {
       });
       expect(moved.status).toBe(409);
       await t.expectEvents(moved, []);
+    });
+
+    it('the password sign-in finds an account registered with an accented address in either spelling', async () => {
+      const owner = await ownerWithPassword(t, 'Accented sign-in');
+      const app = await createApp(t, owner.apiKey);
+      const email = `ren\u00e9e-${process.pid}@example.com`;
+      // Registered through bootstrap in the decomposed spelling; kept in NFC.
+      const own = await t.bootstrap('Accented Co', `rene\u0301e-${process.pid}@example.com`);
+      const me = await t.request('GET', '/me', { token: own.apiKey });
+      expect(me.body.email).toBe(email);
+      const password = 'an accented password 1';
+      expect(
+        (await t.request('PUT', '/me/password', { token: own.apiKey, body: { newPassword: password } }))
+          .status,
+      ).toBe(204);
+      const signIn = async (as: string) => {
+        const browser = new OAuthBrowser();
+        const page = await browser.get(
+          authorizeUrl(t, {
+            response_type: 'code',
+            client_id: app.clientId,
+            redirect_uri: REDIRECT,
+            scope: 'workspace:read',
+            state: 's',
+            code_challenge: pkcePair().challenge,
+            code_challenge_method: 'S256',
+          }),
+        );
+        return (await browser.submit(page.form(), { email: as, password })).status;
+      };
+      expect(await signIn(email)).toBe(303);
+      expect(await signIn(`RENE\u0301E-${process.pid}@EXAMPLE.COM`)).toBe(303);
     });
 
     it('an email holding an invisible character is 400 naming the field and appends nothing', async () => {
