@@ -1,5 +1,7 @@
+import * as net from 'node:net';
 import { DataSource } from 'typeorm';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
+import { eventually } from '../support/processes';
 import { builtInRoles, customRole, keyWithScopes, signup } from '../support/identity-fixtures';
 import {
   authorizeUrl,
@@ -359,5 +361,85 @@ describe('Attack: identity and access, fifth pass (e2e)', () => {
       expect(me.body).toEqual({ detail: 'email: must be an email address' });
       expect(await eventCount()).toBe(before);
     });
+  });
+});
+
+/**
+ * The rate limit of a credential counts requests with a body before the body is read
+ * (core/http/early-auth.ts): before, a body that failed to parse or that the input guard
+ * refused was answered before the guard's admission, so it carried no X-RateLimit-* headers
+ * and counted nowhere, and an upload in progress held no in-flight slot (a key could have
+ * any number of 25 MB bodies in flight).
+ */
+describe('Attack: rate limits of requests with a body (e2e)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '12', RATE_LIMIT_CONCURRENCY: '2' } });
+  });
+  afterAll(() => t.close());
+
+  /** A POST whose headers and first bytes are sent, the rest never: an upload in progress. */
+  function holdUpload(path: string, token: string): Promise<net.Socket> {
+    const url = new URL(t.baseUrl);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(url.port), url.hostname, () => {
+        socket.write(
+          `POST /api/v2${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n` +
+            'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"name": "',
+          () => setTimeout(() => resolve(socket), 200),
+        );
+      });
+      socket.on('error', reject);
+    });
+  }
+
+  it('parse failures and refused bodies count and carry X-RateLimit-*, uploads in progress hold slots, and past the limit a body is not read', async () => {
+    const o = await t.bootstrap('Limited bodies');
+    const roles = `/w/${o.workspaceId}/member-roles`;
+    const answers = [
+      await t.request('POST', roles, { token: o.apiKey, raw: '{"name": ' }),
+      await t.request('POST', roles, {
+        token: o.apiKey,
+        raw: 'name=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+      await t.request('POST', roles, {
+        token: o.apiKey,
+        raw: JSON.stringify({ x: 'y'.repeat(26 * 1024 * 1024) }),
+      }),
+      await t.request('POST', roles, { token: o.apiKey, body: { name: 'a\u0000b', permissions: [] } }),
+      await t.request('POST', `/me/invitations/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}/accept`, {
+        token: o.apiKey,
+        body: { memberRoleId: 1 },
+      }),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([400, 415, 413, 400, 400]);
+    expect(answers.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual(Array(5).fill('12'));
+    expect(answers.map((r) => Number(r.headers.get('x-ratelimit-remaining')))).toEqual([11, 10, 9, 8, 7]);
+
+    // Two uploads in progress take both in-flight slots: a third request waits its turn.
+    const held = [await holdUpload(roles, o.apiKey), await holdUpload(roles, o.apiKey)];
+    const third = await t.request('GET', `/w/${o.workspaceId}`, { token: o.apiKey });
+    expect(third.status).toBe(429);
+    expect(third.body.detail).toMatch(/^Too many concurrent requests: at most 2 in flight per credential/);
+    held.forEach((s) => s.destroy());
+    await eventually(
+      async () => (await t.request('GET', `/w/${o.workspaceId}`, { token: o.apiKey })).status === 200,
+      'the slots of the abandoned uploads to free',
+      5000,
+      50,
+    );
+
+    // Past the limit, a body is refused before it is read: 429, not the 400 its JSON deserves.
+    let last: TestResponse | undefined;
+    for (let i = 0; i < 12; i++) {
+      last = await t.request('POST', roles, { token: o.apiKey, raw: '{"name": ' });
+      if (last.status === 429) break;
+      expect(last.status).toBe(400);
+    }
+    expect(last!.status).toBe(429);
+    expect(last!.body.detail).toMatch(/^Rate limit exceeded: at most 12 requests per minute per credential/);
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
   });
 });

@@ -20,8 +20,12 @@ import { grants, intersectScopesOnce } from './scopes';
 export interface AuthenticatedRequest extends FastifyRequest, PeekingRequest {
   principal?: Principal;
   actor?: Principal['actor'];
-  /** Resolved before the body was read (core/http/early-auth.ts), so the guard does not resolve it twice. */
-  earlyCredential?: { token: string; credential: Credential };
+  /**
+   * Resolved before the body was read (core/http/early-auth.ts), so the guard does not resolve
+   * it twice; `admitted` when the rate limiter already counted the request there (one with a
+   * body), so the guard does not count it twice.
+   */
+  earlyCredential?: { token: string; credential: Credential; admitted?: boolean };
 }
 
 /**
@@ -129,10 +133,13 @@ export class AuthGuard implements CanActivate {
     // used by the handler, once the checks below have let the request through.
     const { keptRead } = policy;
     const keptId = keptRead && params?.[keptRead.param]?.toLowerCase();
-    const peeked = await admit(
-      credentialSubject(credential),
-      keptRead && keptId ? versionKey(this.config.redisPrefix, keptRead.kind, keptId) : undefined,
-    );
+    const peeked =
+      early?.token === token && early.admitted
+        ? undefined
+        : await admit(
+            credentialSubject(credential),
+            keptRead && keptId ? versionKey(this.config.redisPrefix, keptRead.kind, keptId) : undefined,
+          );
     if (keptId && peeked !== undefined) req.peekedVersion = peeked;
 
     const wid = params?.wid;

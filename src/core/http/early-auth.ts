@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthenticatedRequest, bearerToken } from '../auth/auth.guard';
 import type { Credential, CredentialResolver } from '../auth/principal';
-import { addressSubject, RateLimiter } from '../rate-limit/rate-limiter';
+import { addressSubject, credentialSubject, RateLimiter } from '../rate-limit/rate-limiter';
 import { UnauthorizedError } from './domain-errors';
 import { toErrorResponse } from './http-exception.filter';
 import { ROUTE_AUTH } from './route-auth';
@@ -13,7 +13,12 @@ import { ROUTE_AUTH } from './route-auth';
  * token is resolved here too, so an invalid one is refused as early; the guard reuses the
  * credential resolved here (resolving again only if this lookup failed) and still checks
  * its membership and scopes. An anonymous request counts against its client address here,
- * as in the guard.
+ * as in the guard. A request with a body and a live credential is counted against the
+ * credential here too, before its body is read: one over the limit is 429 without being
+ * read, a body that then fails to parse (400, 413, 415) or that the input guard refuses
+ * still counts and carries the X-RateLimit-* headers, and an upload in progress holds one
+ * of the credential's in-flight slots. Requests without a body (the reads) are counted by
+ * the guard, where a kept read's version rides on the admission.
  */
 export function registerEarlyAuth(
   fastify: FastifyInstance,
@@ -40,8 +45,20 @@ export function registerEarlyAuth(
         return; // the guard resolves again and answers (and logs) the failure as for any request
       }
       if (!credentials || credential) {
-        if (credential) (req as AuthenticatedRequest).earlyCredential = { token, credential };
-        return;
+        if (!credential) return;
+        const early: NonNullable<AuthenticatedRequest['earlyCredential']> = { token, credential };
+        (req as AuthenticatedRequest).earlyCredential = early;
+        if (!rateLimiter || credential.kind === 'assistant' || !carriesBody(req)) return;
+        try {
+          await rateLimiter.admit(credentialSubject(credential), reply);
+          early.admitted = true;
+          return;
+        } catch (err) {
+          refusal = () => err;
+        }
+        const res = toErrorResponse(refusal());
+        void reply.code(res.status).headers(res.headers).send({ detail: res.detail });
+        return reply;
       }
       refusal = () => new UnauthorizedError('The credential is invalid, expired or revoked');
     }
@@ -54,4 +71,11 @@ export function registerEarlyAuth(
     void reply.code(res.status).headers(res.headers).send({ detail: res.detail });
     return reply; // fastify: an async hook that answered returns the reply
   });
+}
+
+/** Whether the request announces a body (a length other than 0, or chunks). */
+function carriesBody(req: FastifyRequest): boolean {
+  const length = req.headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  return req.headers['transfer-encoding'] !== undefined;
 }
