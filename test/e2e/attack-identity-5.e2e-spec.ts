@@ -442,4 +442,31 @@ describe('Attack: rate limits of requests with a body (e2e)', () => {
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last!.headers.get('x-ratelimit-remaining')).toBe('0');
   });
+  it('a body sent to a public route counts against the client address before it is read; providers’ webhooks stay exempt', async () => {
+    const register = () => t.request('POST', '/oauth/register', { raw: '{"client_name": ' });
+    const first = [await register(), await register()];
+    expect(first.map((r) => r.status)).toEqual([400, 400]);
+    expect(first.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual(['12', '12']);
+    const [a, b] = first.map((r) => Number(r.headers.get('x-ratelimit-remaining')));
+    expect(b).toBe(a - 1);
+
+    // Twilio's webhooks (@SkipRateLimit on their controller) are not counted, body or not.
+    for (let i = 0; i < 3; i++) {
+      const status = await t.request('POST', '/providers/twilio/sms/status', {
+        raw: 'MessageSid=SM1&MessageStatus=delivered',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(status.status).toBe(403);
+      expect(status.headers.get('x-ratelimit-limit')).toBeNull();
+    }
+
+    let last: TestResponse | undefined;
+    for (let i = 0; i < 12; i++) {
+      last = await register();
+      if (last.status === 429) break;
+      expect(last.status).toBe(400);
+    }
+    expect(last!.status).toBe(429);
+    expect(last!.body.detail).toMatch(/per client address/);
+  });
 });
