@@ -22,6 +22,12 @@ export interface AuthenticatedRequest extends FastifyRequest, PeekingRequest {
   actor?: Principal['actor'];
   /** Resolved before the body was read (core/http/early-auth.ts), so the guard does not resolve it twice. */
   earlyCredential?: { token: string; credential: Credential };
+  /**
+   * The rate limiter already counted the request before its body was read (early-auth.ts: a
+   * request with a body, against its credential or, on a public route, its client address),
+   * so the guard does not count it twice.
+   */
+  admittedEarly?: boolean;
 }
 
 /**
@@ -104,7 +110,7 @@ export class AuthGuard implements CanActivate {
       return this.rateLimiter.admit(subject, context.switchToHttp().getResponse<FastifyReply>(), peek);
     };
     if (policy.public) {
-      await admit(addressSubject(req));
+      if (!req.admittedEarly) await admit(addressSubject(req));
       return true;
     }
     const { scope, self } = policy;
@@ -129,10 +135,12 @@ export class AuthGuard implements CanActivate {
     // used by the handler, once the checks below have let the request through.
     const { keptRead } = policy;
     const keptId = keptRead && params?.[keptRead.param]?.toLowerCase();
-    const peeked = await admit(
-      credentialSubject(credential),
-      keptRead && keptId ? versionKey(this.config.redisPrefix, keptRead.kind, keptId) : undefined,
-    );
+    const peeked = req.admittedEarly
+      ? undefined
+      : await admit(
+          credentialSubject(credential),
+          keptRead && keptId ? versionKey(this.config.redisPrefix, keptRead.kind, keptId) : undefined,
+        );
     if (keptId && peeked !== undefined) req.peekedVersion = peeked;
 
     const wid = params?.wid;

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Credential } from '../auth/principal';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { TooManyRequestsError } from '../http/domain-errors';
+import { markRouteConfig } from '../http/route-auth';
 import { JsonLogger } from '../logging/json-logger';
 import { redisOptionsFromUrl } from '../redis/redis';
 import { ADMIT_MANY_SCRIPT, ADMIT_SCRIPT } from './rate-limit.script';
@@ -12,7 +13,24 @@ import { ADMIT_MANY_SCRIPT, ADMIT_SCRIPT } from './rate-limit.script';
 export const SKIP_RATE_LIMIT = 'rate-limit:skip';
 
 /** For probes that must answer however often they are asked (health checks of load balancers). */
-export const SkipRateLimit = (): MethodDecorator & ClassDecorator => SetMetadata(SKIP_RATE_LIMIT, true);
+/** The same mark in the route's Fastify config, for the hooks that count before Nest's guard (early-auth.ts). */
+export const SKIP_RATE_LIMIT_CONFIG = 'skipRateLimit';
+export const SkipRateLimit = (): MethodDecorator & ClassDecorator =>
+  ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (descriptor) {
+      SetMetadata(SKIP_RATE_LIMIT, true)(target, key!, descriptor);
+      markRouteConfig(SKIP_RATE_LIMIT_CONFIG, true)(target, key!, descriptor);
+      return;
+    }
+    SetMetadata(SKIP_RATE_LIMIT, true)(target as CallableFunction);
+    // On a controller: every handler it declares (route config is per route).
+    const proto = (target as { prototype: object }).prototype;
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const own = Object.getOwnPropertyDescriptor(proto, name);
+      if (name !== 'constructor' && typeof own?.value === 'function')
+        markRouteConfig(SKIP_RATE_LIMIT_CONFIG, true)(proto, name, own);
+    }
+  }) as MethodDecorator & ClassDecorator;
 
 const WINDOW_MS = 60_000;
 /** An in-flight entry stops counting after this long even if its release was lost (crashed process). */

@@ -4,10 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
-import { ValidationError } from '../../../core/http/domain-errors';
 import { CreatedRootApiKey, CreateRootApiKeyCommand } from '../../api-keys';
 import { BuiltInRoleIds, CreateBuiltInRolesCommand } from '../../roles';
 import { checkWorkspaceName, CreateWorkspaceCommand } from '../../workspaces';
+import { normalizeEmail } from '../domain/contact';
 import { memberClaim } from '../domain/member-claims';
 import { AccountRegistered, accountStream, MemberCreated, memberStream } from '../domain/identity.events';
 
@@ -17,8 +17,6 @@ export interface BootstrapResult {
   memberId: number;
   apiKey: string;
 }
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /**
  * Creates a workspace with its built-in roles, its first account and member (Manager)
@@ -35,8 +33,7 @@ export class BootstrapService {
   ) {}
 
   async bootstrap(input: { workspaceName: string; email: string }): Promise<BootstrapResult> {
-    const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email)) throw new ValidationError('email: must be an email address');
+    const email = normalizeEmail(input.email, 'email');
     // Checked before the roles are created, so a bad name leaves no events behind.
     checkWorkspaceName(input.workspaceName);
     const now = new Date().toISOString();

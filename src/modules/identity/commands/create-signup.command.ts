@@ -4,6 +4,7 @@ import { ConflictError, ValidationError } from '../../../core/http/domain-errors
 import { normalizeEmail, normalizeExternalId, normalizeName, normalizePhone } from '../domain/contact';
 import type { MemberSnapshot, UniqueMemberField } from '../domain/member.events';
 import { CheckSignupDataQuery, UpsertSignupRecordsCommand } from '../../records';
+import { assertMaySignIn } from '../domain/member-access.policy';
 import type { Caller } from './member-input';
 import { AccountService, AccountView } from './accounts.service';
 import { MemberTokenService } from './member-tokens.service';
@@ -97,7 +98,7 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
         await check(found);
       }
     }
-    const result = await this.signup(workspaceId, who, found);
+    const result = await this.signup(workspaceId, who, caller, found);
     if (data) {
       // From the member's stream: its read model may not show a member created just now.
       const m = await this.members.get(workspaceId, result.member.id);
@@ -114,7 +115,12 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
    * up in the spec's order (externalId, then email, then phone). `found`: the member the
    * caller's own lookup found (null: nobody, so the write is tried at once).
    */
-  private async signup(workspaceId: string, who: Normalised, found?: number | null): Promise<SignupResult> {
+  private async signup(
+    workspaceId: string,
+    who: Normalised,
+    caller: Caller,
+    found?: number | null,
+  ): Promise<SignupResult> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       let existingId = attempt === 0 ? (found ?? undefined) : undefined;
       if (attempt === 0 && existingId === undefined) {
@@ -125,7 +131,7 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
           existingId = first.holder;
         else existingId = await this.find(workspaceId, who);
       } else if (existingId === undefined) existingId = await this.find(workspaceId, who);
-      if (existingId !== undefined) return this.existing(workspaceId, existingId, who);
+      if (existingId !== undefined) return this.existing(workspaceId, existingId, who, caller);
       const role = await this.roles.defaultFor(workspaceId, 'person');
       const accountUuid = randomUUID();
       const outcome = await this.members.create(
@@ -210,8 +216,19 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
   }
 
   /** An existing member signs in: no duplicate, no change to its record; an account-less contact gets its account now. */
-  private async existing(workspaceId: string, memberId: number, who: Normalised): Promise<SignupResult> {
+  private async existing(
+    workspaceId: string,
+    memberId: number,
+    who: Normalised,
+    caller: Caller,
+  ): Promise<SignupResult> {
     let member = await this.members.get(workspaceId, memberId);
+    // Before anything is written (an account link, a token): not one who holds more than the caller.
+    const [role, byDefault] = await Promise.all([
+      this.roles.effective(member.memberRoleId),
+      this.roles.defaultFor(workspaceId, member.kind),
+    ]);
+    assertMaySignIn(caller.scopes, role.permissions, byDefault.permissions);
     if (!member.accountUuid) {
       member = await this.members
         .linkAccount(workspaceId, memberId, randomUUID())

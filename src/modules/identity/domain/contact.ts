@@ -6,14 +6,20 @@ const MAX_EMAIL = 254;
 const MAX_NAME = 200;
 const MAX_EXTERNAL_ID = 255;
 
+/** Control and format characters (zero-width spaces, joiners, bidi marks): invisible in an address. */
+const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
+
 /**
  * Contact values are normalised before anything compares them, so that uniqueness
  * per workspace means what a person would expect: `Ann@X.com` and `ann@x.com` are one
- * email, `+1 (415) 555-0123` and `+14155550123` one phone.
+ * email, `+1 (415) 555-0123` and `+14155550123` one phone. An email is also put in
+ * Unicode NFC (RFC 6532 §3.1), so `é` typed as one code point or as `e` + U+0301 is one
+ * address, and an address holding an invisible character (U+200B, U+FEFF, a bidi mark)
+ * is refused rather than kept as a second, look-alike member.
  */
 export function normalizeEmail(raw: string, field: string): string {
-  const email = raw.trim().toLowerCase();
-  if (!email || email.length > MAX_EMAIL || !EMAIL.test(email))
+  const email = raw.trim().toLowerCase().normalize('NFC');
+  if (!email || email.length > MAX_EMAIL || !EMAIL.test(email) || INVISIBLE.test(email))
     throw new ValidationError(`${field}: must be an email address`);
   return email;
 }

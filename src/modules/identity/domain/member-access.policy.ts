@@ -79,3 +79,26 @@ export function assertSelfChangeAllowed(
     if (changes[field] !== undefined && changes[field] !== (current[field] ?? null))
       throw new ForbiddenError(`${field}: changing it requires the scope members:write`);
 }
+
+/**
+ * A signup that finds an existing member answers with a member token of that member: its
+ * own profile, chats and records. Signing in the people every signup makes (holding at most
+ * what the workspace's default role grants) is the operator's business; signing in one who
+ * holds more than that needs every scope of it the caller lacks would be acting as those
+ * who hold more than the caller (a `members:write` key reading the workspace owner's own
+ * records, rewriting its profile). `memberRole` and `defaultRole` are the scopes the
+ * member's role and the default role grant now.
+ */
+export function assertMaySignIn(
+  held: readonly string[],
+  memberRole: readonly string[],
+  defaultRole: readonly string[],
+): void {
+  const beyond = memberRole.filter((s) => !grants(held, s) && !grants(defaultRole, s));
+  if (!beyond.length) return;
+  const named =
+    beyond.length > 5 ? `${beyond.slice(0, 5).join(', ')} and ${beyond.length - 5} more` : beyond.join(', ');
+  throw new ForbiddenError(
+    `member: this member's role grants ${named}, which this credential does not hold; a signup cannot sign in those who hold more than the caller`,
+  );
+}

@@ -15,6 +15,7 @@ import { invitationIdOf } from './caller';
 import { MyInvitationsResponse } from './dto/invitation.dto';
 import { GetMeQuery } from '../queries/me.query';
 import { MeResponse, MembershipResponse, UpdateMeDto } from './dto/me.dto';
+import { TakesNoBody } from '../../../core/http/input-guard';
 
 /** The caller's own profile: no {wid}, so any authenticated credential reaches only itself. */
 @ApiTags('me')
@@ -50,6 +51,7 @@ export class MeController {
 
   /** Joins the invitation's workspace with this account; answers with the new membership. */
   @Post('invitations/:invitationId/accept')
+  @TakesNoBody()
   @RequireAccountScope(ACCOUNT_ADMIN)
   @HttpCode(200)
   @ApiOkResponse({ type: MembershipResponse })
@@ -66,6 +68,7 @@ export class MeController {
 
   /** Says no to an invitation: it can no longer be accepted. */
   @Post('invitations/:invitationId/decline')
+  @TakesNoBody()
   @RequireAccountScope(ACCOUNT_ADMIN)
   @HttpCode(204)
   @ApiNoContentResponse()

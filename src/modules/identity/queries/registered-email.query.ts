@@ -23,9 +23,11 @@ export class FindAccountsByRegisteredEmailHandler implements IQueryHandler<
   async execute(q: FindAccountsByRegisteredEmailQuery): Promise<string[]> {
     const rows = (await this.db.query(
       `SELECT uuid::text AS uuid FROM accounts
-        WHERE lower(registered_email) = lower($1) AND registered_email IS NOT NULL
+        WHERE lower(registered_email) IN (lower($1), lower($2)) AND registered_email IS NOT NULL
         ORDER BY created_at, uuid LIMIT ${MAX_ACCOUNTS}`,
-      [q.email],
+      // In the form identity stores addresses now (NFC, contact.ts), so an NFD spelling finds
+      // the account too; and as typed, for an account registered before addresses were NFC.
+      [q.email.trim().normalize('NFC'), q.email.trim()],
     )) as { uuid: string }[];
     return rows.map((r) => r.uuid);
   }

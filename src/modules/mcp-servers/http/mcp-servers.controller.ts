@@ -22,6 +22,7 @@ import {
   McpServerListResponse,
   UpdateMcpServerDto,
 } from './mcp-server.dto';
+import { TakesNoBody } from '../../../core/http/input-guard';
 
 /** A path id that is not a positive 32-bit integer names nothing: 404, like an unknown id. */
 function serverIdOf(raw: string): number {
@@ -88,6 +89,7 @@ export class McpServersController {
   }
 
   @Post(':serverId/enable')
+  @TakesNoBody()
   @RequireScope('apps:write')
   @HttpCode(200)
   @ApiOkResponse({ type: McpServerDetailsResponse, description: 'enabled, and its tools refreshed' })
@@ -96,6 +98,7 @@ export class McpServersController {
   }
 
   @Post(':serverId/disable')
+  @TakesNoBody()
   @RequireScope('apps:write')
   @HttpCode(200)
   @ApiOkResponse({ type: McpServerDetailsResponse, description: 'disabled: its tools are offered to nobody' })
@@ -104,6 +107,7 @@ export class McpServersController {
   }
 
   @Post(':serverId/refresh-tools')
+  @TakesNoBody()
   @RequireScope('apps:write')
   @HttpCode(200)
   @ApiOkResponse({

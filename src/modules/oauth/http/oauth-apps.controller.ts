@@ -26,6 +26,7 @@ import {
   RotatedSecretResponse,
   UpdateOAuthAppDto,
 } from './oauth-app.dto';
+import { TakesNoBody } from '../../../core/http/input-guard';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -117,6 +118,7 @@ export class OAuthAppsController {
   }
 
   @Post(':appId/rotate-secret')
+  @TakesNoBody()
   @RequireAccountScope(ACCOUNT_ADMIN)
   @HttpCode(200)
   @ApiOkResponse({ type: RotatedSecretResponse })

@@ -20,6 +20,7 @@ import {
   ListCustomToolkitsQueryDto,
   UpdateCustomToolkitDto,
 } from './toolkit.dto';
+import { TakesNoBody } from '../../../core/http/input-guard';
 
 const toolkitIdOf = (raw: string) => pathIdOf(raw, 'Custom toolkit');
 
@@ -82,6 +83,7 @@ export class CustomToolkitsController {
   }
 
   @Post(':toolkitId/enable')
+  @TakesNoBody()
   @RequireScope('apps:write')
   @HttpCode(200)
   @ApiOkResponse({ type: CustomToolkitResponse, description: 'enabled (already enabled: unchanged)' })
@@ -90,6 +92,7 @@ export class CustomToolkitsController {
   }
 
   @Post(':toolkitId/disable')
+  @TakesNoBody()
   @RequireScope('apps:write')
   @HttpCode(200)
   @ApiOkResponse({ type: CustomToolkitResponse, description: 'disabled (already disabled: unchanged)' })
