@@ -103,6 +103,10 @@ describe('normalizeFileName', () => {
     ['', 'file'],
     [undefined, 'file'],
     ['dir/', 'file'],
+    ['invoice\u202Efdp.exe', 'invoicefdp.exe'],
+    ['\u2066a\u2069\u202a\u202d.txt', 'a.txt'],
+    ['\u202e..', 'file'],
+    ['שלום.txt', 'שלום.txt'],
   ])('%j → %j', (raw, expected) => expect(normalizeFileName(raw)).toBe(expected));
 
   it('cuts long names to 255 characters, keeping the extension', () => {
