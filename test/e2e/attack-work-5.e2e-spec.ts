@@ -267,6 +267,33 @@ describe('work, calendars and files under attack, fifth pass (e2e)', () => {
     });
   });
 
+  describe('files: forms a careless client builds', () => {
+    it('more form fields than the parser takes is 413 naming the body, not the parser\'s "reach fields limit", and keeps nothing', async () => {
+      const before = await total(`${w}/files`);
+      const fields = Array.from(
+        { length: 25 },
+        (_, i) => `--BND\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nv\r\n`,
+      ).join('');
+      const res = await fetch(`${t.baseUrl}${w}/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'multipart/form-data; boundary=BND' },
+        body: `${fields}--BND\r\nContent-Disposition: form-data; name="file"; filename="x.txt"\r\n\r\nhello\r\n--BND--\r\n`,
+      });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 413,
+        body: { detail: 'body: at most 20 form fields may come with the file' },
+      });
+      expect(await total(`${w}/files`)).toBe(before);
+      // Twenty are fine.
+      const ok = await fetch(`${t.baseUrl}${w}/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'multipart/form-data; boundary=BND' },
+        body: `${fields.split('--BND').slice(0, 21).join('--BND')}--BND\r\nContent-Disposition: form-data; name="file"; filename="x.txt"\r\n\r\nhello\r\n--BND--\r\n`,
+      });
+      expect(ok.status).toBe(201);
+    });
+  });
+
   describe('search treats LIKE wildcards literally everywhere in the area', () => {
     it('% and _ in search match only themselves in tasks, workflows, calendar events and files', async () => {
       await req('POST', `${w}/tasks`, a.apiKey, { name: 'Wild 100%_done' });

@@ -21,6 +21,13 @@ export function assertUploadMayFit(req: FastifyRequest, maxBytes: number): void 
     throw new PayloadTooLargeError(`file: larger than the limit of ${maxBytes} bytes`);
 }
 
+/** The 413s of @fastify/multipart's count limits (MULTIPART_LIMITS), by error code. */
+const PARSER_LIMITS: Readonly<Record<string, string>> = {
+  FST_FIELDS_LIMIT: `body: at most ${MULTIPART_LIMITS.fields} form fields may come with the file`,
+  FST_PARTS_LIMIT: `body: at most ${MULTIPART_LIMITS.parts} parts, the file included`,
+  FST_FILES_LIMIT: `file: one file per upload`,
+};
+
 export interface FilePart {
   filename: string;
   file: MultipartFile['file'];
@@ -40,8 +47,11 @@ export async function readFilePart(req: FastifyRequest, maxBytes: number): Promi
   try {
     part = await req.file({ limits: { fileSize: maxBytes + 1 } });
   } catch (err) {
-    // Limits of the parser (parts, fields) carry their own 4xx; anything else is a body
-    // that is not well-formed multipart.
+    // The parser's count limits, met before the file part, in words naming the body (the
+    // parser says only "reach fields limit").
+    const limit = PARSER_LIMITS[(err as { code?: string }).code ?? ''];
+    if (limit) throw new PayloadTooLargeError(limit);
+    // Its other 4xx keep their status; anything else is a body that is not well-formed multipart.
     const status = (err as { statusCode?: unknown }).statusCode;
     if (err instanceof DomainError || (typeof status === 'number' && status >= 400 && status < 500))
       throw err;
