@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
@@ -291,6 +291,38 @@ describe('work, calendars and files under attack, fifth pass (e2e)', () => {
         body: `${fields.split('--BND').slice(0, 21).join('--BND')}--BND\r\nContent-Disposition: form-data; name="file"; filename="x.txt"\r\n\r\nhello\r\n--BND--\r\n`,
       });
       expect(ok.status).toBe(201);
+    });
+  });
+
+  describe('files: one file per upload', () => {
+    const form = (parts: string) =>
+      fetch(`${t.baseUrl}${w}/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'multipart/form-data; boundary=BND' },
+        body: parts,
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+    const filePart = (name: string, content: string, field = 'file') =>
+      `--BND\r\nContent-Disposition: form-data; name="${field}"; filename="${name}"\r\n\r\n${content}\r\n`;
+    const staged = async () => (await readdir(path.join(dir, 'staging')).catch(() => [])).length;
+
+    it('a second file in the form is 400 naming file, and neither is kept (was 201 for the first, the second dropped unsaid)', async () => {
+      const before = await total(`${w}/files`);
+      for (const second of [filePart('two.txt', 'second'), filePart('two.txt', 'second', 'other')]) {
+        const res = await form(`${filePart('one.txt', 'first')}${second}--BND--\r\n`);
+        expect(res).toEqual({
+          status: 400,
+          body: { detail: 'file: one file per upload; send each file in a request of its own' },
+        });
+      }
+      expect(await total(`${w}/files`)).toBe(before);
+      expect(await staged()).toBe(0);
+      // Fields after the file are read and dropped, as before it.
+      const withField = await form(
+        `${filePart('one.txt', 'first')}--BND\r\nContent-Disposition: form-data; name="note"\r\n\r\nhi\r\n--BND--\r\n`,
+      );
+      expect(withField.status).toBe(201);
+      expect(withField.body.name).toBe('one.txt');
+      expect(await total(`${w}/files`)).toBe(before + 1);
     });
   });
 
