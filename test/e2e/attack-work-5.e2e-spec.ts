@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
 import { PNG_1X1, uploadFile } from '../support/file-uploads';
 import { keyWithScopes } from '../support/identity-fixtures';
@@ -324,6 +325,44 @@ describe('work, calendars and files under attack, fifth pass (e2e)', () => {
       expect(withField.status).toBe(201);
       expect(withField.body.name).toBe('one.txt');
       expect(await total(`${w}/files`)).toBe(before + 1);
+    });
+  });
+
+  describe('files: a download racing a delete', () => {
+    it('is 404 once the delete is recorded, even while the read model still lists the file (was 500)', async () => {
+      const up = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, PNG_1X1, { name: 'doomed.png' });
+      const id = up.body.id as number;
+      const [uploaded] = await t.eventsOf(up);
+      const { storageKey } = uploaded.data as { storageKey: string };
+      // Hold the read-model row, so the projection cannot apply FileDeleted yet: the state a
+      // reader meets between the delete's append and its projection.
+      const holder = new Client({ connectionString: t.database.url });
+      await holder.connect();
+      let deleting: Promise<TestResponse> | undefined;
+      let download: { status: number; body: unknown } | undefined;
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM files WHERE id = $1 FOR UPDATE', [id]);
+        deleting = req('DELETE', `${w}/files/${id}`, a.apiKey);
+        // Once the delete has recorded itself and removed the bytes, a download.
+        const blob = path.join(dir, ...storageKey.split('/'));
+        for (let i = 0; i < 100 && (await readdir(path.dirname(blob))).includes(path.basename(blob)); i++)
+          await new Promise((r) => setTimeout(r, 20));
+        const res = await fetch(`${t.baseUrl}${w}/files/${id}/content`, {
+          headers: { authorization: `Bearer ${a.apiKey}` },
+        });
+        download = { status: res.status, body: await res.json() };
+        await holder.query('COMMIT');
+      } finally {
+        await holder.end();
+      }
+      expect((await deleting).status).toBe(204);
+      expect((await t.store.readStream(`file-${id}`)).map((e) => e.type)).toEqual([
+        'FileUploaded',
+        'FileDeleted',
+      ]);
+      expect(download).toEqual({ status: 404, body: { detail: 'File not found' } });
+      expect((await req('GET', `${w}/files/${id}`, a.apiKey)).status).toBe(404);
     });
   });
 
