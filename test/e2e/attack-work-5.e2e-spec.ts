@@ -210,6 +210,38 @@ describe('work, calendars and files under attack, fifth pass (e2e)', () => {
     });
   });
 
+  describe('list windows on creation times', () => {
+    it('take startTime inclusive and endTime exclusive, to the millisecond, in tasks, assignments and files', async () => {
+      const task = await req('POST', `${w}/tasks`, a.apiKey, { name: 'Edge task' });
+      const run = await req('POST', `${w}/assignments`, a.apiKey, { workflowId: flow.id });
+      const file = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, PNG_1X1, { name: 'edge.png' });
+      for (const [list, id, at] of [
+        ['tasks', task.body.id, task.body.createdAt],
+        ['assignments', run.body.id, run.body.startedAt],
+        ['files', file.body.id, file.body.createdAt],
+      ] as [string, number, string][]) {
+        const next = new Date(Date.parse(at) + 1).toISOString();
+        const ids = async (q: string) =>
+          (await req('GET', `${w}/${list}?pageSize=1000&${q}`, a.apiKey)).body.items.map(
+            (x: { id: number }) => x.id,
+          );
+        expect({ list, from: await ids(`startTime=${at}`) }).toEqual({
+          list,
+          from: expect.arrayContaining([id]),
+        });
+        expect({ list, before: await ids(`endTime=${at}`) }).toEqual({
+          list,
+          before: expect.not.arrayContaining([id]),
+        });
+        expect({ list, exact: await ids(`startTime=${at}&endTime=${next}`) }).toEqual({ list, exact: [id] });
+        expect({ list, after: await ids(`startTime=${next}`) }).toEqual({
+          list,
+          after: expect.not.arrayContaining([id]),
+        });
+      }
+    });
+  });
+
   describe('files: names that lie about themselves', () => {
     const postRaw = async (body: string) => {
       const res = await fetch(`${t.baseUrl}${w}/files`, {
