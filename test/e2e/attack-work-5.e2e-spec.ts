@@ -360,6 +360,32 @@ describe('work, calendars and files under attack, fifth pass (e2e)', () => {
     });
   });
 
+  describe('files: a form sent without choosing a file', () => {
+    it('is 400 file: required (was an empty file named "file"); an empty file with a name is kept', async () => {
+      const before = await total(`${w}/files`);
+      const send = (filename: string) =>
+        fetch(`${t.baseUrl}${w}/files`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${a.apiKey}`,
+            'content-type': 'multipart/form-data; boundary=BND',
+          },
+          // What a browser sends for <input type=file> left empty.
+          body: `--BND\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--BND--\r\n`,
+        }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+      const none = await send('');
+      expect(none).toEqual({
+        status: 400,
+        body: { detail: 'file: required; the part named file is empty and names no file' },
+      });
+      expect(await total(`${w}/files`)).toBe(before);
+      expect((await readdir(path.join(dir, 'staging')).catch(() => [])).length).toBe(0);
+      const named = await send('empty.txt');
+      expect(named.status).toBe(201);
+      expect(named.body).toMatchObject({ name: 'empty.txt', size: 0 });
+    });
+  });
+
   describe('files: a download racing a delete', () => {
     it('is 404 once the delete is recorded, even while the read model still lists the file (was 500)', async () => {
       const up = await uploadFile(t.baseUrl, a.workspaceId, a.apiKey, PNG_1X1, { name: 'doomed.png' });

@@ -94,6 +94,10 @@ export const fileDecider: Decider<FileState, FileCommand, FileEvent> = {
         if (command.size > command.maxBytes)
           throw new PayloadTooLargeError(`file: larger than the limit of ${command.maxBytes} bytes`);
         if (!SHA256_HEX.test(command.sha256)) throw new ValidationError('file: sha256 must be 64 hex digits');
+        // What a browser sends for a file input left empty: a part with `filename=""` and no
+        // bytes. No file was chosen; an empty file with a name of its own is kept.
+        if (command.size === 0 && !command.name)
+          throw new ValidationError('file: required; the part named file is empty and names no file');
         return [
           {
             type: 'FileUploaded',
