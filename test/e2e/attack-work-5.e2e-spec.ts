@@ -210,6 +210,21 @@ describe('work, calendars and files under attack, fifth pass (e2e)', () => {
     });
   });
 
+  describe('pages at the far end', () => {
+    it('the last page a list serves, at the largest page size, is an empty page, not a 500', async () => {
+      for (const list of ['workflows', 'tasks', 'assignments', 'calendars', 'calendar-events', 'files']) {
+        const res = await req('GET', `${w}/${list}?page=1000000000&pageSize=1000&search=x`, a.apiKey);
+        expect({ list, status: res.status, items: res.body.items, page: res.body.page }).toEqual({
+          list,
+          status: 200,
+          items: [],
+          page: 1_000_000_000,
+        });
+        expect((await req('GET', `${w}/${list}?page=1000000001`, a.apiKey)).status).toBe(400);
+      }
+    });
+  });
+
   describe('list windows on creation times', () => {
     it('take startTime inclusive and endTime exclusive, to the millisecond, in tasks, assignments and files', async () => {
       const task = await req('POST', `${w}/tasks`, a.apiKey, { name: 'Edge task' });
