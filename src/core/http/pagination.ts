@@ -30,7 +30,8 @@ const DATE_TIME =
 
 /**
  * An ISO 8601 date-time with an offset (`2024-05-01T12:00:00Z`, `2024-05-01T14:00+02:00`),
- * as `YYYY-MM-DDTHH:MM:SS[.fraction]±HH:MM` or `...Z` (offsets up to ±15:59), with its instant in nanoseconds since
+ * as `YYYY-MM-DDTHH:MM:SS[.fraction]±HH:MM` or `...Z` (offsets up to ±15:59, the instant
+ * within the years 0001–9999 in UTC), with its instant in nanoseconds since
  * the epoch (for comparisons finer than Date's milliseconds); null when not such a string or
  * not a real calendar time.
  */
@@ -61,6 +62,12 @@ export function parseDateTime(value: unknown): { iso: string; epochNanos: bigint
     offsetMinutes = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
   date.setUTCHours(h, mi - offsetMinutes, s, 0);
+  // The instant must itself be writable as YYYY-MM-DDTHH:MM:SSZ: answers give times in UTC,
+  // and `0001-01-01T00:00+01:00` (year 0 in UTC) or `9999-12-31T23:00-05:00` (year 10000)
+  // came back as `0000-…` / `+010000-…`, which no client parses as RFC 3339 and this very
+  // function refuses, so a resource could not be sent back as read.
+  const utcYear = date.getUTCFullYear();
+  if (utcYear < 1 || utcYear > 9999) return null;
   const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}${fraction ? `.${fraction}` : ''}${offset}`;
   const epochNanos = BigInt(date.getTime()) * 1_000_000n + BigInt(fraction.padEnd(9, '0') || '0');
   return { iso, epochNanos };

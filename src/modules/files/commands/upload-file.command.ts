@@ -23,6 +23,11 @@ export class UploadFileCommand {
     readonly body: Readable,
     /** FILE_MAX_BYTES: more is 413 and nothing is kept. */
     readonly maxBytes: number,
+    /**
+     * What must still arrive whole once the bytes are in, before anything is recorded (the
+     * rest of a multipart body: no second file); a refusal there keeps nothing.
+     */
+    readonly rest: () => Promise<void> = () => Promise.resolve(),
   ) {}
 }
 
@@ -61,6 +66,7 @@ export class UploadFileHandler implements ICommandHandler<UploadFileCommand, num
     let fileId: number;
     let storageKey: string;
     try {
+      await cmd.rest();
       const head = meter.head();
       const sniffed = await FileType.fromBuffer(head);
       fileId = await nextId(this.db, 'file_id_seq');

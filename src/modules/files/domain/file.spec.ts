@@ -63,6 +63,20 @@ describe('file decider', () => {
     spec.given([uploaded]).when(upload).thenThrows(ConflictError);
   });
 
+  it('refuses an empty part without a file name (a file input left empty), and keeps an empty file that has one', () => {
+    const empty = {
+      ...upload,
+      size: 0,
+      sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    };
+    for (const name of ['', undefined])
+      spec
+        .given([])
+        .when({ ...empty, name })
+        .thenThrows(ValidationError, /^file: required/);
+    expect(fileDecider.decide({ ...empty, name: 'empty.txt' }, fileDecider.initialState())).toHaveLength(1);
+  });
+
   it('deletes a file of its workspace once, naming every place its bytes may be', () => {
     const del: FileCommand = { type: 'DeleteFile', fileId: 7, workspaceId: wid, now };
     spec
@@ -103,6 +117,10 @@ describe('normalizeFileName', () => {
     ['', 'file'],
     [undefined, 'file'],
     ['dir/', 'file'],
+    ['invoice\u202Efdp.exe', 'invoicefdp.exe'],
+    ['\u2066a\u2069\u202a\u202d.txt', 'a.txt'],
+    ['\u202e..', 'file'],
+    ['שלום.txt', 'שלום.txt'],
   ])('%j → %j', (raw, expected) => expect(normalizeFileName(raw)).toBe(expected));
 
   it('cuts long names to 255 characters, keeping the extension', () => {

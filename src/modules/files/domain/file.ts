@@ -17,16 +17,20 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 // C0 and C1 controls (NUL included), and DEL: never part of a name shown or sent back in a header.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+// Bidirectional embeddings, overrides and isolates: `invoice\u202Efdp.exe` shows as
+// `invoiceexe.pdf` wherever the name is displayed. Names need none of them to read right.
+const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/g;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
  * The display name of an upload: the last segment of what the client sent (browsers of old
- * sent whole paths), without control characters or unpaired surrogates, trimmed, at most
+ * sent whole paths), without control characters, bidirectional overrides or unpaired
+ * surrogates, trimmed, at most
  * FILE_NAME_MAX characters (the extension kept), `file` when nothing is left.
  */
 export function normalizeFileName(raw: string | undefined): string {
   const base = (raw ?? '').split(/[/\\]/).pop() ?? '';
-  let name = base.replace(LONE_SURROGATE, '').replace(CONTROL, '').trim();
+  let name = base.replace(LONE_SURROGATE, '').replace(CONTROL, '').replace(BIDI_CONTROL, '').trim();
   if (name === '.' || name === '..') name = '';
   const chars = [...name];
   if (chars.length > FILE_NAME_MAX) {
@@ -90,6 +94,10 @@ export const fileDecider: Decider<FileState, FileCommand, FileEvent> = {
         if (command.size > command.maxBytes)
           throw new PayloadTooLargeError(`file: larger than the limit of ${command.maxBytes} bytes`);
         if (!SHA256_HEX.test(command.sha256)) throw new ValidationError('file: sha256 must be 64 hex digits');
+        // What a browser sends for a file input left empty: a part with `filename=""` and no
+        // bytes. No file was chosen; an empty file with a name of its own is kept.
+        if (command.size === 0 && !command.name)
+          throw new ValidationError('file: required; the part named file is empty and names no file');
         return [
           {
             type: 'FileUploaded',

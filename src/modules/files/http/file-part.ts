@@ -21,9 +21,38 @@ export function assertUploadMayFit(req: FastifyRequest, maxBytes: number): void 
     throw new PayloadTooLargeError(`file: larger than the limit of ${maxBytes} bytes`);
 }
 
+/** @fastify/multipart's count limits (MULTIPART_LIMITS), by error code, in words naming the part at fault. */
+const PARSER_LIMITS: Readonly<Record<string, () => DomainError>> = {
+  FST_FIELDS_LIMIT: () =>
+    new PayloadTooLargeError(`body: at most ${MULTIPART_LIMITS.fields} form fields may come with the file`),
+  FST_PARTS_LIMIT: () =>
+    new PayloadTooLargeError(`body: at most ${MULTIPART_LIMITS.parts} parts, the file included`),
+  FST_FILES_LIMIT: () =>
+    new ValidationError('file: one file per upload; send each file in a request of its own'),
+};
+
+/** What the parser threw, as the answer to give (the parser says only "reach fields limit"). */
+function parserError(err: unknown): Error {
+  const limit = PARSER_LIMITS[(err as { code?: string }).code ?? ''];
+  if (limit) return limit();
+  // Its other 4xx keep their status; anything else is a body that is not well-formed multipart.
+  const status = (err as { statusCode?: unknown }).statusCode;
+  if (err instanceof DomainError || (typeof status === 'number' && status >= 400 && status < 500))
+    return err as Error;
+  return new ValidationError(
+    `body: not valid multipart/form-data (${err instanceof Error ? err.message : String(err)})`,
+  );
+}
+
 export interface FilePart {
   filename: string;
   file: MultipartFile['file'];
+  /**
+   * Reads the body after the file part to its end, once the file has been read: a second
+   * file, more fields than the parser takes, or a body cut short is refused (the upload is
+   * then not recorded), rather than answered 201 for the first file alone.
+   */
+  rest(): Promise<void>;
 }
 
 /**
@@ -36,18 +65,17 @@ export async function readFilePart(req: FastifyRequest, maxBytes: number): Promi
   // a request without any.
   if (!req.isMultipart())
     throw new UnsupportedMediaTypeError('The request has no body; send the file as multipart/form-data');
+  const parts = req.parts({ limits: { fileSize: maxBytes + 1 } });
   let part: MultipartFile | undefined;
   try {
-    part = await req.file({ limits: { fileSize: maxBytes + 1 } });
+    // Fields before the file are read and dropped (the parser keeps only their count).
+    for (let next = await parts.next(); !next.done; next = await parts.next())
+      if (next.value.type === 'file') {
+        part = next.value;
+        break;
+      }
   } catch (err) {
-    // Limits of the parser (parts, fields) carry their own 4xx; anything else is a body
-    // that is not well-formed multipart.
-    const status = (err as { statusCode?: unknown }).statusCode;
-    if (err instanceof DomainError || (typeof status === 'number' && status >= 400 && status < 500))
-      throw err;
-    throw new ValidationError(
-      `body: not valid multipart/form-data (${err instanceof Error ? err.message : String(err)})`,
-    );
+    throw parserError(err);
   }
   if (!part)
     throw new ValidationError('file: required; send the file as a multipart/form-data part named file');
@@ -55,5 +83,12 @@ export async function readFilePart(req: FastifyRequest, maxBytes: number): Promi
     part.file.resume();
     throw new ValidationError('file: required; the file part must be named file');
   }
-  return { filename: part.filename, file: part.file };
+  const rest = async (): Promise<void> => {
+    try {
+      while (!(await parts.next()).done);
+    } catch (err) {
+      throw parserError(err);
+    }
+  };
+  return { filename: part.filename, file: part.file, rest };
 }

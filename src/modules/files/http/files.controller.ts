@@ -71,7 +71,7 @@ export class FilesController {
     const part = await readFilePart(req, maxBytes);
     try {
       const fileId = await this.commands.execute<UploadFileCommand, number>(
-        new UploadFileCommand(workspaceId, part.filename, part.file, maxBytes),
+        new UploadFileCommand(workspaceId, part.filename, part.file, maxBytes, part.rest),
       );
       return await this.queries.execute(new GetFileQuery(workspaceId, fileId));
     } finally {

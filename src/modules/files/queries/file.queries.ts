@@ -1,9 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
+import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { NotFoundError } from '../../../core/http/domain-errors';
 import { applyListFilters, PageRequest, Paginated, paginated } from '../../../core/http/pagination';
 import { withVersion } from '../../../core/http/preconditions';
+import { fileDecider, fileStream } from '../domain/file';
 import { FileResponse } from '../http/file.dto';
 import { FileEntity } from '../projections/file.entity';
 import { BLOB_STORAGE, BlobStorage, StoredBlob } from '../storage/blob-storage.port';
@@ -81,6 +83,7 @@ export class ReadFileContentHandler implements IQueryHandler<ReadFileContentQuer
   constructor(
     private readonly db: DataSource,
     @Inject(BLOB_STORAGE) private readonly storage: BlobStorage,
+    private readonly repo: EventSourcedRepository,
   ) {}
 
   async execute(q: ReadFileContentQuery): Promise<FileContent> {
@@ -88,11 +91,27 @@ export class ReadFileContentHandler implements IQueryHandler<ReadFileContentQuer
     let blob = await this.storage.open(row.storageKey);
     if (!blob) {
       // Recorded but not committed: the upload's process died between its append and its
-      // commit. The bytes are at the staging key; finishing the commit is idempotent.
-      await this.storage.commit(row.stagingKey, row.storageKey);
-      blob = await this.storage.open(row.storageKey);
+      // commit. The bytes are at the staging key; finishing the commit is idempotent. Or
+      // deleted since the row was read: FileDeleted is appended before the bytes go, and
+      // the read model drops the row a moment later; that file is gone, a 404.
+      try {
+        await this.storage.commit(row.stagingKey, row.storageKey);
+        blob = await this.storage.open(row.storageKey);
+      } catch (err) {
+        if (await this.deleted(q.fileId)) throw new NotFoundError('File not found');
+        throw err;
+      }
     }
-    if (!blob) throw new Error(`file ${row.id}: its bytes are missing at ${row.storageKey}`);
+    if (!blob) {
+      if (await this.deleted(q.fileId)) throw new NotFoundError('File not found');
+      throw new Error(`file ${row.id}: its bytes are missing at ${row.storageKey}`);
+    }
     return { name: row.name, contentType: row.contentType, sha256: row.sha256, blob };
+  }
+
+  /** Whether the file's own stream records its deletion (the read model may not show it yet). */
+  private async deleted(fileId: number): Promise<boolean> {
+    const { state } = await this.repo.load(fileStream(fileId), fileDecider);
+    return state.deleted;
   }
 }

@@ -133,6 +133,7 @@ export class CreateChatHandler implements ICommandHandler<CreateChatCommand, num
           scopes: caller.scopes,
           memberId: caller.memberId,
           roleId: caller.roleId,
+          credentialScopes: caller.credentialScopes,
         }),
       );
     const { state, append } = await this.repo.handle({

@@ -9,6 +9,12 @@ export interface StartAssignmentCaller {
   scopes: readonly string[];
   memberId: number | undefined;
   roleId: number | null | undefined;
+  /**
+   * An API key's or OAuth token's own scopes (undefined for a member token): starting a
+   * workflow for oneself with a scoped credential needs assignments:write in the credential,
+   * on every path that starts one (POST /assignments, and a chat created with workflowId).
+   */
+  credentialScopes?: readonly string[];
 }
 
 export class StartAssignmentCommand {
