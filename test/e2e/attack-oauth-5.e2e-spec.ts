@@ -264,6 +264,36 @@ describe('attack: OAuth, MCP and MCP servers, fifth round (e2e)', () => {
       });
     });
 
+    it('kills a pending code bound to a redirect URI the app has since dropped', async () => {
+      const retired = 'https://old.client.example.com/callback';
+      const two = await createApp(t, owner.apiKey, { redirectUris: [REDIRECT, retired] });
+      const { verifier, challenge } = pkcePair();
+      const back = await authorizeThroughPages(t, owner, {
+        client_id: two.clientId,
+        redirect_uri: retired,
+        scope: 'workspace:read',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      });
+      expect(`${back.origin}${back.pathname}`).toBe(retired);
+      const put = await t.request('PUT', `/me/apps/${two.id}`, {
+        token: owner.apiKey,
+        body: { redirectUris: [REDIRECT] },
+      });
+      expect(put.status).toBe(200);
+      const res = await postForm(t, '/oauth/token', {
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        redirect_uri: retired,
+        client_id: two.clientId,
+        client_secret: two.clientSecret!,
+        code_verifier: verifier,
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_grant');
+      expect(res.body.access_token).toBeUndefined();
+    });
+
     it('refuses a whitespace-only scope at refresh instead of issuing a token with no scope', async () => {
       const tokens = await tokensFor(t, owner, app, 'workspace:read');
       const res = await postForm(t, '/oauth/token', {
