@@ -418,6 +418,45 @@ describe('attack: OAuth, MCP and MCP servers, fifth round (e2e)', () => {
     });
   });
 
+  describe('custom tool schemas', () => {
+    it('refuses a pattern whose repeated alternatives can begin alike, which would stall every tool call for half a minute', async () => {
+      const kit = await t.request('POST', `/w/${owner.workspaceId}/custom-toolkits`, {
+        token: owner.apiKey,
+        body: { name: 'Patterns', slug: 'patterns' },
+      });
+      expect(kit.status).toBe(201);
+      const tools = `/w/${owner.workspaceId}/custom-toolkits/${kit.body.id}/tools`;
+      for (const [pattern, where] of [
+        ['^(\\w|\\d)+$', 'properties.code.pattern'],
+        ['^(a|aa)+$', 'properties.code.pattern'],
+        ['^(?:[a-z]|-)*$', 'properties.code.pattern'],
+      ] as const) {
+        const res = await t.request('POST', tools, {
+          token: owner.apiKey,
+          body: {
+            name: 'lookup',
+            inputSchema: { type: 'object', properties: { code: { type: 'string', pattern } } },
+          },
+        });
+        expect({ pattern, status: res.status }).toEqual({ pattern, status: 400 });
+        expect(res.body.detail).toMatch(
+          new RegExp(
+            `^inputSchema\\.${where.replace(/\./g, '\\.')}: must not repeat a group whose alternatives can begin alike`,
+          ),
+        );
+        expect(await t.eventsOf(res)).toEqual([]);
+      }
+      const safe = await t.request('POST', tools, {
+        token: owner.apiKey,
+        body: {
+          name: 'lookup',
+          inputSchema: { type: 'object', properties: { code: { type: 'string', pattern: '^(foo|bar)+$' } } },
+        },
+      });
+      expect(safe.status).toBe(201);
+    });
+  });
+
   describe('hostile external MCP servers', () => {
     const tool = (name: string, description = `does ${name}`) => ({
       name,

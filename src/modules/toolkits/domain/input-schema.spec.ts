@@ -160,4 +160,23 @@ describe('schema patterns', () => {
     'refuses %s',
     (p) => expect(unsafePatternReason(p)).toMatch(/must not repeat a group/),
   );
+
+  it.each(['^(foo|bar)+$', '^(a|b|c)*$', '^(\\.|,)+$', '^(?:x|y){2,}$', '^(a|a)?$', '^a|a$', '(ab|cd)*'])(
+    'accepts the repeated choice %s, whose alternatives begin apart',
+    (p) => expect(unsafePatternReason(p)).toBeUndefined(),
+  );
+
+  it.each([
+    '^(a|a)*$',
+    '^(\\w|\\d)+$',
+    '^(a|aa)+$',
+    '^(?:ab|ac)*$',
+    '^([a-z]|x)+$',
+    '^((a|a)b)*$',
+    '^(a?b|b)*$',
+    '^(a||b)*$',
+    '^(.|\\n){2,}$',
+  ])('refuses the repeated choice %s, whose alternatives can begin alike', (p) =>
+    expect(unsafePatternReason(p)).toMatch(/must not repeat a group whose alternatives can begin alike/),
+  );
 });

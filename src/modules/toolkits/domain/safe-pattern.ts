@@ -39,6 +39,54 @@ export function unsafePatternReason(source: string): string | undefined {
 interface Group {
   /** Whether something inside repeats (a quantifier other than `?`, or a repeating group). */
   repeats: boolean;
+  /**
+   * Whether it holds, at any depth, alternatives that can begin with the same character
+   * (`a|ab`, `\w|\d`): repeated, such a group matches one string in exponentially many
+   * ways, and a backtracking engine tries them all on a near miss (`^(\w|\d)+$` takes
+   * half a minute on 29 characters).
+   */
+  ambiguous: boolean;
+  /** Where its contents begin, and the positions of its own top-level `|`. */
+  start: number;
+  bars: number[];
+}
+
+const REPEATED_GROUP =
+  'must not repeat a group that itself repeats (such as (a+)+): it can take exponential time';
+const REPEATED_CHOICE =
+  'must not repeat a group whose alternatives can begin alike (such as (a|ab)+ or (\\w|\\d)*): it can take exponential time';
+
+/**
+ * The character a branch certainly begins with: a literal or an escaped punctuation mark
+ * not made optional by a quantifier. Undefined when that is not certain (a class, an
+ * escape such as `\d`, a group, `.`, an anchor, an empty branch), which counts as
+ * possibly beginning like any other.
+ */
+function headOf(branch: string): string | undefined {
+  let head: string;
+  let length: number;
+  const c = branch[0];
+  if (c === undefined || '([.^$|)'.includes(c)) return undefined;
+  if (c === '\\') {
+    const next = branch[1];
+    if (next === undefined || /[A-Za-z0-9]/.test(next)) return undefined;
+    head = next;
+    length = 2;
+  } else {
+    head = String.fromCodePoint(branch.codePointAt(0)!);
+    length = head.length;
+  }
+  const after = branch[length];
+  return after !== undefined && '?*{'.includes(after) ? undefined : head;
+}
+
+/** Whether the group's alternatives (split at its top-level bars) can begin alike. */
+function alternativesOverlap(s: string, group: Group, end: number): boolean {
+  if (!group.bars.length) return false;
+  const cuts = [group.start, ...group.bars.map((b) => b + 1)];
+  const ends = [...group.bars, end];
+  const heads = cuts.map((from, k) => headOf(s.slice(from, ends[k])));
+  return heads.some((h) => h === undefined) || new Set(heads).size !== heads.length;
 }
 
 /** Length of the quantifier at `i` and whether it repeats (`*`, `+`, `{n,}`, `{n,m}` with m > 1). */
@@ -58,7 +106,7 @@ function quantifierAt(s: string, i: number): { length: number; repeats: boolean 
 const lazy = (s: string, i: number): number => (s[i] === '?' ? 1 : 0);
 
 function scan(s: string): string | undefined {
-  const stack: Group[] = [{ repeats: false }];
+  const stack: Group[] = [{ repeats: false, ambiguous: false, start: 0, bars: [] }];
   let i = 0;
   while (i < s.length) {
     const c = s[i];
@@ -82,7 +130,8 @@ function scan(s: string): string | undefined {
       while (i < s.length && s[i] !== ']') i += s[i] === '\\' ? 2 : 1;
       i++;
     } else if (c === '(') {
-      stack.push({ repeats: false });
+      const group: Group = { repeats: false, ambiguous: false, start: i + 1, bars: [] };
+      stack.push(group);
       i++;
       // Group modifiers: (?:...), (?=...), (?!...), (?<name>...), (?<=...), (?<!...)
       if (s[i] === '?') {
@@ -92,18 +141,26 @@ function scan(s: string): string | undefined {
         }
         i++;
       }
+      group.start = i;
+      continue;
+    } else if (c === '|') {
+      stack[stack.length - 1].bars.push(i);
+      i++;
       continue;
     } else if (c === ')') {
-      const group = stack.pop() ?? { repeats: false };
+      const group = stack.pop() ?? { repeats: false, ambiguous: false, start: i, bars: [] };
+      if (alternativesOverlap(s, group, i)) group.ambiguous = true;
       i++;
       const q = quantifierAt(s, i);
       if (q) {
-        if (q.repeats && group.repeats)
-          return 'must not repeat a group that itself repeats (such as (a+)+): it can take exponential time';
+        if (q.repeats && group.repeats) return REPEATED_GROUP;
+        if (q.repeats && group.ambiguous) return REPEATED_CHOICE;
         i += q.length;
         if (q.repeats) group.repeats = true;
       }
-      if (group.repeats) stack[stack.length - 1].repeats = true;
+      const parent = stack[stack.length - 1];
+      if (group.repeats) parent.repeats = true;
+      if (group.ambiguous) parent.ambiguous = true;
       continue;
     } else {
       i++;

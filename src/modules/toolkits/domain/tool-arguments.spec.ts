@@ -101,3 +101,18 @@ describe('validating tool-call arguments', () => {
     expect(validators.compiled).toBe(4);
   });
 });
+
+describe('a schema stored before its pattern was refused', () => {
+  it('is refused at call time by the same schema check, before its pattern ever runs', () => {
+    const legacy = {
+      toolId: 8,
+      version: 1,
+      inputSchema: { type: 'object', properties: { code: { type: 'string', pattern: '^(\\w|\\d)+$' } } },
+    };
+    const started = Date.now();
+    expect(() => new ToolArgumentValidators().validate(legacy, { code: `${'1'.repeat(40)}!` })).toThrow(
+      /^inputSchema\.properties\.code\.pattern: must not repeat a group whose alternatives can begin alike/,
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
