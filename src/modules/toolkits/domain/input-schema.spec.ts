@@ -167,6 +167,17 @@ describe('schema patterns', () => {
   );
 
   it.each([
+    '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$',
+    '^\\d*\\d*\\d*x$',
+    '^\\+?\\d{1,3}[- ]?\\d{1,4}[- ]?\\d{1,4}[- ]?\\d{1,9}$',
+  ])('accepts %s: at most three long repetitions', (p) => expect(unsafePatternReason(p)).toBeUndefined());
+
+  it.each(['^\\d*\\d*\\d*\\d*x$', '^a*a*a*a*a*b$', '^(a{0,999})b+c+\\d{32,}$', '^.+.+.+.+$'])(
+    'refuses %s: four long repetitions or more',
+    (p) => expect(unsafePatternReason(p)).toMatch(/must not have more than 3 unbounded repetitions/),
+  );
+
+  it.each([
     '^(a|a)*$',
     '^(\\w|\\d)+$',
     '^(a|aa)+$',

@@ -90,22 +90,35 @@ function alternativesOverlap(s: string, group: Group, end: number): boolean {
 }
 
 /** Length of the quantifier at `i` and whether it repeats (`*`, `+`, `{n,}`, `{n,m}` with m > 1). */
-function quantifierAt(s: string, i: number): { length: number; repeats: boolean } | undefined {
+function quantifierAt(s: string, i: number): { length: number; repeats: boolean; long: boolean } | undefined {
   const c = s[i];
-  if (c === '*' || c === '+') return { length: lazy(s, i + 1) + 1, repeats: true };
-  if (c === '?') return { length: lazy(s, i + 1) + 1, repeats: false };
+  if (c === '*' || c === '+') return { length: lazy(s, i + 1) + 1, repeats: true, long: true };
+  if (c === '?') return { length: lazy(s, i + 1) + 1, repeats: false, long: false };
   if (c === '{') {
     const m = /^\{(\d+)(,(\d*))?\}/.exec(s.slice(i));
     if (!m) return undefined;
     const max = m[2] === undefined ? Number(m[1]) : m[3] === '' ? Infinity : Number(m[3]);
-    return { length: m[0].length + lazy(s, i + m[0].length), repeats: max > 1 };
+    return { length: m[0].length + lazy(s, i + m[0].length), repeats: max > 1, long: max >= LONG_REPEAT };
   }
   return undefined;
 }
 
+/**
+ * A repetition of at least this many (or unbounded) counts as long. Adjacent long
+ * repetitions that can match the same text (`\d*\d*\d*\d*x`) make a near miss take
+ * time polynomial in the subject, of degree their number: on 1,000 characters, three take
+ * half a second, four several minutes, five hours. A pattern may have at most
+ * MAX_LONG_REPEATS of them.
+ */
+const LONG_REPEAT = 32;
+export const MAX_LONG_REPEATS = 3;
+const TOO_MANY_REPEATS = `must not have more than ${MAX_LONG_REPEATS} unbounded repetitions (*, +, {n,} or {n,m} with m of ${LONG_REPEAT} or more): each one more multiplies the time a near miss takes`;
+
 const lazy = (s: string, i: number): number => (s[i] === '?' ? 1 : 0);
 
 function scan(s: string): string | undefined {
+  let longRepeats = 0;
+  const tooMany = (q: { long: boolean }): boolean => q.long && ++longRepeats > MAX_LONG_REPEATS;
   const stack: Group[] = [{ repeats: false, ambiguous: false, start: 0, bars: [] }];
   let i = 0;
   while (i < s.length) {
@@ -117,6 +130,7 @@ function scan(s: string): string | undefined {
       // An escaped atom may be quantified like any other.
       const q = quantifierAt(s, i);
       if (q) {
+        if (tooMany(q)) return TOO_MANY_REPEATS;
         if (q.repeats) stack[stack.length - 1].repeats = true;
         i += q.length;
       }
@@ -155,6 +169,7 @@ function scan(s: string): string | undefined {
       if (q) {
         if (q.repeats && group.repeats) return REPEATED_GROUP;
         if (q.repeats && group.ambiguous) return REPEATED_CHOICE;
+        if (tooMany(q)) return TOO_MANY_REPEATS;
         i += q.length;
         if (q.repeats) group.repeats = true;
       }
@@ -167,6 +182,7 @@ function scan(s: string): string | undefined {
     }
     const q = quantifierAt(s, i);
     if (q) {
+      if (tooMany(q)) return TOO_MANY_REPEATS;
       if (q.repeats) stack[stack.length - 1].repeats = true;
       i += q.length;
     }
