@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fetch } from 'undici';
-import { ForbiddenAddressError, pinnedAgent } from './outbound-address';
+import { ForbiddenAddressError, ForbiddenSchemeError, pinnedAgent } from './outbound-address';
 
 /**
  * The pinned dispatcher on its own: it refuses a forbidden IP literal at connect time even
@@ -60,6 +60,20 @@ describe('pinnedAgent', () => {
     } finally {
       await refusing.close();
       await allowing.close();
+    }
+  });
+
+  it('refuses plain http at connect time when only https is allowed', async () => {
+    const agent = pinnedAgent({ allowHttp: false, allowPrivateNetworks: true }, { connectTimeoutMs: 2000 });
+    try {
+      const error = (await fetch(`http://127.0.0.1:${port}/target`, { dispatcher: agent }).catch(
+        (e: unknown) => e,
+      )) as Error & { cause?: unknown };
+      expect(error.cause).toBeInstanceOf(ForbiddenSchemeError);
+      expect((error.cause as Error).message).toMatch(/over plain http/);
+      expect(hits).toBe(0);
+    } finally {
+      await agent.close();
     }
   });
 });

@@ -31,6 +31,15 @@ export class ForbiddenAddressError extends Error {
   }
 }
 
+/** Plain http where only https is allowed (a redirect to http://, say). */
+export class ForbiddenSchemeError extends ForbiddenAddressError {
+  constructor(host: string) {
+    super(host);
+    this.message = `${host} over plain http, where only https is allowed`;
+    this.name = 'ForbiddenSchemeError';
+  }
+}
+
 /**
  * The scheme rule: https; http:// only where allowed. Credentials in the URL are refused:
  * they would be sent on every request and shown to everyone who can read the resource.
@@ -138,7 +147,8 @@ export function pinnedLookup(
 
 /**
  * An undici dispatcher whose sockets connect only to checked addresses: names through
- * pinnedLookup, and IP-literal hosts (which skip the lookup) checked at connect time too.
+ * pinnedLookup, and IP-literal hosts (which skip the lookup) checked at connect time too;
+ * plain http only where the policy allows it.
  * Callers still check a literal first (assertLiteralAllowed) to fail before any work; the
  * connect-time check is what covers the hosts a caller never saw, such as the target of a
  * redirect, which fetch follows through this same dispatcher (`Location:
@@ -155,6 +165,10 @@ export function pinnedAgent(
   });
   return new Agent({
     connect: (opts, callback) => {
+      if (opts.protocol === 'http:' && !policy.allowHttp) {
+        callback(new ForbiddenSchemeError(opts.hostname), null);
+        return;
+      }
       const literal = literalAddress(opts.hostname);
       if (literal && !policy.allowPrivateNetworks && isForbiddenAddress(literal)) {
         callback(forbidden(opts.hostname), null);
