@@ -419,7 +419,7 @@ describe('attack: OAuth, MCP and MCP servers, fifth round (e2e)', () => {
   });
 
   describe('custom tool schemas', () => {
-    it('refuses patterns a near miss would backtrack on for minutes: alternatives beginning alike, three long repetitions', async () => {
+    it('refuses patterns a near miss would backtrack on for minutes: alternatives beginning alike, four long repetitions', async () => {
       const kit = await t.request('POST', `/w/${owner.workspaceId}/custom-toolkits`, {
         token: owner.apiKey,
         body: { name: 'Patterns', slug: 'patterns' },
@@ -428,14 +428,14 @@ describe('attack: OAuth, MCP and MCP servers, fifth round (e2e)', () => {
       const tools = `/w/${owner.workspaceId}/custom-toolkits/${kit.body.id}/tools`;
       const alike =
         /^inputSchema\.properties\.code\.pattern: must not repeat a group whose alternatives can begin alike/;
-      const long = /^inputSchema\.properties\.code\.pattern: must not have more than 2 unbounded repetitions/;
+      const long = /^inputSchema\.properties\.code\.pattern: must not have more than 3 unbounded repetitions/;
       for (const [pattern, detail] of [
         ['^(\\w|\\d)+$', alike],
         ['^(a|aa)+$', alike],
         ['^(?:[a-z]|-)*$', alike],
         ['^\\d*\\d*\\d*\\d*x$', long],
         ['^a*a*a*a*a*b$', long],
-        ['^\\d*\\d*\\d*x$', long],
+        ['^.+.+.+.+$', long],
       ] as const) {
         const res = await t.request('POST', tools, {
           token: owner.apiKey,

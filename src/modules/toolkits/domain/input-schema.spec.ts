@@ -1,6 +1,11 @@
 import { ValidationError } from '../../../core/http/domain-errors';
 import { checkInputSchema, INPUT_SCHEMA_MAX_DEPTH, INPUT_SCHEMA_MAX_LENGTH } from './input-schema';
-import { unsafePatternReason } from './safe-pattern';
+import {
+  PATTERN_SUBJECT_MAX,
+  PATTERN_SUBJECT_MAX_THREE_REPEATS,
+  patternSubjectMax,
+  unsafePatternReason,
+} from './safe-pattern';
 
 function problemOf(schema: unknown): string {
   try {
@@ -166,20 +171,24 @@ describe('schema patterns', () => {
     (p) => expect(unsafePatternReason(p)).toBeUndefined(),
   );
 
-  it.each(['^[^@\\s]+@[^@\\s]+$', '^\\d*\\d*x$', '^\\+?\\d{1,3}[- ]?\\d{1,4}[- ]?\\d{1,4}[- ]?\\d{1,9}$'])(
-    'accepts %s: at most two long repetitions',
-    (p) => expect(unsafePatternReason(p)).toBeUndefined(),
-  );
-
   it.each([
+    '^[^@\\s]+@[^@\\s]+$',
+    '^\\d*\\d*x$',
+    '^\\+?\\d{1,3}[- ]?\\d{1,4}[- ]?\\d{1,4}[- ]?\\d{1,9}$',
     '^\\d*\\d*\\d*x$',
     '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$',
-    '^a*a*a*a*a*b$',
-    '^(a{0,999})b+\\d{32,}$',
-    '^.+.+.+$',
-  ])('refuses %s: three long repetitions or more', (p) =>
-    expect(unsafePatternReason(p)).toMatch(/must not have more than 2 unbounded repetitions/),
+    '^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}$',
+  ])('accepts %s: at most three long repetitions', (p) => expect(unsafePatternReason(p)).toBeUndefined());
+
+  it.each(['^\\d*\\d*\\d*\\d*x$', '^a*a*a*a*a*b$', '^(a{0,999})b+\\d{32,}c*$', '^.+.+.+.+$'])(
+    'refuses %s: four long repetitions or more',
+    (p) => expect(unsafePatternReason(p)).toMatch(/must not have more than 3 unbounded repetitions/),
   );
+
+  it('tries a pattern with three long repetitions on shorter strings only', () => {
+    expect(patternSubjectMax('^\\d*\\d*x$')).toBe(PATTERN_SUBJECT_MAX);
+    expect(patternSubjectMax('^\\S+@\\S+\\.\\S+$')).toBe(PATTERN_SUBJECT_MAX_THREE_REPEATS);
+  });
 
   it.each([
     '^(a|a)*$',

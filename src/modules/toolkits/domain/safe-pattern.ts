@@ -15,11 +15,26 @@ export const PATTERN_MAX_LENGTH = 512;
  */
 export const PATTERN_SUBJECT_MAX = 1000;
 
+/**
+ * The longest string a pattern with MAX_LONG_REPEATS long repetitions is tried on: with
+ * three, a near miss costs its cube, about 5 ms at this length (half a second at 1,000).
+ * Long enough for any email address (254 at most), which the common email patterns need.
+ */
+export const PATTERN_SUBJECT_MAX_THREE_REPEATS = 256;
+
+/** The longest string `pattern` is tried on: shorter when it has three long repetitions. */
+export function patternSubjectMax(pattern: string): number {
+  return scan(pattern).longRepeats >= MAX_LONG_REPEATS
+    ? PATTERN_SUBJECT_MAX_THREE_REPEATS
+    : PATTERN_SUBJECT_MAX;
+}
+
 /** Ajv's regular-expression engine for tool schemas: JavaScript's, on bounded input. */
 export const boundedRegExp = Object.assign(
   (pattern: string, flags: string) => {
     const rx = new RegExp(pattern, flags);
-    return { test: (s: string) => s.length <= PATTERN_SUBJECT_MAX && rx.test(s) };
+    const max = patternSubjectMax(pattern);
+    return { test: (s: string) => s.length <= max && rx.test(s) };
   },
   { code: 'boundedRegExp' },
 );
@@ -33,7 +48,7 @@ export function unsafePatternReason(source: string): string | undefined {
   } catch {
     return 'must be a valid regular expression';
   }
-  return scan(source);
+  return scan(source).reason;
 }
 
 interface Group {
@@ -109,16 +124,19 @@ function quantifierAt(s: string, i: number): { length: number; repeats: boolean;
  * polynomial in the subject, of degree their number: on 1,000 characters two take about a
  * millisecond, three half a second (23 s for the 32 such strings an agent's 32,000
  * characters of arguments can hold), four minutes. A pattern may have at most
- * MAX_LONG_REPEATS of them; an email address is `format: "email"`, not a pattern.
+ * MAX_LONG_REPEATS of them, and one with that many is tried only on strings of at most
+ * PATTERN_SUBJECT_MAX_THREE_REPEATS characters (about 5 ms each), so that the common email
+ * patterns (`^\S+@\S+\.\S+$`) stay usable.
  */
 const LONG_REPEAT = 32;
-export const MAX_LONG_REPEATS = 2;
+export const MAX_LONG_REPEATS = 3;
 const TOO_MANY_REPEATS = `must not have more than ${MAX_LONG_REPEATS} unbounded repetitions (*, +, {n,} or {n,m} with m of ${LONG_REPEAT} or more): each one more multiplies the time a near miss takes (for email addresses use format: "email")`;
 
 const lazy = (s: string, i: number): number => (s[i] === '?' ? 1 : 0);
 
-function scan(s: string): string | undefined {
+function scan(s: string): { reason?: string; longRepeats: number } {
   let longRepeats = 0;
+  const refused = (reason: string) => ({ reason, longRepeats });
   const tooMany = (q: { long: boolean }): boolean => q.long && ++longRepeats > MAX_LONG_REPEATS;
   const stack: Group[] = [{ repeats: false, ambiguous: false, start: 0, bars: [] }];
   let i = 0;
@@ -126,12 +144,12 @@ function scan(s: string): string | undefined {
     const c = s[i];
     if (c === '\\') {
       const next = s[i + 1];
-      if (/[1-9]/.test(next) || next === 'k') return 'must not use backreferences';
+      if (/[1-9]/.test(next) || next === 'k') return refused('must not use backreferences');
       i += 2;
       // An escaped atom may be quantified like any other.
       const q = quantifierAt(s, i);
       if (q) {
-        if (tooMany(q)) return TOO_MANY_REPEATS;
+        if (tooMany(q)) return refused(TOO_MANY_REPEATS);
         if (q.repeats) stack[stack.length - 1].repeats = true;
         i += q.length;
       }
@@ -168,9 +186,9 @@ function scan(s: string): string | undefined {
       i++;
       const q = quantifierAt(s, i);
       if (q) {
-        if (q.repeats && group.repeats) return REPEATED_GROUP;
-        if (q.repeats && group.ambiguous) return REPEATED_CHOICE;
-        if (tooMany(q)) return TOO_MANY_REPEATS;
+        if (q.repeats && group.repeats) return refused(REPEATED_GROUP);
+        if (q.repeats && group.ambiguous) return refused(REPEATED_CHOICE);
+        if (tooMany(q)) return refused(TOO_MANY_REPEATS);
         i += q.length;
         if (q.repeats) group.repeats = true;
       }
@@ -183,10 +201,10 @@ function scan(s: string): string | undefined {
     }
     const q = quantifierAt(s, i);
     if (q) {
-      if (tooMany(q)) return TOO_MANY_REPEATS;
+      if (tooMany(q)) return refused(TOO_MANY_REPEATS);
       if (q.repeats) stack[stack.length - 1].repeats = true;
       i += q.length;
     }
   }
-  return undefined;
+  return { longRepeats };
 }

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../../core/http/domain-errors';
-import { PATTERN_SUBJECT_MAX } from './safe-pattern';
+import { PATTERN_SUBJECT_MAX, PATTERN_SUBJECT_MAX_THREE_REPEATS } from './safe-pattern';
 import { ToolArgumentValidators, validateToolArguments } from './tool-arguments';
 
 const inputSchema = {
@@ -67,6 +67,18 @@ describe('validating tool-call arguments', () => {
       'arguments.note: must match pattern "^\\d*\\d*x$"',
     );
     expect(Date.now() - started).toBeLessThan(100);
+  });
+
+  it('tries a pattern with three long repetitions (an email pattern) only on strings of an address length', () => {
+    const email = {
+      toolId: 9,
+      version: 1,
+      inputSchema: { type: 'object', properties: { to: { type: 'string', pattern: '^\\S+@\\S+\\.\\S+$' } } },
+    };
+    expect(validateToolArguments(email, { to: 'ann@example.com' })).toBeDefined();
+    expect(() =>
+      validateToolArguments(email, { to: `ann@${'a'.repeat(PATTERN_SUBJECT_MAX_THREE_REPEATS)}.com` }),
+    ).toThrow('arguments.to: must match pattern');
   });
 
   it('compiles a schema once per tool version, and again for a new version', () => {
