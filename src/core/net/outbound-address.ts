@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent } from 'undici';
+import { Agent, buildConnector } from 'undici';
 import { ValidationError } from '../http/domain-errors';
 
 /**
@@ -28,6 +28,15 @@ export class ForbiddenAddressError extends Error {
   ) {
     super(`${host} resolves to a loopback, private, link-local or otherwise non-public address`);
     this.name = 'ForbiddenAddressError';
+  }
+}
+
+/** Plain http where only https is allowed (a redirect to http://, say). */
+export class ForbiddenSchemeError extends ForbiddenAddressError {
+  constructor(host: string) {
+    super(host);
+    this.message = `${host} over plain http, where only https is allowed`;
+    this.name = 'ForbiddenSchemeError';
   }
 }
 
@@ -137,15 +146,36 @@ export function pinnedLookup(
 }
 
 /**
- * An undici dispatcher whose sockets connect only to checked addresses (pinnedLookup).
- * IP-literal hosts skip the lookup: callers check them with assertLiteralAllowed first.
+ * An undici dispatcher whose sockets connect only to checked addresses: names through
+ * pinnedLookup, and IP-literal hosts (which skip the lookup) checked at connect time too;
+ * plain http only where the policy allows it.
+ * Callers still check a literal first (assertLiteralAllowed) to fail before any work; the
+ * connect-time check is what covers the hosts a caller never saw, such as the target of a
+ * redirect, which fetch follows through this same dispatcher (`Location:
+ * http://169.254.169.254/` from a public server).
  */
 export function pinnedAgent(
   policy: OutboundPolicy,
   options: { connectTimeoutMs: number; forbidden?: (host: string) => Error; connections?: number },
 ): Agent {
+  const forbidden = options.forbidden ?? ((h: string) => new ForbiddenAddressError(h));
+  const connector = buildConnector({
+    lookup: pinnedLookup(policy, forbidden),
+    timeout: options.connectTimeoutMs,
+  });
   return new Agent({
-    connect: { lookup: pinnedLookup(policy, options.forbidden), timeout: options.connectTimeoutMs },
+    connect: (opts, callback) => {
+      if (opts.protocol === 'http:' && !policy.allowHttp) {
+        callback(new ForbiddenSchemeError(opts.hostname), null);
+        return;
+      }
+      const literal = literalAddress(opts.hostname);
+      if (literal && !policy.allowPrivateNetworks && isForbiddenAddress(literal)) {
+        callback(forbidden(opts.hostname), null);
+        return;
+      }
+      connector(opts, callback);
+    },
     keepAliveTimeout: 10_000,
     connections: options.connections ?? 64,
   });

@@ -52,7 +52,9 @@ export function speaksOnlySse(error: unknown): boolean {
 
 /** Sorts what went wrong into the reasons the details show; the detail is kept short and secret-free. */
 export function classify(error: unknown, timedOut: boolean, timeoutMs: number): McpFetchError {
-  if (error instanceof McpFetchError) return error;
+  // Ours, possibly wrapped by the SDK or fetch (a body cut off by the size cap, say).
+  const own = causes(error).find((e) => e instanceof McpFetchError);
+  if (own) return own as McpFetchError;
   if (timedOut) return new McpFetchError('timeout', `no complete answer within ${timeoutMs} ms`);
   const chain = causes(error);
   const forbidden = chain.find((e) => e instanceof ForbiddenAddressError);

@@ -38,6 +38,18 @@ export interface FetchedTools {
 const MAX_PAGES = 50;
 const MAX_TOOLS = 1000;
 const MAX_SCHEMA_CHARS = 64 * 1024;
+/** MCP tool names are 1-128 characters (the specification's tool name guidance). */
+const MAX_NAME_CHARS = 128;
+const MAX_TITLE_CHARS = 256;
+const MAX_DESCRIPTION_CHARS = 16 * 1024;
+/** The whole list as stored (one event): far beyond any real server's, far below what would hurt. */
+const MAX_LIST_CHARS = 4 * 1024 * 1024;
+/**
+ * Bytes one answer of the server may carry (an SSE stream counts as one): read as it
+ * arrives and cut off past this, so a hostile server cannot make us buffer and parse an
+ * unbounded body before the limits above are checked.
+ */
+const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 /**
  * Lists an external MCP server's tools with the SDK client: Streamable HTTP first, the
@@ -151,14 +163,24 @@ export class McpToolFetcher implements OnModuleDestroy {
     const { client, transport } = await this.connect(connection, fetchFn);
     try {
       const tools: McpServerTool[] = [];
+      let listChars = 0;
       let cursor: string | undefined;
       for (let page = 0; ; page++) {
         if (page >= MAX_PAGES)
           throw new McpFetchError('protocol_error', `tools/list did not end within ${MAX_PAGES} pages`);
         const result = await client.listTools(cursor ? { cursor } : {}, options);
-        for (const tool of result.tools) tools.push(toolOf(tool));
+        for (const tool of result.tools) {
+          const stored = toolOf(tool);
+          listChars += JSON.stringify(stored).length;
+          tools.push(stored);
+        }
         if (tools.length > MAX_TOOLS)
           throw new McpFetchError('protocol_error', `the server lists more than ${MAX_TOOLS} tools`);
+        if (listChars > MAX_LIST_CHARS)
+          throw new McpFetchError(
+            'protocol_error',
+            `the server's tool list exceeds ${MAX_LIST_CHARS} characters in all`,
+          );
         cursor = result.nextCursor;
         if (!cursor) break;
       }
@@ -232,7 +254,7 @@ export class McpToolFetcher implements OnModuleDestroy {
         signal,
         dispatcher: this.agent,
       });
-      return res as unknown as Response;
+      return capped(res as unknown as Response);
     };
   }
 
@@ -245,12 +267,41 @@ function newClient(): Client {
   return new Client({ name: 'workspace-service', version: '1.0.0' }, { capabilities: {} });
 }
 
+/** The response with its body cut off (an error the refresh records) past MAX_RESPONSE_BYTES. */
+function capped(res: Response): Response {
+  if (!res.body) return res;
+  let bytes = 0;
+  const meter = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      bytes += chunk.byteLength;
+      if (bytes > MAX_RESPONSE_BYTES)
+        controller.error(
+          new McpFetchError('protocol_error', `an answer of the server exceeds ${MAX_RESPONSE_BYTES} bytes`),
+        );
+      else controller.enqueue(chunk);
+    },
+  });
+  return new Response(res.body.pipeThrough(meter), {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+}
+
 function toolOf(tool: {
   name: string;
   title?: string;
   description?: string;
   inputSchema: Record<string, unknown>;
 }): McpServerTool {
+  const tooLong = (what: string, max: number) =>
+    new McpFetchError('protocol_error', `${what} exceeds ${max} characters`);
+  if (tool.name.length > MAX_NAME_CHARS)
+    throw tooLong(`the name of tool "${tool.name.slice(0, 40)}…"`, MAX_NAME_CHARS);
+  if ((tool.title?.length ?? 0) > MAX_TITLE_CHARS)
+    throw tooLong(`the title of tool "${tool.name}"`, MAX_TITLE_CHARS);
+  if ((tool.description?.length ?? 0) > MAX_DESCRIPTION_CHARS)
+    throw tooLong(`the description of tool "${tool.name}"`, MAX_DESCRIPTION_CHARS);
   const inputSchema = tool.inputSchema ?? { type: 'object' };
   if (JSON.stringify(inputSchema).length > MAX_SCHEMA_CHARS)
     throw new McpFetchError(

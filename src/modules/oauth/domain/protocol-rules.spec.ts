@@ -3,6 +3,7 @@ import { expandOAuthScopes, narrowToApp, parseScopeParameter, scopeInWords } fro
 import { checkPassword, hashPassword, verifyPassword } from './password';
 import { isValidCodeChallenge, verifierMatches } from './pkce';
 import { matchesRegisteredUri, redirectUriProblem } from './redirect-uri';
+import { resourceProblem } from './resource-indicator';
 
 describe('PKCE (RFC 7636)', () => {
   it('verifies S256 with the RFC 7636 Appendix B example', () => {
@@ -131,5 +132,30 @@ describe('passwords', () => {
     expect(await verifyPassword('a long enough password', a)).toBe(true);
     expect(await verifyPassword('a long enough passwore', a)).toBe(false);
     expect(await verifyPassword('anything', 'not-a-hash')).toBe(false);
+  });
+});
+
+describe('resource indicators (RFC 8707)', () => {
+  const issuer = 'https://api.example.com/api/v2';
+
+  it('serves the issuer and what is under it', () => {
+    for (const r of [issuer, `${issuer}/`, `${issuer}/mcp`, 'HTTPS://API.example.com/api/v2/mcp'])
+      expect({ r, problem: resourceProblem(r, issuer) }).toEqual({ r, problem: undefined });
+  });
+
+  it('refuses other resources, look-alikes and fragments', () => {
+    for (const r of [
+      'https://evil.example/api/v2/mcp',
+      'https://api.example.com/api/v2evil',
+      'https://api.example.com/api/v2/../v3/mcp',
+      'https://api.example.com/api/v2/%2e%2e/v3',
+      'https://api.example.com.evil.example/api/v2/mcp',
+      'http://api.example.com/api/v2/mcp',
+      'https://api.example.com:8443/api/v2/mcp',
+      'https://user@api.example.com/api/v2/mcp',
+      `${issuer}/mcp#x`,
+      'mcp',
+    ])
+      expect({ r, problem: resourceProblem(r, issuer) }).toEqual({ r, problem: expect.any(String) });
   });
 });

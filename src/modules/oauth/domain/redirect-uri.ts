@@ -30,6 +30,10 @@ export function redirectUriProblem(uri: string): string | undefined {
     return 'must be an absolute URL';
   }
   if (uri.includes('#')) return 'must not contain a fragment';
+  // The parser forgives `https:/host` and `https:///host` (it reads a host out of the path);
+  // what is registered is matched as text, so it must name its host as written.
+  if (/^https?:/i.test(uri) && !/^https?:\/\/[^/\\]/i.test(uri))
+    return 'must name its host right after the scheme (https://host/...)';
   if (url.username || url.password) return 'must not contain credentials';
   if (url.protocol === 'https:') return url.hostname ? undefined : 'must name a host';
   if (url.protocol === 'http:') {

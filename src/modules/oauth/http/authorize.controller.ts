@@ -79,6 +79,13 @@ export class AuthorizeController {
   @ApiQuery({ name: 'state', required: false, schema: { type: 'string' } })
   @ApiQuery({ name: 'code_challenge', required: false, schema: { type: 'string' } })
   @ApiQuery({ name: 'code_challenge_method', required: false, schema: { type: 'string', enum: ['S256'] } })
+  @ApiQuery({
+    name: 'resource',
+    required: false,
+    description:
+      "RFC 8707 resource indicator: this service's base URL or a URL under it (its /mcp endpoint); another is sent back as invalid_target",
+    schema: { type: 'string', format: 'uri' },
+  })
   @ApiResponse({ status: 200, description: 'the sign-in or consent page (HTML)' })
   @ApiResponse({ status: 302, description: 'back to the redirect URI with an error' })
   async authorize(
@@ -193,7 +200,7 @@ export class AuthorizeController {
 
   private async check(raw: Params): Promise<Checked> {
     const clientId = typeof raw.client_id === 'string' ? raw.client_id : undefined;
-    return checkAuthorizationRequest(raw, await this.clients.find(clientId));
+    return checkAuthorizationRequest(raw, await this.clients.find(clientId), this.config.publicBaseUrl);
   }
 
   private refuse(checked: Exclude<Checked, { ok: true }>, req: FastifyRequest, reply: FastifyReply): unknown {

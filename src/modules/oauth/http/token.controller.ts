@@ -8,6 +8,7 @@ import { DomainError } from '../../../core/http/domain-errors';
 import { AcceptBody } from '../../../core/http/body-parsing';
 import { CreatedOAuthApp, CreateOAuthAppCommand } from '../commands/oauth-app.commands';
 import { OAUTH_SCOPES } from '../domain/oauth-scopes';
+import { resourceProblem } from '../domain/resource-indicator';
 import { ClientDirectory } from '../server/clients';
 import { authorizationServerMetadata } from '../server/metadata';
 import { OAuthError, param } from '../server/oauth-error';
@@ -45,7 +46,7 @@ export class TokenController {
   @ApiOperation({
     summary: 'Issue OAuth tokens',
     description:
-      'Form-encoded. `grant_type=authorization_code` (`code`, `redirect_uri`, `code_verifier`) or `refresh_token` (`refresh_token`, optional narrower `scope`), with client authentication by HTTP Basic or `client_id` + `client_secret` (public clients: `client_id`). Answers `access_token`, `token_type`, `expires_in`, `refresh_token`, `scope`; errors per RFC 6749 §5.2 (`invalid_client` is 401 with `WWW-Authenticate: Basic`).',
+      "Form-encoded. `grant_type=authorization_code` (`code`, `redirect_uri`, `code_verifier`) or `refresh_token` (`refresh_token`, optional narrower `scope`), optional `resource` (RFC 8707: this service's base URL or a URL under it, such as its /mcp endpoint; another is `invalid_target`), with client authentication by HTTP Basic or `client_id` + `client_secret` (public clients: `client_id`). Answers `access_token`, `token_type`, `expires_in`, `refresh_token`, `scope`; errors per RFC 6749 §5.2 (`invalid_client` is 401 with `WWW-Authenticate: Basic`).",
   })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody(FORM_BODY)
@@ -57,6 +58,9 @@ export class TokenController {
       if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
         throw new OAuthError('unsupported_grant_type', 'grant_type: authorization_code or refresh_token');
       const client = await this.clients.authenticate(form, req.headers.authorization);
+      const resource = param(form, 'resource');
+      const wrongTarget = resource ? resourceProblem(resource, this.config.publicBaseUrl) : undefined;
+      if (wrongTarget) throw new OAuthError('invalid_target', wrongTarget);
       if (grantType === 'authorization_code')
         return this.tokens.exchangeCode(
           client,

@@ -1,5 +1,6 @@
 import { parseScopeParameter } from '../domain/oauth-scopes';
 import { isValidCodeChallenge } from '../domain/pkce';
+import { resourceProblem } from '../domain/resource-indicator';
 import { matchesRegisteredUri } from '../domain/redirect-uri';
 import type { ClientRow } from './clients';
 
@@ -12,6 +13,7 @@ export const AUTHORIZE_PARAMS = [
   'state',
   'code_challenge',
   'code_challenge_method',
+  'resource',
 ] as const;
 
 export interface AuthorizationRequest {
@@ -44,6 +46,7 @@ function single(raw: Record<string, unknown>, name: string): string | undefined 
 export function checkAuthorizationRequest(
   raw: Record<string, unknown>,
   client: ClientRow | undefined,
+  issuer: string,
 ): Checked {
   const clientId = single(raw, 'client_id');
   if (!clientId || !client) return { ok: false, page: 'The application (client_id) is unknown.' };
@@ -61,6 +64,9 @@ export function checkAuthorizationRequest(
     if (single(raw, name) === null) return fail('invalid_request', `${name}: must be given once`);
   if (single(raw, 'response_type') !== 'code')
     return fail('unsupported_response_type', 'response_type: only code is supported');
+  const resource = single(raw, 'resource');
+  const wrongTarget = resource ? resourceProblem(resource, issuer) : undefined;
+  if (wrongTarget) return fail('invalid_target', wrongTarget);
   const scopeParam = single(raw, 'scope');
   const scopes = scopeParam ? parseScopeParameter(scopeParam) : client.scopes;
   if (!scopes) return fail('invalid_scope', 'scope: unknown or malformed scope');

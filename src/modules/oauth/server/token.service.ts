@@ -7,6 +7,7 @@ import { RevokeOAuthGrantCommand } from '../commands/oauth-grant.commands';
 import type { GrantRevocationReason } from '../domain/oauth.events';
 import { narrowToApp, parseScopeParameter } from '../domain/oauth-scopes';
 import { verifierMatches } from '../domain/pkce';
+import { matchesRegisteredUri } from '../domain/redirect-uri';
 import { ACCESS_TOKEN_PREFIX, hashSecret, newSecret, REFRESH_TOKEN_PREFIX } from '../domain/secrets';
 import type { ClientRow } from './clients';
 import { OAuthError } from './oauth-error';
@@ -110,6 +111,10 @@ export class TokenService {
         if (c.revoked_at) throw invalidGrant('The grant was revoked');
         if (redirectUri !== c.redirect_uri)
           throw invalidGrant('redirect_uri: must be the one sent in the authorization request');
+        // The app may have dropped that URI since (a leaked or retired callback): a code
+        // still pending for it is dead, as a code for scopes the app no longer holds is.
+        if (!matchesRegisteredUri(c.redirect_uri, client.redirect_uris))
+          throw invalidGrant('redirect_uri: no longer registered for this application');
         if (c.code_challenge) {
           if (!verifier) throw invalidGrant('code_verifier: required (PKCE)');
           if (!verifierMatches(verifier, c.code_challenge))

@@ -1,6 +1,11 @@
 import { ValidationError } from '../../../core/http/domain-errors';
 import { checkInputSchema, INPUT_SCHEMA_MAX_DEPTH, INPUT_SCHEMA_MAX_LENGTH } from './input-schema';
-import { unsafePatternReason } from './safe-pattern';
+import {
+  PATTERN_SUBJECT_MAX,
+  PATTERN_SUBJECT_MAX_THREE_REPEATS,
+  patternSubjectMax,
+  unsafePatternReason,
+} from './safe-pattern';
 
 function problemOf(schema: unknown): string {
   try {
@@ -159,5 +164,43 @@ describe('schema patterns', () => {
   it.each(['(a+)+', '(a*)*b', '((ab)*)+', '(?:\\d+){2,}', '(a{2,})*', '([a-z]+\\s?)*$', '(a|b\\w+)+'])(
     'refuses %s',
     (p) => expect(unsafePatternReason(p)).toMatch(/must not repeat a group/),
+  );
+
+  it.each(['^(foo|bar)+$', '^(a|b|c)*$', '^(\\.|,)+$', '^(?:x|y){2,}$', '^(a|a)?$', '^a|a$', '(ab|cd)*'])(
+    'accepts the repeated choice %s, whose alternatives begin apart',
+    (p) => expect(unsafePatternReason(p)).toBeUndefined(),
+  );
+
+  it.each([
+    '^[^@\\s]+@[^@\\s]+$',
+    '^\\d*\\d*x$',
+    '^\\+?\\d{1,3}[- ]?\\d{1,4}[- ]?\\d{1,4}[- ]?\\d{1,9}$',
+    '^\\d*\\d*\\d*x$',
+    '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$',
+    '^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}$',
+  ])('accepts %s: at most three long repetitions', (p) => expect(unsafePatternReason(p)).toBeUndefined());
+
+  it.each(['^\\d*\\d*\\d*\\d*x$', '^a*a*a*a*a*b$', '^(a{0,999})b+\\d{32,}c*$', '^.+.+.+.+$'])(
+    'refuses %s: four long repetitions or more',
+    (p) => expect(unsafePatternReason(p)).toMatch(/must not have more than 3 unbounded repetitions/),
+  );
+
+  it('tries a pattern with three long repetitions on shorter strings only', () => {
+    expect(patternSubjectMax('^\\d*\\d*x$')).toBe(PATTERN_SUBJECT_MAX);
+    expect(patternSubjectMax('^\\S+@\\S+\\.\\S+$')).toBe(PATTERN_SUBJECT_MAX_THREE_REPEATS);
+  });
+
+  it.each([
+    '^(a|a)*$',
+    '^(\\w|\\d)+$',
+    '^(a|aa)+$',
+    '^(?:ab|ac)*$',
+    '^([a-z]|x)+$',
+    '^((a|a)b)*$',
+    '^(a?b|b)*$',
+    '^(a||b)*$',
+    '^(.|\\n){2,}$',
+  ])('refuses the repeated choice %s, whose alternatives can begin alike', (p) =>
+    expect(unsafePatternReason(p)).toMatch(/must not repeat a group whose alternatives can begin alike/),
   );
 });

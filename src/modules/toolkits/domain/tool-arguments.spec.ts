@@ -1,5 +1,5 @@
 import { ValidationError } from '../../../core/http/domain-errors';
-import { PATTERN_SUBJECT_MAX } from './safe-pattern';
+import { PATTERN_SUBJECT_MAX, PATTERN_SUBJECT_MAX_THREE_REPEATS } from './safe-pattern';
 import { ToolArgumentValidators, validateToolArguments } from './tool-arguments';
 
 const inputSchema = {
@@ -69,6 +69,18 @@ describe('validating tool-call arguments', () => {
     expect(Date.now() - started).toBeLessThan(100);
   });
 
+  it('tries a pattern with three long repetitions (an email pattern) only on strings of an address length', () => {
+    const email = {
+      toolId: 9,
+      version: 1,
+      inputSchema: { type: 'object', properties: { to: { type: 'string', pattern: '^\\S+@\\S+\\.\\S+$' } } },
+    };
+    expect(validateToolArguments(email, { to: 'ann@example.com' })).toBeDefined();
+    expect(() =>
+      validateToolArguments(email, { to: `ann@${'a'.repeat(PATTERN_SUBJECT_MAX_THREE_REPEATS)}.com` }),
+    ).toThrow('arguments.to: must match pattern');
+  });
+
   it('compiles a schema once per tool version, and again for a new version', () => {
     const validators = new ToolArgumentValidators();
     validators.validate(tool, { orderId: 'abc' });
@@ -99,5 +111,20 @@ describe('validating tool-call arguments', () => {
     expect(validators.compiled).toBe(3);
     validators.validate(of(2), {});
     expect(validators.compiled).toBe(4);
+  });
+});
+
+describe('a schema stored before its pattern was refused', () => {
+  it('is refused at call time by the same schema check, before its pattern ever runs', () => {
+    const legacy = {
+      toolId: 8,
+      version: 1,
+      inputSchema: { type: 'object', properties: { code: { type: 'string', pattern: '^(\\w|\\d)+$' } } },
+    };
+    const started = Date.now();
+    expect(() => new ToolArgumentValidators().validate(legacy, { code: `${'1'.repeat(40)}!` })).toThrow(
+      /^inputSchema\.properties\.code\.pattern: must not repeat a group whose alternatives can begin alike/,
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
   });
 });
