@@ -12,9 +12,10 @@ import { ADMIT_MANY_SCRIPT, ADMIT_SCRIPT } from './rate-limit.script';
 
 export const SKIP_RATE_LIMIT = 'rate-limit:skip';
 
-/** For probes that must answer however often they are asked (health checks of load balancers). */
 /** The same mark in the route's Fastify config, for the hooks that count before Nest's guard (early-auth.ts). */
 export const SKIP_RATE_LIMIT_CONFIG = 'skipRateLimit';
+
+/** For probes that must answer however often they are asked (health checks of load balancers). */
 export const SkipRateLimit = (): MethodDecorator & ClassDecorator =>
   ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor) {
