@@ -30,6 +30,13 @@ export interface EventRuleState {
   secret: string | null;
   /** Secrets rotated out and still signing until their validUntil, newest first. */
   rotatedOut: RotatedOutSecret[];
+  webhookUrl?: string;
+  /**
+   * Since when the rule sends to its receiver as it is: created, moved to another URL, or
+   * switched back on. A verdict on the receiver from an attempt made before (a 410, a
+   * failing streak) is about a receiver or a decision that is no longer the rule's.
+   */
+  receiverSince?: string;
 }
 
 export type EventRuleCommand =
@@ -62,7 +69,15 @@ export type EventRuleCommand =
       overlapMs: number;
       now: string;
     }
-  | { type: 'DisableEventRule'; ruleId: number; reason: DisableReason; detail: string; now: string }
+  | {
+      type: 'DisableEventRule';
+      ruleId: number;
+      reason: DisableReason;
+      detail: string;
+      /** When the attempt that gave the verdict was made (it started then). */
+      asOf: string;
+      now: string;
+    }
   | { type: 'DeleteEventRule'; ruleId: number; workspaceId: string; now: string };
 
 function checkName(name: string | undefined): void {
@@ -131,15 +146,23 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
           enabled: event.data.enabled !== false,
           secret: event.data.secret,
           rotatedOut: [],
+          webhookUrl: event.data.webhookUrl,
+          receiverSince: event.data.createdAt,
         };
-      case 'EventRuleUpdated':
+      case 'EventRuleUpdated': {
+        const d = event.data;
+        const moved = d.webhookUrl !== undefined && d.webhookUrl !== state.webhookUrl;
+        const switchedOn = d.enabled === true && !state.enabled;
         return {
           ...state,
-          eventType: event.data.eventType ?? state.eventType,
-          filters: event.data.filters ?? state.filters,
-          enabled: event.data.enabled ?? state.enabled,
-          secret: event.data.secret ?? state.secret,
+          eventType: d.eventType ?? state.eventType,
+          filters: d.filters ?? state.filters,
+          enabled: d.enabled ?? state.enabled,
+          secret: d.secret ?? state.secret,
+          webhookUrl: d.webhookUrl ?? state.webhookUrl,
+          receiverSince: moved || switchedOn ? d.updatedAt : state.receiverSince,
         };
+      }
       case 'EventRuleSecretRotated': {
         const d = event.data;
         return {
@@ -236,6 +259,9 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
       case 'DisableEventRule':
         // Only a live, enabled rule is disabled: a second 410 or a late check changes nothing.
         if (state.status !== 'live' || !state.enabled) return [];
+        // Nor one moved to another receiver or switched back on after the attempt was made:
+        // the old URL's 410 is not the new one's, and the owner's re-enable came after it.
+        if (state.receiverSince && Date.parse(command.asOf) < Date.parse(state.receiverSince)) return [];
         return [
           {
             type: 'EventRuleDisabled',
