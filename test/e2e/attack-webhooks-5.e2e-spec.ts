@@ -157,4 +157,202 @@ describe('attack: webhooks, fifth round (e2e)', () => {
       );
     });
   });
+
+  describe('the delivery log', () => {
+    it("lists newest first in a stable order under equal timestamps, every delivery on exactly one page, and finds another workspace's rule in none", async () => {
+      const w = await workspace('Log pages');
+      const other = await workspace('Log pages, other');
+      const { id } = await w.rule();
+      const theirs = await other.rule();
+      for (let i = 0; i < 7; i++) await w.updateMember(`Page ${i}`);
+      await other.updateMember('Theirs');
+      await eventually(
+        async () => (await w.logs('?status=succeeded')).total === 7 || undefined,
+        'seven deliveries',
+      );
+      await eventually(
+        async () => (await other.logs('?status=succeeded')).total === 1 || undefined,
+        'theirs',
+      );
+      // Five of them logged in the same microsecond: the order must still be one order.
+      const db = t.app.get(DataSource);
+      const all = (await w.logs()).items.map((d) => d.id as string);
+      await db.query(`UPDATE webhook_deliveries SET created_at = '2026-01-01T00:00:00Z' WHERE id = ANY($1)`, [
+        all.slice(1, 6),
+      ]);
+      const pages: string[] = [];
+      for (let page = 1; page <= 4; page++) {
+        const l = await w.logs(`?pageSize=2&page=${page}`);
+        expect(l.total).toBe(7);
+        pages.push(...l.items.map((d) => d.id as string));
+      }
+      expect(pages).toHaveLength(7);
+      expect(new Set(pages).size).toBe(7);
+      const full = (await w.logs()).items;
+      expect(full.map((d) => d.id)).toEqual(pages);
+      for (let i = 1; i < full.length; i++)
+        expect(Date.parse(full[i - 1].createdAt)).toBeGreaterThanOrEqual(Date.parse(full[i].createdAt));
+      // Another workspace's rule id filters to nothing, its deliveries are never listed here.
+      expect(await w.logs(`?ruleId=${theirs.id}`)).toMatchObject({ items: [], total: 0 });
+      expect(await w.logs(`?ruleId=${id}`)).toMatchObject({ total: 7 });
+      const theirDelivery = (await other.logs()).items[0].id as string;
+      expect(pages).not.toContain(theirDelivery);
+      const peek = await t.request('GET', `${w.base}/webhook-logs/${theirDelivery}`, { token: w.apiKey });
+      expect(peek.status).toBe(404);
+    });
+
+    it('refuses malformed filters with a 400 naming the field: status, ruleId, dates, a window ending before it starts', async () => {
+      const w = await workspace('Log filters');
+      for (const [query, field] of [
+        ['?status=done', /^status: /],
+        ['?status=', /^status: /],
+        ['?status=failed&status=pending', /^status: /],
+        ['?ruleId=abc', /^ruleId: /],
+        ['?ruleId=0', /^ruleId: /],
+        ['?from=yesterday', /^from: /],
+        ['?from=2026-01-01', /^from: /],
+        ['?to=2026-01-01T00:00:00', /^to: /],
+        ['?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z', /^from: must not be after to/],
+        ['?from=2026-01-02T00:00:00Z&endTime=2026-01-01T00:00:00Z', /^from: must not be after to/],
+        ['?startTime=2026-01-02T00:00:00Z&endTime=2026-01-01T00:00:00Z', /^startTime: /],
+        ['?from=2026-01-01T00:00:00Z&startTime=2026-01-01T00:00:00Z', /^from: /],
+        ['?eventType=member.updated', /^eventType: unknown event type/],
+      ] as const) {
+        const res = await t.request('GET', `${w.base}/webhook-logs${query}`, { token: w.apiKey });
+        expect({ query, status: res.status }).toEqual({ query, status: 400 });
+        expect(res.body.detail).toMatch(field);
+      }
+      // An alias filters as its canonical type.
+      const alias = await t.request('GET', `${w.base}/webhook-logs?eventType=record.updated`, {
+        token: w.apiKey,
+      });
+      expect(alias.status).toBe(200);
+    });
+
+    it('logs each attempt with the headers as sent: both signatures during a rotation, never a secret, nothing of the member', async () => {
+      const w = await workspace('Logged headers');
+      const { id } = await w.rule({ signingSecret: secret });
+      const rotated = await t.request('POST', `${w.base}/event-rules/${id}/rotate-secret`, {
+        token: w.apiKey,
+      });
+      expect(rotated.status).toBe(200);
+      const fresh = rotated.body.signingSecret as string;
+      const before = rx.received.length;
+      await w.updateMember('Quiet Patient Name');
+      const [got] = (await rx.waitFor(before + 1)).slice(before);
+      const d = await eventually(async () => (await w.logs('?status=succeeded')).items[0], 'the delivery');
+      const headers = d.attempts[0].requestHeaders as Record<string, string>;
+      // Exactly the headers the receiver got, signatures included.
+      for (const name of [
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+        'x-webhook-signature',
+        'x-webhook-event',
+      ])
+        expect(headers[name]).toBe(got.headers[name]);
+      expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+      expect(headers['x-webhook-signature'].match(/v1=/g)).toHaveLength(2);
+      const text = JSON.stringify(d);
+      for (const s of [secret, fresh, fresh.slice('whsec_'.length)]) expect(text).not.toContain(s);
+      expect(JSON.stringify(headers)).not.toContain('Quiet Patient Name');
+      expect(Object.keys(headers).sort()).toEqual([
+        'content-type',
+        'user-agent',
+        'webhook-id',
+        'webhook-signature',
+        'webhook-timestamp',
+        'x-webhook-event',
+        'x-webhook-id',
+        'x-webhook-signature',
+      ]);
+    });
+  });
+
+  describe('recover and redeliver at their edges', () => {
+    it("recovers nothing from the future or for a rule without failures, and answers another workspace's rule as a missing one", async () => {
+      const w = await workspace('Recover edges');
+      const other = await workspace('Recover edges, other');
+      const { id } = await w.rule();
+      const theirs = await other.rule();
+      await w.updateMember('Delivered');
+      await eventually(async () => (await w.logs('?status=succeeded')).total === 1 || undefined, 'delivered');
+      const recover = (body: object) =>
+        t.request('POST', `${w.base}/webhook-logs/recover`, { token: w.apiKey, body });
+      expect((await recover({ ruleId: id, since: '2999-01-01T00:00:00Z' })).body).toEqual({
+        requeued: 0,
+        deliveryIds: [],
+      });
+      // Its one delivery succeeded: nothing to recover, and the success is not sent again.
+      const before = rx.received.length;
+      expect((await recover({ ruleId: id, since: '2000-01-01T00:00:00Z' })).body).toEqual({
+        requeued: 0,
+        deliveryIds: [],
+      });
+      const foreign = await recover({ ruleId: theirs.id, since: '2000-01-01T00:00:00Z' });
+      const missing = await recover({ ruleId: 2_000_000_000, since: '2000-01-01T00:00:00Z' });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body).toEqual(missing.body);
+      for (const body of [
+        { ruleId: id, since: 'last week' },
+        { ruleId: id, since: '2026-01-01' },
+        { ruleId: id, since: 1_700_000_000 },
+        { ruleId: String(id), since: '2000-01-01T00:00:00Z' },
+        { ruleId: id },
+      ]) {
+        const res = await recover(body);
+        expect(res.status).toBe(400);
+        expect(res.body.detail).toMatch(/^(ruleId|since): /);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      expect(rx.received.length).toBe(before);
+      expect((await other.logs()).items.every((d) => d.redeliveries === 0)).toBe(true);
+    });
+
+    it('redelivers a delivery that succeeded, under the same webhook-id, counting its attempts on', async () => {
+      const w = await workspace('Redeliver success');
+      await w.rule();
+      const before = rx.received.length;
+      await w.updateMember('Once more');
+      const [first] = (await rx.waitFor(before + 1)).slice(before);
+      const d = await eventually(async () => (await w.logs('?status=succeeded')).items[0], 'delivered');
+      const res = await t.request('POST', `${w.base}/webhook-logs/${d.id}/redeliver`, { token: w.apiKey });
+      expect(res.status).toBe(202);
+      const [again] = (await rx.waitFor(before + 2)).slice(before + 1);
+      expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
+      expect(again.raw.equals(first.raw)).toBe(true);
+      const after = await eventually(async () => {
+        const l = (await w.logs('?status=succeeded')).items[0];
+        return l?.attempts.length === 2 ? l : undefined;
+      }, 'the redelivery logged');
+      expect(after).toMatchObject({ id: d.id, redeliveries: 1, attempts: [{ attempt: 1 }, { attempt: 2 }] });
+    });
+  });
+
+  describe('what deliveries carry', () => {
+    it("delivers member:updated with the member as the API shows it, nothing more, and never another workspace's events", async () => {
+      const w = await workspace('Payload A');
+      const b = await workspace('Payload B');
+      await w.rule({ webhookUrl: `${rx.url}?ws=a` });
+      const before = rx.received.length;
+      await b.updateMember('Only in B');
+      await w.updateMember('Only in A');
+      const [got] = await rx.waitFor(1, 10_000, (r) => r.n > before && r.path.endsWith('?ws=a'));
+      const member = (await t.request('GET', `${w.base}/members/${w.memberId}`, { token: w.apiKey })).body;
+      expect(Object.keys(got.body).sort()).toEqual([
+        'event',
+        'eventId',
+        'eventRule',
+        'member',
+        'timestamp',
+        'workspace',
+      ]);
+      expect(got.body.member).toEqual(member);
+      expect(got.body.workspace.uuid).toBe(w.workspaceId);
+      await new Promise((r) => setTimeout(r, 300));
+      const toA = rx.received.filter((r) => r.n > before && r.path.endsWith('?ws=a'));
+      expect(toA).toHaveLength(1);
+      expect(JSON.stringify(toA.map((r) => r.body))).not.toContain('Only in B');
+    });
+  });
 });
