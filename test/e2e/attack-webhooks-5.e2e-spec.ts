@@ -355,4 +355,51 @@ describe('attack: webhooks, fifth round (e2e)', () => {
       expect(JSON.stringify(toA.map((r) => r.body))).not.toContain('Only in B');
     });
   });
+
+  describe('rule input', () => {
+    it('refuses a payloadFormat other than flat or envelope, and a URL carrying credentials, without echoing them', async () => {
+      const w = await workspace('Rule input');
+      const { id } = await w.rule();
+      const before = await t.request('GET', `${w.base}/event-rules/${id}`, { token: w.apiKey });
+      for (const payloadFormat of ['FLAT', 'Envelope', 'xml', '', 1, null, ['flat'], { flat: true }]) {
+        const put = await t.request('PUT', `${w.base}/event-rules/${id}`, {
+          token: w.apiKey,
+          body: { actionParams: { payloadFormat } },
+        });
+        expect({ payloadFormat, status: put.status }).toEqual({ payloadFormat, status: 400 });
+        expect(put.body.detail).toMatch(/^actionParams\.payloadFormat: /);
+        const post = await t.request('POST', `${w.base}/event-rules`, {
+          token: w.apiKey,
+          body: {
+            name: 'x',
+            eventType: 'member:updated',
+            actionType: 'webhook:send',
+            actionParams: { webhookUrl: rx.url, payloadFormat },
+          },
+        });
+        expect(post.status).toBe(400);
+      }
+      const password = 'hunter2-in-the-url';
+      const withCredentials = rx.url.replace('http://', `http://robot:${password}@`);
+      for (const body of [
+        { webhookUrl: withCredentials },
+        { actionParams: { webhookUrl: withCredentials } },
+        { webhookUrl: rx.url.replace('http://', 'http://robot@') },
+      ]) {
+        const put = await t.request('PUT', `${w.base}/event-rules/${id}`, { token: w.apiKey, body });
+        expect(put.status).toBe(400);
+        expect(put.body.detail).toMatch(/webhookUrl: must not carry credentials/);
+        expect(put.body.detail).not.toContain(password);
+        const post = await t.request('POST', `${w.base}/event-rules`, {
+          token: w.apiKey,
+          body: { trigger: 'member:updated', ...body },
+        });
+        expect(post.status).toBe(400);
+        expect(JSON.stringify(post.body)).not.toContain(password);
+      }
+      const after = await t.request('GET', `${w.base}/event-rules/${id}`, { token: w.apiKey });
+      expect(after.body).toEqual(before.body);
+      expect((await t.request('GET', `${w.base}/event-rules`, { token: w.apiKey })).body.total).toBe(1);
+    });
+  });
 });
