@@ -357,6 +357,40 @@ describe('attack: webhooks, fifth round (e2e)', () => {
   });
 
   describe('rule input', () => {
+    it("takes no name of Object's prototype for an event type: 400 listing the valid ones, nothing stored, nobody's rules stalled", async () => {
+      const w = await workspace('Prototype names');
+      const other = await workspace('Prototype names, bystander');
+      for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+        for (const body of [
+          { trigger: name, webhookUrl: rx.url },
+          { name: 'n', eventType: name, actionType: 'webhook:send', actionParams: { webhookUrl: rx.url } },
+        ]) {
+          const res = await t.request('POST', `${w.base}/event-rules`, { token: w.apiKey, body });
+          expect({ name, status: res.status }).toEqual({ name, status: 400 });
+          expect(res.body.detail).toMatch(
+            /^(trigger|eventType): unknown event type .*; valid: data_record:created/,
+          );
+        }
+        for (const list of ['webhook-logs', 'event-rules']) {
+          const res = await t.request('GET', `${w.base}/${list}?eventType=${name}`, { token: w.apiKey });
+          expect({ name, list, status: res.status }).toEqual({ name, list, status: 400 });
+          expect(res.body.detail).toMatch(/^eventType: unknown event type/);
+        }
+      }
+      const { id } = await w.rule();
+      const put = await t.request('PUT', `${w.base}/event-rules/${id}`, {
+        token: w.apiKey,
+        body: { eventType: 'constructor' },
+      });
+      expect(put.status).toBe(400);
+      expect((await w.getRule(id)).eventType).toBe('member:updated');
+      expect((await t.request('GET', `${w.base}/event-rules`, { token: w.apiKey })).body.total).toBe(1);
+      // The rules' read model keeps up: another workspace's rule is made and read back at once.
+      const started = Date.now();
+      await other.rule();
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+
     it('refuses a payloadFormat other than flat or envelope, and a URL carrying credentials, without echoing them', async () => {
       const w = await workspace('Rule input');
       const { id } = await w.rule();

@@ -323,4 +323,33 @@ describe('event types', () => {
     expect(canonicalEventType('message:received')).toBe('message:received');
     expect(canonicalEventType('member.updated')).toBeUndefined();
   });
+
+  it("knows no name of Object's prototype, and the decider stores no rule of an unknown type", () => {
+    for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf'])
+      expect([name, canonicalEventType(name)]).toEqual([name, undefined]);
+    const create = (eventType: unknown) => ({
+      type: 'CreateEventRule' as const,
+      ruleId: 7,
+      uuid: created.data.uuid,
+      workspaceId,
+      definition: { ...definition, eventType: eventType as RuleDefinition['eventType'] },
+      secret: null,
+      now,
+    });
+    for (const bad of [Object, 'constructor', undefined, 'record.created'])
+      spec
+        .given([])
+        .when(create(bad))
+        .thenThrows(ValidationError, /^eventType: unknown event type/);
+    spec
+      .given([created])
+      .when({
+        type: 'UpdateEventRule',
+        ruleId: 7,
+        workspaceId,
+        changes: { eventType: 'toString' as RuleDefinition['eventType'] },
+        now,
+      })
+      .thenThrows(ValidationError, /^eventType: unknown event type/);
+  });
 });

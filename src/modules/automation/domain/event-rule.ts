@@ -10,7 +10,7 @@ import {
   RuleFilters,
   WEBHOOK_SEND,
 } from './event-rule.events';
-import { FILTERABLE_EVENT_TYPES } from './event-types';
+import { FILTERABLE_EVENT_TYPES, isRuleEventType } from './event-types';
 
 export const RULE_NAME_MAX = 200;
 export const MAX_PER_SECOND_MAX = 10_000;
@@ -79,6 +79,12 @@ export type EventRuleCommand =
       now: string;
     }
   | { type: 'DeleteEventRule'; ruleId: number; workspaceId: string; now: string };
+
+/** A rule's type is one of the fixed list, canonical: anything else would be stored as no type at all. */
+function checkEventType(eventType: unknown): void {
+  if (eventType !== undefined && !isRuleEventType(eventType))
+    throw new ValidationError('eventType: unknown event type');
+}
 
 function checkName(name: string | undefined): void {
   if (name === undefined) return;
@@ -189,6 +195,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
         if (state.status !== 'none') throw new ConflictError('Event rule already exists');
         const d = command.definition;
         checkName(d.name);
+        checkEventType(d.eventType ?? null);
         checkFilters(d.eventType, d.filters);
         checkMaxPerSecond(d.maxPerSecond);
         return [
@@ -212,6 +219,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
         live(state, command.workspaceId);
         const { filters: filterChanges, ...rest } = command.changes;
         checkName(rest.name);
+        checkEventType(rest.eventType);
         checkMaxPerSecond(rest.maxPerSecond);
         // A change to a type without filters drops those the rule had (they filtered chat:summary).
         const typeLosesFilters = !!rest.eventType && !FILTERABLE_EVENT_TYPES.includes(rest.eventType);
