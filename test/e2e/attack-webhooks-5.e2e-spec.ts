@@ -391,6 +391,47 @@ describe('attack: webhooks, fifth round (e2e)', () => {
       expect(Date.now() - started).toBeLessThan(5000);
     });
 
+    it('keeps the rules read model going past a rule stored without a type before that was refused', async () => {
+      const w = await workspace('Typeless rule stored');
+      // What a POST with trigger "constructor" stored before the fix: the type lost in JSON.
+      await t.store.append(
+        'eventrule-1999999999',
+        [
+          {
+            type: 'EventRuleCreated',
+            data: {
+              ruleId: 1_999_999_999,
+              uuid: '0b0e0f00-0000-4000-8000-000000000001',
+              workspaceId: w.workspaceId,
+              name: 'constructor',
+              webhookUrl: rx.url,
+              payloadFormat: 'flat',
+              filters: {},
+              maxPerSecond: null,
+              actionType: 'webhook:send',
+              secret: null,
+              createdAt: new Date().toISOString(),
+            },
+            metadata: {
+              workspaceId: w.workspaceId,
+              actor: { kind: 'system', id: 'system' },
+              correlationId: 'typeless-rule',
+              occurredAt: new Date().toISOString(),
+              schemaVersion: 1,
+            },
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+      const started = Date.now();
+      const { id } = await w.rule();
+      expect(Date.now() - started).toBeLessThan(5000);
+      const listed = (await t.request('GET', `${w.base}/event-rules`, { token: w.apiKey })).body;
+      expect(listed.items.map((r: { id: number }) => r.id)).toEqual([id]);
+      const gone = await t.request('GET', `${w.base}/event-rules/1999999999`, { token: w.apiKey });
+      expect(gone.status).toBe(404);
+    });
+
     it('refuses a payloadFormat other than flat or envelope, and a URL carrying credentials, without echoing them', async () => {
       const w = await workspace('Rule input');
       const { id } = await w.rule();
