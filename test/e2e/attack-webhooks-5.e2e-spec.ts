@@ -1,8 +1,9 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { DataSource } from 'typeorm';
 import { startTestApp, TestApp } from '../support/app';
+import { keyWithScopes } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
-import { startReceiver, WebhookReceiver } from '../support/webhook-receiver';
+import { startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * A fifth hostile pass over event rules and webhooks: a receiver's 410 that arrives after
@@ -353,6 +354,36 @@ describe('attack: webhooks, fifth round (e2e)', () => {
       const toA = rx.received.filter((r) => r.n > before && r.path.endsWith('?ws=a'));
       expect(toA).toHaveLength(1);
       expect(JSON.stringify(toA.map((r) => r.body))).not.toContain('Only in B');
+    });
+  });
+
+  describe('rotation by a key that cannot read what the rule delivers', () => {
+    it("refuses a lesser key's rotate-secret of the owner's rule as it refuses its PUT: 403, no secret, nothing changed", async () => {
+      const w = await workspace('Rotate lesser');
+      const { id } = await w.rule({ signingSecret: secret });
+      const narrow = await keyWithScopes(t, w.apiKey, ['automations:write', 'automations:read']);
+      const viaPut = await t.request('PUT', `${w.base}/event-rules/${id}`, {
+        token: narrow,
+        body: { signingSecret: 'a-secret-of-my-own-choosing' },
+      });
+      expect(viaPut.status).toBe(403);
+      const res = await t.request('POST', `${w.base}/event-rules/${id}/rotate-secret`, { token: narrow });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({
+        detail: expect.stringMatching(/^eventType: a rule for member:updated .*members:read/),
+      });
+      expect(await t.eventsOf(res)).toEqual([]);
+      const events = await t.store.readStream(`eventrule-${id}`);
+      expect(events.map((e) => e.type)).toEqual(['EventRuleCreated']);
+      // Deliveries are signed with the owner's secret alone, as before.
+      const before = rx.received.length;
+      await w.updateMember('Still signed by the owner');
+      const [got] = (await rx.waitFor(before + 1)).slice(before);
+      expect(verifyStripeStyle(got.headers['x-webhook-signature'], got.raw, secret)).toBeNull();
+      expect(got.headers['x-webhook-signature'].match(/v1=/g)).toHaveLength(1);
+      // The owner, who may read members, still rotates.
+      const own = await t.request('POST', `${w.base}/event-rules/${id}/rotate-secret`, { token: w.apiKey });
+      expect(own.status).toBe(200);
     });
   });
 
