@@ -1,6 +1,9 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { DataSource } from 'typeorm';
 import { startTestApp, TestApp } from '../support/app';
+import { WEBHOOK_QUEUE } from '../../src/modules/automation/workers/webhook-delivery.processor';
 import { keyWithScopes } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
 import { startReceiver, verifyStripeStyle, WebhookReceiver } from '../support/webhook-receiver';
@@ -308,6 +311,33 @@ describe('attack: webhooks, fifth round (e2e)', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(rx.received.length).toBe(before);
       expect((await other.logs()).items.every((d) => d.redeliveries === 0)).toBe(true);
+    });
+
+    it('leaves a delivery redeliverable when its job could not be queued, never pending with nothing to send it', async () => {
+      const w = await workspace('Redeliver enqueue fails');
+      await w.rule();
+      const before = rx.received.length;
+      await w.updateMember('Enqueue fails');
+      await rx.waitFor(before + 1);
+      const d = await eventually(async () => (await w.logs('?status=succeeded')).items[0], 'delivered');
+      // Redis refuses the job (the one fault injected: the queue is the real one otherwise).
+      const queue = t.app.get<Queue>(getQueueToken(WEBHOOK_QUEUE), { strict: false });
+      const spy = jest.spyOn(queue, 'addBulk').mockRejectedValueOnce(new Error('Connection is closed.'));
+      try {
+        const failed = await t.request('POST', `${w.base}/webhook-logs/${d.id}/redeliver`, {
+          token: w.apiKey,
+        });
+        expect(failed.status).toBeGreaterThanOrEqual(500);
+      } finally {
+        spy.mockRestore();
+      }
+      const after = (await t.request('GET', `${w.base}/webhook-logs/${d.id}`, { token: w.apiKey })).body;
+      expect(after).toMatchObject({ status: 'succeeded', redeliveries: 0, attemptCount: 1 });
+      expect(after.completedAt).toBe(d.completedAt);
+      const again = await t.request('POST', `${w.base}/webhook-logs/${d.id}/redeliver`, { token: w.apiKey });
+      expect(again.status).toBe(202);
+      const [resent] = (await rx.waitFor(before + 2)).slice(before + 1);
+      expect(resent.headers['webhook-id']).toBe(d.id);
     });
 
     it('redelivers a delivery that succeeded, under the same webhook-id, counting its attempts on', async () => {
