@@ -50,14 +50,20 @@ async function requeue(
 ): Promise<string[]> {
   const reopened = await log.reopen(ids);
   const round = Date.now().toString(36);
-  await queue.addBulk(
-    reopened.map((id) => ({
-      name: 'deliver',
-      data: { deliveryId: id },
-      opts: { jobId: `redeliver-${id}-${round}` },
-    })),
-  );
-  return reopened;
+  try {
+    await queue.addBulk(
+      reopened.map(({ id }) => ({
+        name: 'deliver',
+        data: { deliveryId: id },
+        opts: { jobId: `redeliver-${id}-${round}` },
+      })),
+    );
+  } catch (error) {
+    // Not queued: as they were, so a later redeliver or recover reaches them again.
+    await log.putBack(reopened);
+    throw error;
+  }
+  return reopened.map((r) => r.id);
 }
 
 /** A disabled rule's deliveries are not queued: each would fail at once without a POST. */

@@ -49,6 +49,8 @@ export class RotateEventRuleSecretCommand {
   constructor(
     readonly workspaceId: string,
     readonly ruleId: number,
+    /** The caller's effective scopes: a rotation is a change, checked as a PUT is. */
+    readonly scopes: readonly string[],
   ) {}
 }
 
@@ -200,12 +202,21 @@ export class RotateEventRuleSecretHandler implements ICommandHandler<
       workspaceId: cmd.workspaceId,
       decider: eventRuleDecider,
       command: {
-        type: 'RotateEventRuleSecret',
-        ruleId: cmd.ruleId,
-        workspaceId: cmd.workspaceId,
-        secret: this.box.seal(secret, ruleSecretContext(cmd.ruleId)),
-        overlapMs: this.config.webhookSecretOverlapHours * 3600 * 1000,
-        now: new Date().toISOString(),
+        // The new secret signs what the rule delivers, and is answered to the caller: only
+        // one who may read its events gets it, as only they may set one with PUT (the type
+        // is the stream's, as the rotation is decided on).
+        from: (state) => {
+          if (state.status === 'live' && state.workspaceId === cmd.workspaceId && state.eventType)
+            assertMayDeliver(cmd.scopes, state.eventType, 'eventType');
+          return {
+            type: 'RotateEventRuleSecret' as const,
+            ruleId: cmd.ruleId,
+            workspaceId: cmd.workspaceId,
+            secret: this.box.seal(secret, ruleSecretContext(cmd.ruleId)),
+            overlapMs: this.config.webhookSecretOverlapHours * 3600 * 1000,
+            now: new Date().toISOString(),
+          };
+        },
       },
     });
     const rotated = events.find((e) => e.type === 'EventRuleSecretRotated');

@@ -110,20 +110,31 @@ export function notSentAttempt(
 
 export const isSuccess = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
 
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+/** RFC 9110's HTTP-date: IMF-fixdate, or the obsolete RFC 850 form, both in GMT. */
+const HTTP_DATE = new RegExp(
+  `^(?:${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT)$`,
+);
+/** ... or asctime's, which names no zone and means GMT. */
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
+
 /**
- * Retry-After (seconds or an HTTP date) as milliseconds from now; null when absent or
- * unreadable. Capped at a day: a receiver cannot park a delivery forever.
+ * Retry-After (delay-seconds or an HTTP-date, RFC 9110 10.2.3) as milliseconds from now;
+ * null when absent or anything else (JavaScript's lenient date parsing would read a year
+ * into garbage such as "soon 2030"). Capped at a day: a receiver cannot park a delivery forever.
  */
 export function retryAfterMs(value: string | null, now = Date.now()): number | null {
   if (!value) return null;
   const v = value.trim();
   let ms: number;
   if (/^\d+$/.test(v)) ms = Number(v) * 1000;
-  else {
-    const at = Date.parse(v);
+  else if (HTTP_DATE.test(v) || ASCTIME.test(v)) {
+    const at = Date.parse(ASCTIME.test(v) ? `${v} GMT` : v);
     if (Number.isNaN(at)) return null;
     ms = at - now;
-  }
+  } else return null;
   return Math.min(Math.max(ms, 0), 24 * 3600 * 1000);
 }
 

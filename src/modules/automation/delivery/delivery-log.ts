@@ -66,6 +66,15 @@ const pendingRow = (p: PendingDelivery) => ({
 
 export type RuleToSend = NonNullable<DeliveryToSend['rule']>;
 
+/** A delivery `reopen` put back to pending, as it was before. */
+export interface Reopened {
+  id: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  completedAt: Date | null;
+}
+
 const RULE_COLUMNS = `id, version, webhook_url, enabled, secret, previous_secret, previous_secret_until,
                       earlier_secrets, max_per_second, enabled_since, author`;
 
@@ -309,19 +318,41 @@ export class DeliveryLog {
   /**
    * Back to pending for another round of attempts (redeliver, recover); same id, so same
    * webhook-id. Only those not pending already: of racing requests one reopens a delivery.
-   * Answers the ids reopened.
+   * Answers those reopened, each with its state before, for `putBack`.
    */
-  async reopen(ids: readonly string[]): Promise<string[]> {
+  async reopen(ids: readonly string[]): Promise<Reopened[]> {
     if (!ids.length) return [];
     const rows = (await this.db.query(
-      `UPDATE webhook_deliveries
+      `UPDATE webhook_deliveries d
           SET status = 'pending', attempt_count = 0, next_attempt_at = now(), completed_at = NULL,
-              redeliveries = redeliveries + 1
-        WHERE id = ANY($1) AND status <> 'pending'
-        RETURNING id`,
+              redeliveries = d.redeliveries + 1
+         FROM (SELECT id, status, attempt_count, next_attempt_at, completed_at FROM webhook_deliveries
+                WHERE id = ANY($1) AND status <> 'pending' FOR UPDATE) AS before
+        WHERE d.id = before.id
+        RETURNING before.id, before.status, before.attempt_count AS "attemptCount",
+                  before.next_attempt_at AS "nextAttemptAt", before.completed_at AS "completedAt"`,
       [ids],
-    )) as [{ id: string }[], number];
-    return rows[0].map((r) => r.id);
+    )) as [Reopened[], number];
+    return rows[0];
+  }
+
+  /**
+   * Undoes `reopen` for deliveries whose jobs could not be queued (Redis failed): pending
+   * with no job, nothing would ever attempt them, and redeliver (409 while pending) and
+   * recover (failed ones only) could not reach them again. Those a run took up meanwhile
+   * (an attempt counted) are left to it.
+   */
+  async putBack(reopened: readonly Reopened[]): Promise<void> {
+    if (!reopened.length) return;
+    await this.db.query(
+      `UPDATE webhook_deliveries d
+          SET status = v.status, attempt_count = v."attemptCount", next_attempt_at = v."nextAttemptAt",
+              completed_at = v."completedAt", redeliveries = d.redeliveries - 1
+         FROM json_to_recordset($1::json)
+              AS v(id uuid, status text, "attemptCount" int, "nextAttemptAt" timestamptz, "completedAt" timestamptz)
+        WHERE d.id = v.id AND d.status = 'pending' AND d.attempt_count = 0`,
+      [JSON.stringify(reopened)],
+    );
   }
 
   /** Deliveries of a rule that ended failed since a time (recover), oldest first. */

@@ -210,12 +210,61 @@ describe('event rule decider', () => {
     };
     spec
       .given([created])
-      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', now })
+      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', asOf: now, now })
       .then([disabled]);
     spec
       .given([created, disabled])
-      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', now })
+      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', asOf: now, now })
       .then([]);
+  });
+
+  it("disables no rule moved to another URL or switched back on after the verdict's attempt", () => {
+    const at = (minutes: number) => new Date(Date.parse(now) + minutes * 60_000).toISOString();
+    const update = (changes: object, updatedAt: string) => ({
+      type: 'EventRuleUpdated' as const,
+      data: { ruleId: 7, workspaceId, ...changes, updatedAt },
+    });
+    const disabled = (disabledAt: string) => ({
+      type: 'EventRuleDisabled' as const,
+      data: { ruleId: 7, workspaceId, reason: 'receiver_gone' as const, detail: '410', disabledAt },
+    });
+    const gone = (asOf: string) => ({
+      type: 'DisableEventRule' as const,
+      ruleId: 7,
+      reason: 'receiver_gone' as const,
+      detail: '410',
+      asOf,
+      now: at(10),
+    });
+    // Moved at minute 2: the 410 to an attempt of minute 1 was the old URL's.
+    const moved = update({ webhookUrl: 'https://hooks.example.com/new' }, at(2));
+    spec
+      .given([created, moved])
+      .when(gone(at(1)))
+      .then([]);
+    spec
+      .given([created, moved])
+      .when(gone(at(3)))
+      .then([disabled(at(10))]);
+    // Disabled at 1, switched back on at 2: an answer to an attempt of 1 is no news.
+    const reEnabled = update({ enabled: true }, at(2));
+    spec
+      .given([created, disabled(at(1)), reEnabled])
+      .when(gone(at(1)))
+      .then([]);
+    spec
+      .given([created, disabled(at(1)), reEnabled])
+      .when(gone(at(3)))
+      .then([disabled(at(10))]);
+    // Neither a rename nor the same URL again changes the receiver.
+    for (const same of [
+      update({ name: 'renamed' }, at(2)),
+      update({ webhookUrl: definition.webhookUrl }, at(2)),
+    ])
+      spec
+        .given([created, same])
+        .when(gone(at(1)))
+        .then([disabled(at(10))]);
   });
 
   it('creates a rule stopped in its one event, disabled from it on', () => {
@@ -236,7 +285,7 @@ describe('event rule decider', () => {
     // Already stopped: a 410 or a sustained failure has nothing to disable.
     spec
       .given([stopped])
-      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', now })
+      .when({ type: 'DisableEventRule', ruleId: 7, reason: 'receiver_gone', detail: '410', asOf: now, now })
       .then([]);
     // enabled: true is the default, carried by no field.
     spec
@@ -273,5 +322,34 @@ describe('event types', () => {
     expect(canonicalEventType('task.created')).toBe('task.created');
     expect(canonicalEventType('message:received')).toBe('message:received');
     expect(canonicalEventType('member.updated')).toBeUndefined();
+  });
+
+  it("knows no name of Object's prototype, and the decider stores no rule of an unknown type", () => {
+    for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf'])
+      expect([name, canonicalEventType(name)]).toEqual([name, undefined]);
+    const create = (eventType: unknown) => ({
+      type: 'CreateEventRule' as const,
+      ruleId: 7,
+      uuid: created.data.uuid,
+      workspaceId,
+      definition: { ...definition, eventType: eventType as RuleDefinition['eventType'] },
+      secret: null,
+      now,
+    });
+    for (const bad of [Object, 'constructor', undefined, 'record.created'])
+      spec
+        .given([])
+        .when(create(bad))
+        .thenThrows(ValidationError, /^eventType: unknown event type/);
+    spec
+      .given([created])
+      .when({
+        type: 'UpdateEventRule',
+        ruleId: 7,
+        workspaceId,
+        changes: { eventType: 'toString' as RuleDefinition['eventType'] },
+        now,
+      })
+      .thenThrows(ValidationError, /^eventType: unknown event type/);
   });
 });

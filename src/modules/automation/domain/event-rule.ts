@@ -10,7 +10,7 @@ import {
   RuleFilters,
   WEBHOOK_SEND,
 } from './event-rule.events';
-import { FILTERABLE_EVENT_TYPES } from './event-types';
+import { FILTERABLE_EVENT_TYPES, isRuleEventType } from './event-types';
 
 export const RULE_NAME_MAX = 200;
 export const MAX_PER_SECOND_MAX = 10_000;
@@ -30,6 +30,13 @@ export interface EventRuleState {
   secret: string | null;
   /** Secrets rotated out and still signing until their validUntil, newest first. */
   rotatedOut: RotatedOutSecret[];
+  webhookUrl?: string;
+  /**
+   * Since when the rule sends to its receiver as it is: created, moved to another URL, or
+   * switched back on. A verdict on the receiver from an attempt made before (a 410, a
+   * failing streak) is about a receiver or a decision that is no longer the rule's.
+   */
+  receiverSince?: string;
 }
 
 export type EventRuleCommand =
@@ -62,8 +69,22 @@ export type EventRuleCommand =
       overlapMs: number;
       now: string;
     }
-  | { type: 'DisableEventRule'; ruleId: number; reason: DisableReason; detail: string; now: string }
+  | {
+      type: 'DisableEventRule';
+      ruleId: number;
+      reason: DisableReason;
+      detail: string;
+      /** When the attempt that gave the verdict was made (it started then). */
+      asOf: string;
+      now: string;
+    }
   | { type: 'DeleteEventRule'; ruleId: number; workspaceId: string; now: string };
+
+/** A rule's type is one of the fixed list, canonical: anything else would be stored as no type at all. */
+function checkEventType(eventType: unknown): void {
+  if (eventType !== undefined && !isRuleEventType(eventType))
+    throw new ValidationError('eventType: unknown event type');
+}
 
 function checkName(name: string | undefined): void {
   if (name === undefined) return;
@@ -131,15 +152,23 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
           enabled: event.data.enabled !== false,
           secret: event.data.secret,
           rotatedOut: [],
+          webhookUrl: event.data.webhookUrl,
+          receiverSince: event.data.createdAt,
         };
-      case 'EventRuleUpdated':
+      case 'EventRuleUpdated': {
+        const d = event.data;
+        const moved = d.webhookUrl !== undefined && d.webhookUrl !== state.webhookUrl;
+        const switchedOn = d.enabled === true && !state.enabled;
         return {
           ...state,
-          eventType: event.data.eventType ?? state.eventType,
-          filters: event.data.filters ?? state.filters,
-          enabled: event.data.enabled ?? state.enabled,
-          secret: event.data.secret ?? state.secret,
+          eventType: d.eventType ?? state.eventType,
+          filters: d.filters ?? state.filters,
+          enabled: d.enabled ?? state.enabled,
+          secret: d.secret ?? state.secret,
+          webhookUrl: d.webhookUrl ?? state.webhookUrl,
+          receiverSince: moved || switchedOn ? d.updatedAt : state.receiverSince,
         };
+      }
       case 'EventRuleSecretRotated': {
         const d = event.data;
         return {
@@ -166,6 +195,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
         if (state.status !== 'none') throw new ConflictError('Event rule already exists');
         const d = command.definition;
         checkName(d.name);
+        checkEventType(d.eventType ?? null);
         checkFilters(d.eventType, d.filters);
         checkMaxPerSecond(d.maxPerSecond);
         return [
@@ -189,6 +219,7 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
         live(state, command.workspaceId);
         const { filters: filterChanges, ...rest } = command.changes;
         checkName(rest.name);
+        checkEventType(rest.eventType);
         checkMaxPerSecond(rest.maxPerSecond);
         // A change to a type without filters drops those the rule had (they filtered chat:summary).
         const typeLosesFilters = !!rest.eventType && !FILTERABLE_EVENT_TYPES.includes(rest.eventType);
@@ -236,6 +267,9 @@ export const eventRuleDecider: Decider<EventRuleState, EventRuleCommand, EventRu
       case 'DisableEventRule':
         // Only a live, enabled rule is disabled: a second 410 or a late check changes nothing.
         if (state.status !== 'live' || !state.enabled) return [];
+        // Nor one moved to another receiver or switched back on after the attempt was made:
+        // the old URL's 410 is not the new one's, and the owner's re-enable came after it.
+        if (state.receiverSince && Date.parse(command.asOf) < Date.parse(state.receiverSince)) return [];
         return [
           {
             type: 'EventRuleDisabled',

@@ -40,11 +40,19 @@ export const ACCEPTED_EVENT_TYPES: readonly string[] = [
   ...Object.keys(EVENT_TYPE_ALIASES),
 ];
 
-/** The canonical type of an accepted name; undefined for an unknown one. */
+/**
+ * The canonical type of an accepted name; undefined for an unknown one. The alias table is
+ * read for its own keys only: "constructor" or "toString" are no aliases of anything (read
+ * through the prototype, they gave a function that the stored event then lost, and the
+ * rules' read model stalled on a rule without a type).
+ */
 export function canonicalEventType(name: string): RuleEventType | undefined {
   if ((CANONICAL_EVENT_TYPES as readonly string[]).includes(name)) return name as RuleEventType;
-  return EVENT_TYPE_ALIASES[name];
+  return Object.hasOwn(EVENT_TYPE_ALIASES, name) ? EVENT_TYPE_ALIASES[name] : undefined;
 }
+
+export const isRuleEventType = (value: unknown): value is RuleEventType =>
+  (CANONICAL_EVENT_TYPES as readonly unknown[]).includes(value);
 
 /** Types that take the `channel` and `workflowUuid` filters (SPEC "Event rule"). */
 export const FILTERABLE_EVENT_TYPES: readonly RuleEventType[] = ['chat:summary'];

@@ -39,7 +39,9 @@ const ADMIN_TASK_SCOPE = 'assignments:admin';
 
 /** The scope a rule of this type needs (unknown types: automations:admin, the safe side). */
 export function requiredScopeFor(eventType: string): string {
-  return REQUIRED_SCOPE[eventType as RuleEventType] ?? 'automations:admin';
+  return Object.hasOwn(REQUIRED_SCOPE, eventType)
+    ? REQUIRED_SCOPE[eventType as RuleEventType]
+    : 'automations:admin';
 }
 
 export function assertMayDeliver(scopes: readonly string[], eventType: RuleEventType, field: string): void {

@@ -118,4 +118,31 @@ describe('payloads and retries', () => {
     expect(retryAfterMs(new Date(Date.now() + 60_000).toUTCString())).toBeGreaterThan(50_000);
     expect(retryAfterMs('soon')).toBeNull();
   });
+  it('reads Retry-After as RFC 9110 has it, and nothing else as a date', () => {
+    const now = Date.parse('2026-11-24T12:00:00Z');
+    // The three HTTP-date forms, all GMT (asctime's names no zone), an hour on.
+    for (const v of [
+      'Tue, 24 Nov 2026 13:00:00 GMT',
+      'Tuesday, 24-Nov-26 13:00:00 GMT',
+      'Tue Nov 24 13:00:00 2026',
+    ])
+      expect([v, retryAfterMs(v, now)]).toEqual([v, 3_600_000]);
+    expect(retryAfterMs('  120 ', now)).toBe(120_000);
+    expect(retryAfterMs('9'.repeat(400), now)).toBe(24 * 3600 * 1000);
+    expect(retryAfterMs('Sun, 06 Nov 1994 08:49:37 GMT', now)).toBe(0);
+    // Garbage a lenient date parser reads a year or a day into is no Retry-After.
+    for (const v of [
+      'soon 2030',
+      '2030 maybe',
+      '1.5',
+      '-1',
+      '+60',
+      '1,2',
+      '0x10',
+      '1e3',
+      'Infinity',
+      '2030-01-01',
+    ])
+      expect([v, retryAfterMs(v, now)]).toEqual([v, null]);
+  });
 });

@@ -173,13 +173,14 @@ export class EventRulesController {
   async rotateSecret(
     @Param('wid') wid: string,
     @Param('ruleId') rawRuleId: string,
+    @CurrentPrincipal() p: Principal,
   ): Promise<RotatedSecretResponse> {
     const workspaceId = wid.toLowerCase();
     const ruleId = ruleIdOf(rawRuleId);
     const rotated = await this.commands.execute<
       RotateEventRuleSecretCommand,
       { secret: string; previousValidUntil: string | null }
-    >(new RotateEventRuleSecretCommand(workspaceId, ruleId));
+    >(new RotateEventRuleSecretCommand(workspaceId, ruleId, p.effectiveScopes));
     const rule = await this.queries.execute<GetEventRuleQuery, EventRuleResponse>(
       new GetEventRuleQuery(workspaceId, ruleId),
     );

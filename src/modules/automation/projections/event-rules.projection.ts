@@ -3,6 +3,7 @@ import { EntityManager } from 'typeorm';
 import type { StoredEvent } from '../../../core/event-store/event-store.port';
 import { Projection, ProjectionHandler } from '../../../core/projections/projection';
 import { EVENT_RULE_EVENT_TYPES, EventRuleEvent } from '../domain/event-rule.events';
+import { isRuleEventType } from '../domain/event-types';
 import { EventRuleEntity } from './event-rule.entity';
 
 /**
@@ -19,6 +20,11 @@ export class EventRulesProjection implements ProjectionHandler {
     switch (event.type) {
       case 'EventRuleCreated': {
         const d = event.data;
+        // A rule stored without a known type (an Object prototype name was taken for an
+        // alias before that was fixed) matches nothing and has no row to show: its row
+        // would break event_type's NOT NULL and stall every rule of every workspace after it.
+        // Its later events find no row and change nothing.
+        if (!isRuleEventType(d.eventType)) return;
         await repo.upsert(
           {
             id: d.ruleId,

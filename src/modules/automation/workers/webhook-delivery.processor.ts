@@ -199,6 +199,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
         delivery,
         'receiver_gone',
         `the receiver answered 410 Gone to delivery ${delivery.id}`,
+        attempt.at,
       );
       return 'gone';
     }
@@ -207,7 +208,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
     const wait = retryDelayMs(this.config.webhookRetryDelaysMs, delivery.attemptCount + 1);
     if (wait === null) {
       await this.log.recordAttempt(delivery, attempt, { status: 'failed', nextAttemptAt: null });
-      await this.disableIfFailingTooLong(delivery);
+      await this.disableIfFailingTooLong(delivery, attempt.at);
       return 'failed';
     }
     const after = retryAfterMs(result.retryAfter);
@@ -234,7 +235,7 @@ export class WebhookDeliveryProcessor extends WorkerHost {
    * at least two failures 12 hours apart, or a tenth of the period when that is shorter):
    * the rule is disabled with its logs kept; PUT enabled:true resumes it.
    */
-  private async disableIfFailingTooLong(delivery: DeliveryToSend): Promise<void> {
+  private async disableIfFailingTooLong(delivery: DeliveryToSend, asOf: string): Promise<void> {
     if (delivery.isTest || !delivery.rule) return;
     const period = this.config.webhookDisableAfterDays * 24 * 3600 * 1000;
     const streak = await this.log.failingStreak(delivery.ruleId, delivery.rule.enabledSince);
@@ -246,12 +247,19 @@ export class WebhookDeliveryProcessor extends WorkerHost {
         delivery,
         'sustained_failure',
         `every delivery failed since ${streak.first.toISOString()}`,
+        asOf,
       );
   }
 
-  private async disable(delivery: DeliveryToSend, reason: DisableReason, detail: string): Promise<void> {
+  /** `asOf`: when the attempt behind the verdict was made; a rule moved or re-enabled since keeps going. */
+  private async disable(
+    delivery: DeliveryToSend,
+    reason: DisableReason,
+    detail: string,
+    asOf: string,
+  ): Promise<void> {
     const ctx = { requestId: `webhook-${delivery.id}`, actor: SYSTEM_ACTOR, appended: [] };
-    await requestContext.run(ctx, () =>
+    const { events } = await requestContext.run(ctx, () =>
       this.repo.handle({
         streamName: eventRuleStream(delivery.ruleId),
         workspaceId: delivery.workspaceId,
@@ -261,10 +269,13 @@ export class WebhookDeliveryProcessor extends WorkerHost {
           ruleId: delivery.ruleId,
           reason,
           detail,
+          asOf,
           now: new Date().toISOString(),
         },
       }),
     );
-    this.logger.event('warn', { msg: 'event rule disabled', ruleId: delivery.ruleId, reason });
+    // Logged only when it was: already off, moved or re-enabled since, it stays as it is.
+    if (events.length)
+      this.logger.event('warn', { msg: 'event rule disabled', ruleId: delivery.ruleId, reason });
   }
 }

@@ -30,6 +30,34 @@ export interface MemberSnapshot {
   updatedAt: string;
 }
 
+/**
+ * The member as it leaves the service, in API responses and member:updated deliveries
+ * alike: every field named here and nothing else, the fields older snapshots lack as null,
+ * so a receiver sees one shape whatever the member's history.
+ */
+export function memberView(m: MemberSnapshot): Required<MemberSnapshot> {
+  return {
+    id: m.id,
+    workspaceId: m.workspaceId,
+    accountUuid: m.accountUuid,
+    email: m.email,
+    phone: m.phone,
+    name: m.name,
+    externalId: m.externalId,
+    memberRoleId: m.memberRoleId,
+    kind: m.kind,
+    status: m.status,
+    notifySms: m.notifySms,
+    notifyEmail: m.notifyEmail,
+    notifyVoice: m.notifyVoice,
+    timezone: m.timezone ?? null,
+    agentModel: m.agentModel ?? null,
+    agentInstructions: m.agentInstructions ?? null,
+    createdAt: m.createdAt,
+    updatedAt: m.updatedAt,
+  };
+}
+
 /** Fields a member update may change (PUT /w/{wid}/members/{id}, PUT /me, import upsert). */
 export interface MemberChanges {
   name?: string | null;

@@ -1,9 +1,9 @@
 import { definePublicEvent } from '../../../core/events/public-events';
-import type { MemberSnapshot, MemberUpdated } from './member.events';
+import { memberView, type MemberSnapshot, type MemberUpdated } from './member.events';
 
-/** What a member:updated delivery carries besides the envelope: the member as it now stands. */
+/** What a member:updated delivery carries besides the envelope: the member as it now stands, as the API shows it. */
 export interface MemberUpdatedPayload {
-  member: MemberSnapshot;
+  member: Required<MemberSnapshot>;
 }
 
 /**
@@ -16,7 +16,7 @@ export const MEMBER_UPDATED = definePublicEvent<'member:updated', MemberUpdatedP
   feature: 'identity',
   sources: ['MemberUpdated'],
   payloadFields: ['member'],
-  payload: (event) => ({ member: event.data.member }),
+  payload: (event) => ({ member: memberView(event.data.member) }),
 });
 
 /** The public events of this feature, for its @Feature descriptor. */

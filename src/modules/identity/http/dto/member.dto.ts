@@ -17,7 +17,7 @@ import { PageQueryDto, PaginatedResponse } from '../../../../core/http/paginatio
 import { MAX_ID } from '../../../../core/http/validation';
 import { MAX_IMPORT_ROWS } from '../../commands/import-members.command';
 import { MAX_AGENT_INSTRUCTIONS, MAX_AGENT_MODEL } from '../../domain/agent-settings';
-import type { MemberSnapshot } from '../../domain/member.events';
+import { memberView, type MemberSnapshot } from '../../domain/member.events';
 
 export const MEMBER_STATUS_FILTERS = ['active', 'archived', 'all'] as const;
 
@@ -62,26 +62,7 @@ export class MemberResponse {
   @ApiProperty() updatedAt: string;
 
   static of(m: MemberSnapshot): MemberResponse {
-    return {
-      id: m.id,
-      workspaceId: m.workspaceId,
-      accountUuid: m.accountUuid,
-      email: m.email,
-      phone: m.phone,
-      name: m.name,
-      externalId: m.externalId,
-      memberRoleId: m.memberRoleId,
-      kind: m.kind,
-      status: m.status,
-      notifySms: m.notifySms,
-      notifyEmail: m.notifyEmail,
-      notifyVoice: m.notifyVoice,
-      timezone: m.timezone ?? null,
-      agentModel: m.agentModel ?? null,
-      agentInstructions: m.agentInstructions ?? null,
-      createdAt: m.createdAt,
-      updatedAt: m.updatedAt,
-    };
+    return memberView(m);
   }
 }
 
