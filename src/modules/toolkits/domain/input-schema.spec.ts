@@ -122,6 +122,8 @@ describe('a tool input schema', () => {
       /^inputSchema\.\$schema: must be/,
     );
     expect(problemOf({ type: 'object', $async: true })).toMatch(/^inputSchema\.\$async: /);
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty'])
+      expect(problemOf({ $schema: name, type: 'object' })).toMatch(/^inputSchema\.\$schema: must be/);
   });
 
   it('refuses patterns that can backtrack exponentially, naming them', () => {

@@ -137,7 +137,9 @@ function depthOf(value: unknown, limit: number, depth = 0): number {
 function dialectOf(schema: Record<string, unknown>): Dialect {
   const declared = schema.$schema;
   if (declared === undefined) return '2020-12';
-  const dialect = typeof declared === 'string' ? DIALECTS[declared.replace(/#$/, '')] : undefined;
+  const name = typeof declared === 'string' ? declared.replace(/#$/, '') : undefined;
+  // Own keys only: `constructor` or `toString` would otherwise name Object's prototype's.
+  const dialect = name !== undefined && Object.hasOwn(DIALECTS, name) ? DIALECTS[name] : undefined;
   if (!dialect)
     fail(
       `${FIELD}.$schema`,
