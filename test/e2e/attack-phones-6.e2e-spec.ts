@@ -234,14 +234,36 @@ describe('Attack: phone numbers, sixth round (e2e)', () => {
       expect(member.body.memberRoleId).toBe(roles.External);
     });
 
-    it('follows a number whose signupRoleId was changed by PUT', async () => {
+    it('follows a number whose signupRoleId was changed by PUT, once the change answered', async () => {
       const first = await customRole(t, wid, key, 'First Role', ['chats:read']);
       const second = await customRole(t, wid, key, 'Second Role', ['chats:read']);
       const number = '+14155550740';
       const id = await phoneNumber(number, first);
+      // The inbound path has read (and keeps) the number with its first role.
+      const before = await inbound(number, '+14155550741', 'Hi', 'SMphones6role05');
+      expect(memberCreated(await appendedBy(before, 3)).memberRoleId).toBe(first);
       expect((await req('PUT', `/phone-numbers/${id}`, { signupRoleId: second })).status).toBe(200);
-      const res = await inbound(number, '+14155550741', 'Hi', 'SMphones6role05');
-      expect(memberCreated(await appendedBy(res, 3)).memberRoleId).toBe(second);
+      const after = await inbound(number, '+14155550742', 'Hi', 'SMphones6role06');
+      expect(memberCreated(await appendedBy(after, 3)).memberRoleId).toBe(second);
+    });
+  });
+
+  describe('page size and its alias', () => {
+    it('both given with different values is a 400 naming both on every list; equal values are fine', async () => {
+      for (const list of ['/phone-numbers', '/members', '/member-roles', `/data-types`, '/chats']) {
+        const res = await req('GET', `${list}?pageSize=2&page_size=3`);
+        expect({ list, status: res.status, detail: res.body.detail }).toEqual({
+          list,
+          status: 400,
+          detail: 'page_size: must equal pageSize when both are given (it is an alias of pageSize)',
+        });
+        const same = await req('GET', `${list}?pageSize=2&page_size=2`);
+        expect({ list, status: same.status, pageSize: same.body.pageSize }).toEqual({
+          list,
+          status: 200,
+          pageSize: 2,
+        });
+      }
     });
   });
 });
