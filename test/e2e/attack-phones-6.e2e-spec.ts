@@ -155,6 +155,15 @@ describe('Attack: phone numbers, sixth round (e2e)', () => {
       expect(now.body.fieldValues.phone).toBe('+14155550641');
     });
 
+    it("a signup's data refuses them (400 naming data.<slug>.values.phone), creating no member", async () => {
+      const res = await req('POST', '/create-signup', {
+        member: { email: 'data-phone@example.com' },
+        data: { phones6: { externalId: 'sd1', values: { name: 'SD', phone: 'call me +14155550660 now' } } },
+      });
+      await refused(res, 'data.phones6.values.phone');
+      expect((await req('GET', '/members?email=data-phone@example.com')).body.total).toBe(0);
+    });
+
     it('bulk fails the record naming the field, without echoing the value; the others are written', async () => {
       const res = await t.request('POST', `${recordsPath(wid, typeId)}/bulk`, {
         token: key,
@@ -232,6 +241,17 @@ describe('Attack: phone numbers, sixth round (e2e)', () => {
         return r.status === 200 ? r : undefined;
       }, 'the new member');
       expect(member.body.memberRoleId).toBe(roles.External);
+    });
+
+    it('a signup role merged since gives its target, where its holders went', async () => {
+      // Roles merge into a built-in role: User here.
+      const old = await customRole(t, wid, key, 'Old Texters', ['chats:read']);
+      const number = '+14155550750';
+      await phoneNumber(number, old);
+      const merged = await req('POST', `/member-roles/${old}/merge`, { targetRoleId: roles.User });
+      expect(merged.status).toBe(200);
+      const res = await inbound(number, '+14155550751', 'Hi', 'SMphones6role07');
+      expect(memberCreated(await appendedBy(res, 3)).memberRoleId).toBe(roles.User);
     });
 
     it('follows a number whose signupRoleId was changed by PUT, once the change answered', async () => {
