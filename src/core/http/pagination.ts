@@ -107,7 +107,29 @@ function NotAfter(other: string): PropertyDecorator {
 }
 
 /**
- * Query parameters every list accepts: `page` from 1, `pageSize` or `page_size` up to 1000,
+ * class-validator: equal to `other` when both are given. `pageSize` and its alias
+ * `page_size` with different values is a client mix-up, answered 400 naming both rather
+ * than one of them silently winning (equal values are fine).
+ */
+function SameAs(other: string): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'sameAs',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      constraints: [other],
+      validator: {
+        validate: (value: unknown, args: ValidationArguments) => {
+          const theirs = (args.object as Record<string, unknown>)[other];
+          return value === undefined || theirs === undefined || value === theirs;
+        },
+        defaultMessage: () => `must equal ${other} when both are given (it is an alias of ${other})`,
+      },
+    });
+}
+
+/**
+ * Query parameters every list accepts: `page` from 1, `pageSize` or `page_size` up to 1000 (both: equal),
  * `search` (a case-insensitive substring of the list's searchable fields) and the
  * `startTime` (inclusive) / `endTime` (exclusive) window on its timestamp.
  */
@@ -128,12 +150,17 @@ export class PageQueryDto {
   @Max(MAX_PAGE_SIZE)
   pageSize?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, description: 'alias of pageSize' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_PAGE_SIZE,
+    description: 'alias of pageSize; both given with different values is a 400',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE_SIZE)
+  @SameAs('pageSize')
   page_size?: number;
 
   @ApiPropertyOptional({

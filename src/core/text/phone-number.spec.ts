@@ -1,4 +1,5 @@
-import { e164Of } from './phone-number';
+import { ValidationError } from '../http/domain-errors';
+import { e164Of, phoneNumberOf } from './phone-number';
 
 describe('e164Of', () => {
   it('normalises a number in international form, formatting and all', () => {
@@ -20,5 +21,18 @@ describe('e164Of', () => {
       '',
     ])
       expect({ raw, e164: e164Of(raw) }).toEqual({ raw, e164: undefined });
+  });
+
+  it('refuses text longer than any number without parsing it', () => {
+    expect(e164Of(`+1 415 555 0100${' '.repeat(60)}`)).toBeUndefined();
+  });
+
+  it('phoneNumberOf: the number, or a 400 naming the field that does not echo the text', () => {
+    expect(phoneNumberOf('+1 (415) 555-0100', 'member.phone')).toBe('+14155550100');
+    expect(() => phoneNumberOf('call me +14155550100 now', 'fieldValues.mobile')).toThrow(
+      new ValidationError(
+        'fieldValues.mobile: must be a phone number in international form and nothing else (no extension), e.g. +14155550123',
+      ),
+    );
   });
 });

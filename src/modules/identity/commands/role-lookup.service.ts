@@ -51,6 +51,17 @@ function evolveRole(state: RoleFacts, event: DomainEvent): RoleFacts {
   }
 }
 
+/** A role of this workspace, live, that a person may be given without support staff. */
+function usableForPerson(role: RoleFacts, workspaceId: string): boolean {
+  return (
+    role.exists &&
+    !role.deleted &&
+    role.workspaceId === workspaceId &&
+    role.builtIn !== 'agent' &&
+    role.builtIn !== 'platform_support'
+  );
+}
+
 /** Role facts for the command path, read from the role streams (never from a read model to decide). */
 @Injectable()
 export class RoleLookup {
@@ -172,14 +183,22 @@ export class RoleLookup {
     );
     if (id) {
       const role = await this.effective(id);
-      const usable =
-        role.exists &&
-        !role.deleted &&
-        role.workspaceId === workspaceId &&
-        role.builtIn !== 'agent' &&
-        role.builtIn !== 'platform_support';
-      if (usable) return role;
+      if (usableForPerson(role, workspaceId)) return role;
     }
     return this.builtIn(workspaceId, 'user');
+  }
+
+  /**
+   * The role a person who wrote to one of the workspace's numbers gets: the number's
+   * `signupRoleId` when set, read from the role's stream (a role merged since counts as its
+   * target, where its holders went); the built-in External role when none is set or the
+   * role is gone (deleted since) or no longer one a person may hold.
+   */
+  async contactRole(workspaceId: string, signupRoleId: number | null): Promise<RoleFacts> {
+    if (signupRoleId !== null) {
+      const role = await this.follow(signupRoleId);
+      if (usableForPerson(role, workspaceId)) return role;
+    }
+    return this.builtIn(workspaceId, 'external');
   }
 }

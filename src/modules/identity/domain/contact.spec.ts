@@ -17,6 +17,27 @@ describe('contact normalisation', () => {
       expect(() => normalizePhone(bad, 'phone')).toThrow(/^phone: must be a phone number/);
   });
 
+  it('takes the whole text as the number: words around it or an extension are refused, not another number kept', () => {
+    for (const bad of [
+      'call me +14155550100 now',
+      '+14155550100 ext. 12',
+      '+14155550100abc',
+      'tel:+14155550100',
+    ]) {
+      let error: unknown;
+      try {
+        normalizePhone(bad, 'member.phone');
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(
+        /^member\.phone: must be a phone number in international form/,
+      );
+      expect((error as Error).message).not.toContain('4155550100');
+    }
+  });
+
   it('trims names and external ids, an empty one meaning none', () => {
     expect(normalizeName('  Ann ', 'name')).toBe('Ann');
     expect(normalizeName('   ', 'name')).toBeNull();

@@ -1,5 +1,5 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { ValidationError } from '../../../core/http/domain-errors';
+import { phoneNumberOf } from '../../../core/text/phone-number';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_EMAIL = 254;
@@ -25,17 +25,12 @@ export function normalizeEmail(raw: string, field: string): string {
 }
 
 /**
- * E.164 via libphonenumber. International form is required: there is no workspace
- * country to guess a national number's country from. `isPossible` (length rules) rather
- * than `isValid` (number-range tables), so fictional 555 numbers used in testing pass
- * while garbage does not.
+ * E.164 through core's one phone parser (phoneNumberOf): international form, the whole
+ * text the number (words around it or an extension are a 400 naming the field), so a
+ * member phone is the number an inbound text comes from, written any way.
  */
 export function normalizePhone(raw: string, field: string): string {
-  const parsed = parsePhoneNumberFromString(raw.trim());
-  if (!parsed || !parsed.isPossible()) {
-    throw new ValidationError(`${field}: must be a phone number in international format, e.g. +14155550123`);
-  }
-  return parsed.number;
+  return phoneNumberOf(raw, field);
 }
 
 export function normalizeName(raw: string, field: string): string | null {

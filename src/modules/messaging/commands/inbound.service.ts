@@ -90,7 +90,8 @@ export class InboundMessages {
     const number = await this.numbers.byNumber(to);
     if (!number) return false;
     const workspaceId = number.workspaceId;
-    const { memberId } = await this.contact(workspaceId, 'phone', sms.from);
+    // A stranger becomes a member with the number's signup role (identity falls back to External).
+    const { memberId } = await this.contact(workspaceId, 'phone', sms.from, number.signupRoleId);
     const { chatId, recorded } = await this.receive(workspaceId, 'phone-sms', number.id, {
       memberId,
       content: sms.body,
@@ -187,10 +188,11 @@ export class InboundMessages {
     workspaceId: string,
     field: 'phone' | 'email',
     value: string,
+    signupRoleId: number | null = null,
   ): Promise<ContactMember> {
     try {
       return await this.commands.execute<FindOrCreateContactMemberCommand, ContactMember>(
-        new FindOrCreateContactMemberCommand(workspaceId, field, value),
+        new FindOrCreateContactMemberCommand(workspaceId, field, value, signupRoleId),
       );
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;

@@ -24,15 +24,19 @@ export class PhoneNumberFacts {
     feed.invalidateAuthOn((e) => e.type === 'PhoneNumberUpdated' || e.type === 'PhoneNumberDeleted');
   }
 
-  /** The workspace number `number` (E.164), of whichever workspace holds it. */
-  byNumber(number: string): Promise<{ id: number; workspaceId: string } | undefined> {
+  /** The workspace number `number` (E.164), of whichever workspace holds it, with its signup role. */
+  byNumber(
+    number: string,
+  ): Promise<{ id: number; workspaceId: string; signupRoleId: number | null } | undefined> {
     return this.cache.get(`messaging-number:${number}`, async () => {
-      const [row] = await queryPrepared<{ id: number; workspace_id: string }>(
+      const [row] = await queryPrepared<{ id: number; workspace_id: string; signup_role_id: number | null }>(
         this.db,
-        `SELECT id, workspace_id FROM phone_numbers WHERE number = $1`,
+        `SELECT id, workspace_id, signup_role_id FROM phone_numbers WHERE number = $1`,
         [number],
       );
-      return row ? { id: row.id, workspaceId: row.workspace_id } : undefined;
+      return row
+        ? { id: row.id, workspaceId: row.workspace_id, signupRoleId: row.signup_role_id }
+        : undefined;
     });
   }
 

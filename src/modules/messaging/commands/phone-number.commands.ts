@@ -3,8 +3,8 @@ import { DataSource } from 'typeorm';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
 import { nextId } from '../../../core/database/ids';
-import { ConflictError, ValidationError } from '../../../core/http/domain-errors';
-import { e164Of } from '../../../core/text/phone-number';
+import { ConflictError } from '../../../core/http/domain-errors';
+import { phoneNumberOf } from '../../../core/text/phone-number';
 import { ResolveDefaultMemberRoleQuery } from '../../roles';
 import {
   PhoneNumberFields,
@@ -13,14 +13,9 @@ import {
   phoneNumberStream,
 } from '../domain/phone-number';
 
-/** E.164 (core's e164Of); international form only (the service has no default country), the whole text the number. */
+/** E.164 (core's phoneNumberOf); international form only (the service has no default country), the whole text the number. */
 export function normaliseNumber(raw: string, field = 'number'): string {
-  const number = e164Of(raw);
-  if (number === undefined)
-    throw new ValidationError(
-      `${field}: must be a phone number in international form and nothing else (no extension), e.g. +14155550123`,
-    );
-  return number;
+  return phoneNumberOf(raw, field);
 }
 
 function taken(number: string): ConflictError {

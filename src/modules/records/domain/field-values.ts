@@ -1,6 +1,6 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { ValidationError } from '../../../core/http/domain-errors';
 import { parseDateTime } from '../../../core/http/pagination';
+import { e164Of, PHONE_NUMBER_RULE } from '../../../core/text/phone-number';
 import type { DataField } from './data-type.events';
 
 /** A stored value: JSON scalars only, normalised per field type. */
@@ -85,11 +85,10 @@ export function normaliseValue(field: DataField, raw: unknown, path: string): Fi
     }
     case 'phone': {
       if (typeof raw !== 'string') throw invalid(path, 'must be a string');
-      // As identity's contact.ts: international form, `isPossible` (length rules) so fictional 555 numbers pass.
-      const parsed = raw.length <= 64 ? parsePhoneNumberFromString(raw.trim()) : undefined;
-      if (!parsed || !parsed.isPossible())
-        throw invalid(path, 'must be a phone number in international format, e.g. +14155550123');
-      return parsed.number;
+      // Core's one phone parser, as member phones and messaging's numbers: the whole text the number.
+      const number = e164Of(raw);
+      if (number === undefined) throw invalid(path, PHONE_NUMBER_RULE);
+      return number;
     }
     case 'url': {
       if (typeof raw !== 'string') throw invalid(path, 'must be a string');

@@ -75,7 +75,7 @@ export class ListMembersQueryDto extends PageQueryDto {
   @MaxLength(254)
   email?: string;
 
-  @ApiPropertyOptional({ description: 'any international form; matched in E.164' })
+  @ApiPropertyOptional({ description: 'international form and nothing else; matched in E.164' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -113,7 +113,10 @@ export class ListMembersQueryDto extends PageQueryDto {
 export class UpdateMemberDto {
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(200) name?: string | null;
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(254) email?: string | null;
-  @ApiPropertyOptional({ nullable: true, description: 'international format; stored in E.164' })
+  @ApiPropertyOptional({
+    nullable: true,
+    description: 'international form and nothing else (no extension); stored in E.164',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(64)

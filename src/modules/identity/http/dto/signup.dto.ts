@@ -12,7 +12,8 @@ export class SignupMemberDto {
   email?: string;
 
   @ApiPropertyOptional({
-    description: 'one of email or phone is required; international format, stored in E.164',
+    description:
+      'one of email or phone is required; international form and nothing else (no extension), stored in E.164',
   })
   @IsOptional()
   @IsString()
