@@ -10,9 +10,9 @@ import { startReceiver, WebhookReceiver } from '../support/webhook-receiver';
 import { agentMember, createWorkflow, person } from '../support/work-fixtures';
 
 const PUBLIC_BASE_URL = 'https://voice.example.test/api/v2';
-/** 1.8 s of quiet makes a chat idle. */
-const IDLE_MINUTES = '0.03';
-const IDLE_MS = 1800;
+/** 3 s of quiet makes a chat idle: room for the 400 ms pauses and the requests between messages on a loaded machine (1.8 s was not). */
+const IDLE_MINUTES = '0.05';
+const IDLE_MS = 3000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
