@@ -74,4 +74,29 @@ describe('Prototype names as lookup keys (e2e)', () => {
       ],
     ]);
   });
+
+  it("a tool schema's format named after a prototype member is an unknown format, refused at its path", async () => {
+    const kit = await t.request('POST', `/w/${wid}/custom-toolkits`, {
+      token: key,
+      body: { name: 'Kit', slug: 'proto-kit' },
+    });
+    expect(kit.status).toBe(201);
+    const tools = `/w/${wid}/custom-toolkits/${kit.body.id}/tools`;
+    for (const name of PROTOTYPE_NAMES) {
+      const res = await t.request('POST', tools, {
+        token: key,
+        body: {
+          name: 'tool',
+          inputSchema: { type: 'object', properties: { a: { type: 'string', format: name } } },
+        },
+      });
+      expect({ name, status: res.status }).toEqual({ name, status: 400 });
+      expect(res.body.detail).toMatch(
+        new RegExp(
+          `^inputSchema\\.properties\\.a\\.format: unknown format "${name}"; known formats: date-time`,
+        ),
+      );
+      await t.expectEvents(res, []);
+    }
+  });
 });
