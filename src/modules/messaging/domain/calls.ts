@@ -86,7 +86,9 @@ export function decideCall(command: CallCommand, chat: ChatCreated['data'], stat
         },
       ];
     case 'StoreCallRecording': {
-      const known = state.recordings[command.recordingSid];
+      const known = Object.hasOwn(state.recordings, command.recordingSid)
+        ? state.recordings[command.recordingSid]
+        : undefined;
       if (!known || known.stored) return [];
       return [
         {
