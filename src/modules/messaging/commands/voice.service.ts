@@ -160,7 +160,8 @@ export class VoiceCalls {
    */
   async fetchRecording(job: RecordingJob): Promise<'stored' | 'already'> {
     const { state } = await this.repo.load(chatStream(job.chatId), chatDecider);
-    const announced = state.voice.recordings[job.recordingSid];
+    const recordings = state.voice.recordings;
+    const announced = Object.hasOwn(recordings, job.recordingSid) ? recordings[job.recordingSid] : undefined;
     if (!state.chat || !announced || announced.stored) return 'already';
     const received = await this.recordingUrlOf(job);
     const headers: Record<string, string> = {};

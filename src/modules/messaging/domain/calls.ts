@@ -52,7 +52,8 @@ export function decideCall(command: CallCommand, chat: ChatCreated['data'], stat
     case 'RecordCallStatus': {
       const call = state.calls[command.callSid] ?? { started: false, completed: false };
       if (call.completed) return [];
-      const outcome = FINAL[command.status];
+      // Own keys only: a CallStatus of `constructor` would otherwise read Object's prototype.
+      const outcome = Object.hasOwn(FINAL, command.status) ? FINAL[command.status] : undefined;
       if (outcome)
         return [
           {
@@ -85,7 +86,9 @@ export function decideCall(command: CallCommand, chat: ChatCreated['data'], stat
         },
       ];
     case 'StoreCallRecording': {
-      const known = state.recordings[command.recordingSid];
+      const known = Object.hasOwn(state.recordings, command.recordingSid)
+        ? state.recordings[command.recordingSid]
+        : undefined;
       if (!known || known.stored) return [];
       return [
         {

@@ -322,6 +322,9 @@ describe('chat decider: voice calls', () => {
     spec.given([voice]).when(status('in-progress')).then([startedEvent]);
     spec.given([voice, startedEvent]).when(status('in-progress')).then([]);
     spec.given([voice]).when(status('ringing')).then([]);
+    // Object.prototype's names are statuses like any unknown one: no end without an outcome.
+    for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf'])
+      spec.given([voice, startedEvent]).when(status(name)).then([]);
   });
 
   it('completes it once on a final status; a late start or second end changes nothing', () => {
@@ -391,6 +394,12 @@ describe('chat decider: voice calls', () => {
     spec.given([voice]).when(store).then([]);
     spec.given([voice, received]).when(store).then([stored]);
     spec.given([voice, received, stored]).when(store).then([]);
+    // A recording never announced, whatever its sid: Object.prototype's names announce nothing.
+    for (const sid of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf'])
+      spec
+        .given([voice])
+        .when({ ...store, recordingSid: sid })
+        .then([]);
   });
 });
 

@@ -124,6 +124,11 @@ describe('a tool input schema', () => {
     expect(problemOf({ type: 'object', $async: true })).toMatch(/^inputSchema\.\$async: /);
     for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty'])
       expect(problemOf({ $schema: name, type: 'object' })).toMatch(/^inputSchema\.\$schema: must be/);
+    // A format named after Object.prototype's members is as unknown as "phone", at its path.
+    for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf'])
+      expect(problemOf(obj({ a: { type: 'string', format: name } }))).toBe(
+        problemOf(obj({ a: { type: 'string', format: 'phone' } })).replace('"phone"', `"${name}"`),
+      );
   });
 
   it('refuses patterns that can backtrack exponentially, naming them', () => {

@@ -195,7 +195,8 @@ function walk(node: unknown, path: string, known: Set<string>, declared: Readonl
       !String(value).startsWith('#')
     )
       fail(at, 'only references within the schema ("#/$defs/...") are allowed');
-    if (key === 'format' && typeof value === 'string' && !(value in FORMATS))
+    // Own keys only: `in` is true for `constructor`, `toString`... (Object's prototype's).
+    if (key === 'format' && typeof value === 'string' && !Object.hasOwn(FORMATS, value))
       fail(at, `unknown format "${value}"; known formats: ${INPUT_SCHEMA_FORMATS.join(', ')}`);
     if (key === 'pattern' && typeof value === 'string') {
       const reason = unsafePatternReason(value);
