@@ -17,7 +17,7 @@ ${PROJECTIONS_USAGE}`;
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   const [name] = args.positionals;
-  const command = name ? COMMANDS[name] : undefined;
+  const command = name && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(`${name ? `Unknown command "${name}"\n` : ''}${USAGE}\n`);
     process.exit(2);
