@@ -1,3 +1,5 @@
+import type Redis from 'ioredis';
+import { REDIS } from '../../src/core/redis/redis';
 import { startTestApp, TestApp, TestResponse } from '../support/app';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import {
@@ -291,5 +293,71 @@ describe('Attack: a role deleted while it is being handed out, across two proces
         expect(member.body.memberRoleId).toBe(roleId);
       }
     }
+  });
+});
+
+/**
+ * What is left of a process that died half-way: a deletion that marked itself in Redis and
+ * never finished, a write that entered and never left. Both fail closed, with nothing
+ * appended, until they lapse; a lapsed one is no obstacle.
+ */
+describe('Attack: a role deletion or assignment that died half-way (e2e)', () => {
+  let t: TestApp;
+  let wid: string;
+  let key: string;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { READ_YOUR_WRITES_TIMEOUT_MS: '1500' } });
+    ({ workspaceId: wid, apiKey: key } = await t.bootstrap('Roles crash'));
+    redis = t.app.get<Redis>(REDIS);
+  });
+  afterAll(() => t.close());
+
+  const gateKey = (roleId: number, what: 'writes' | 'removals') =>
+    `${t.config.redisPrefix}:references:{memberrole-${roleId}}:${what}`;
+
+  async function roleAndMember(name: string): Promise<{ roleId: number; memberId: number }> {
+    const role = await t.request('POST', `/w/${wid}/member-roles`, {
+      token: key,
+      body: { name, permissions: ['members:read'] },
+    });
+    expect(role.status).toBe(201);
+    const signed = await t.request('POST', `/w/${wid}/create-signup`, {
+      token: key,
+      body: { member: { email: `${name.replace(/ /g, '-')}-${process.pid}@example.com` } },
+    });
+    expect(signed.status).toBe(201);
+    return { roleId: role.body.id, memberId: signed.body.member.id };
+  }
+
+  it('a deletion that never finished holds assignments of the role off (409), then lets them through', async () => {
+    const { roleId, memberId } = await roleAndMember('Dead deletion');
+    await redis.zadd(gateKey(roleId, 'removals'), Date.now() + 60_000, 'dead-process');
+    const put = () =>
+      t.request('PUT', `/w/${wid}/members/${memberId}`, { token: key, body: { memberRoleId: roleId } });
+    const held = await put();
+    expect(held.status).toBe(409);
+    expect(held.body.detail).toBe(`memberRoleId: role ${roleId} is being deleted; retry`);
+    await t.expectEvents(held, []);
+    // Lapsed (its score is past): no obstacle.
+    await redis.zadd(gateKey(roleId, 'removals'), Date.now() - 1, 'dead-process');
+    const through = await put();
+    expect(through.status).toBe(200);
+    await t.expectEvents(through, [{ type: 'MemberUpdated', data: { changes: { memberRoleId: roleId } } }]);
+  });
+
+  it('an assignment that never left holds the deletion off (409, nothing deleted), then lets it through', async () => {
+    const { roleId } = await roleAndMember('Dead assignment');
+    await redis.zadd(gateKey(roleId, 'writes'), Date.now() + 60_000, 'dead-process');
+    const refused = await t.request('DELETE', `/w/${wid}/member-roles/${roleId}`, { token: key });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain(`Role ${roleId} is being given to members`);
+    await t.expectEvents(refused, []);
+    expect((await t.request('GET', `/w/${wid}/member-roles/${roleId}`, { token: key })).status).toBe(200);
+    await redis.zrem(gateKey(roleId, 'writes'), 'dead-process');
+    const deleted = await t.request('DELETE', `/w/${wid}/member-roles/${roleId}`, { token: key });
+    expect(deleted.status).toBe(204);
+    await t.expectEvents(deleted, [{ type: 'MemberRoleDeleted', stream: `memberrole-${roleId}` }]);
   });
 });
