@@ -9,6 +9,7 @@ import { CLAIMS } from './claims/claims';
 import { createClaims } from './claims/claims.factory';
 import { EventSourcedRepository } from './cqrs/event-sourced-repository';
 import { ReadYourWritesBuses } from './cqrs/read-your-writes';
+import { ReferenceGate } from './cqrs/reference-gate';
 import { EVENT_STORE } from './event-store/event-store.port';
 import { IdempotencyInterceptor } from './http/idempotency';
 import { AuthCache } from './auth/auth-cache';
@@ -30,6 +31,7 @@ import { SubscribersHost } from './projections/subscribers.host';
     CheckpointFeed,
     AuthCache,
     ReadYourWritesBuses,
+    ReferenceGate,
     // Run by the guard once it let a request through: a replay skips the rest
     // (the request context and read-your-writes are Fastify hooks: core/cqrs/request-context.hooks.ts).
     IdempotencyInterceptor,
@@ -46,6 +48,7 @@ import { SubscribersHost } from './projections/subscribers.host';
     ConsistencyWaiter,
     CheckpointFeed,
     AuthCache,
+    ReferenceGate,
   ],
 })
 export class SpineModule {}

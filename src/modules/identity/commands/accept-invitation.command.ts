@@ -131,6 +131,8 @@ export class AcceptInvitationHandler implements ICommandHandler<AcceptInvitation
         },
         role,
         'operator',
+        undefined,
+        true,
       );
       if (outcome.kind === 'created') return { member: outcome.member, created: true };
     }

@@ -138,6 +138,8 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
         this.newMember(workspaceId, who, role, accountUuid),
         role,
         'operator',
+        undefined,
+        true,
       );
       // Lost a race on one of the values: the next round finds the member that won it.
       if (outcome.kind !== 'created') continue;
@@ -187,11 +189,17 @@ export class CreateSignupHandler implements ICommandHandler<CreateSignupCommand,
     const profile = { email: newMember.email, phone: newMember.phone, name: newMember.name };
     const registration = this.accounts.registration(newMember.accountUuid!, profile);
     let token = '';
-    const outcome = await this.members.createWith(newMember, role, 'operator', (m) => {
-      const issued = this.tokens.newToken(m.workspaceId, m.id, registration.account.uuid);
-      token = issued.token;
-      return [registration, issued];
-    });
+    const outcome = await this.members.createWith(
+      newMember,
+      role,
+      'operator',
+      (m) => {
+        const issued = this.tokens.newToken(m.workspaceId, m.id, registration.account.uuid);
+        token = issued.token;
+        return [registration, issued];
+      },
+      true,
+    );
     if (outcome?.kind !== 'created') return outcome;
     const member = outcome.member;
     return {

@@ -3,10 +3,12 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { v7 as uuidv7 } from 'uuid';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { ReferenceGate } from '../../../core/cqrs/reference-gate';
+import { ConflictError } from '../../../core/http/domain-errors';
 import { normalizeEmail } from '../domain/contact';
 import { invitationDecider } from '../domain/invitation';
 import { invitationStream } from '../domain/member.events';
-import { assertNoEscalation, checkRoleAssignment } from '../../roles';
+import { assertNoEscalation, checkRoleAssignment, memberRoleStream } from '../../roles';
 import type { Caller } from './member-input';
 import { RoleLookup } from './role-lookup.service';
 
@@ -31,6 +33,7 @@ export class CreateInvitationHandler implements ICommandHandler<CreateInvitation
     private readonly repo: EventSourcedRepository,
     private readonly roles: RoleLookup,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly gate: ReferenceGate,
   ) {}
 
   async execute({ workspaceId, input, caller }: CreateInvitationCommand): Promise<string> {
@@ -52,22 +55,32 @@ export class CreateInvitationHandler implements ICommandHandler<CreateInvitation
       named ? 'the role' : `the workspace's default role, ${role.name},`,
     );
     const invitationId = uuidv7();
-    await this.repo.handle({
-      streamName: invitationStream(invitationId),
-      workspaceId,
-      decider: invitationDecider,
-      command: {
-        type: 'CreateInvitation',
-        invitationId,
-        workspaceId,
-        email,
-        role,
-        assigner: 'operator',
-        invitedByMemberId: caller.memberId ?? null,
-        ttlDays: this.config.invitationTtlDays,
-        now: new Date().toISOString(),
+    // Through core's ReferenceGate, with the role read again from its stream once inside:
+    // a deletion of the role decides from the invitations read model (roles' DeleteMemberRole).
+    await this.gate.referring(
+      [memberRoleStream(role.roleId)],
+      async () => {
+        const fresh = await this.roles.facts(role.roleId);
+        checkRoleAssignment('person', fresh, workspaceId, 'operator');
+        await this.repo.handle({
+          streamName: invitationStream(invitationId),
+          workspaceId,
+          decider: invitationDecider,
+          command: {
+            type: 'CreateInvitation',
+            invitationId,
+            workspaceId,
+            email,
+            role: fresh,
+            assigner: 'operator',
+            invitedByMemberId: caller.memberId ?? null,
+            ttlDays: this.config.invitationTtlDays,
+            now: new Date().toISOString(),
+          },
+        });
       },
-    });
+      () => new ConflictError(`memberRoleId: role ${role.roleId} is being deleted; retry`),
+    );
     return invitationId;
   }
 }

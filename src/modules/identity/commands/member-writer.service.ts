@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
 import type { DomainEvent } from '../../../core/cqrs/decider';
 import { CachedLoader, EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { ReferenceGate } from '../../../core/cqrs/reference-gate';
 import { nextId } from '../../../core/database/ids';
 import { AppendResult, WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
@@ -10,7 +11,7 @@ import { memberStream } from '../domain/identity.events';
 import { MemberCommand, memberDecider, MemberState, NewMember } from '../domain/member';
 import { fieldOfKind, memberClaimPlan, MEMBER_CLAIM_KINDS, memberIdOf } from '../domain/member-claims';
 import type { MemberChanges, MemberEvent, MemberSnapshot, UniqueMemberField } from '../domain/member.events';
-import { Assigner, checkRoleAssignment, RoleFacts } from '../../roles';
+import { Assigner, checkRoleAssignment, memberRoleStream, RoleFacts } from '../../roles';
 import { RoleLookup } from './role-lookup.service';
 
 export type CreateOutcome =
@@ -44,6 +45,9 @@ export interface LoadedMember {
   revision: bigint | undefined;
   cached?: boolean;
 }
+
+/** Thrown inside an update that skipped the role gate when the role proves to change after all. */
+class RoleChangeUngated extends Error {}
 
 /** Member snapshots whose role MemberWriter.effective has already followed through merges. */
 const resolved = new WeakSet<MemberSnapshot>();
@@ -79,7 +83,52 @@ export class MemberWriter {
     @Inject(CLAIMS) private readonly claims: Claims,
     private readonly roles: RoleLookup,
     private readonly db: DataSource,
+    private readonly gate: ReferenceGate,
   ) {}
+
+  /**
+   * A new member's role as its stream stands once in the gate. Built-in roles are never
+   * deleted nor merged away: they need no gate, and their facts do not change kind. A
+   * `defaulted` role (the workspace default, not named by the caller) that is gone by
+   * then gives way to the built-in User role, as a default found gone does before.
+   */
+  private async createRole<T>(
+    input: Omit<NewMember, 'memberId'>,
+    role: RoleFacts,
+    defaulted: boolean,
+    write: (input: Omit<NewMember, 'memberId'>, role: RoleFacts) => Promise<T>,
+  ): Promise<T> {
+    if (role.builtIn !== null) return write(input, role);
+    return this.withRoles([role.roleId], async (fresh) => {
+      let now = fresh.get(role.roleId)!;
+      if (defaulted && (!now.exists || now.deleted || now.workspaceId !== input.workspaceId))
+        now = await this.roles.builtIn(input.workspaceId, 'user');
+      return write({ ...input, memberRoleId: now.roleId }, now);
+    });
+  }
+
+  /**
+   * Runs a write giving members roles `roleIds` inside core's ReferenceGate, so that it
+   * cannot cross a deletion or merge of one of them (which decides from the read models
+   * who holds it): `write` gets each role's facts read from its stream after entering.
+   */
+  private withRoles<T>(
+    roleIds: readonly number[],
+    write: (fresh: Map<number, RoleFacts>) => Promise<T>,
+    read = true,
+  ): Promise<T> {
+    const ids = [...new Set(roleIds)];
+    return this.gate.referring(
+      ids.map(memberRoleStream),
+      async () => {
+        const fresh = new Map<number, RoleFacts>();
+        if (read) await Promise.all(ids.map(async (id) => fresh.set(id, await this.roles.facts(id))));
+        return write(fresh);
+      },
+      (target) =>
+        new ConflictError(`memberRoleId: ${target.replace('memberrole-', 'role ')} is being deleted; retry`),
+    );
+  }
 
   /** The member as it stands, with its role as merges have moved it; 404 outside the workspace. */
   async get(workspaceId: string, memberId: number): Promise<MemberSnapshot> {
@@ -117,8 +166,19 @@ export class MemberWriter {
     role: RoleFacts,
     assigner: Assigner,
     memberId?: number,
+    defaulted = false,
   ): Promise<CreateOutcome> {
-    // Refuse a bad role before taking any claim.
+    // Refuse a bad role before taking any claim, and again as its stream stands once in the gate.
+    checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
+    return this.createRole(input, role, defaulted, (i, r) => this.createNow(i, r, assigner, memberId));
+  }
+
+  private async createNow(
+    input: Omit<NewMember, 'memberId'>,
+    role: RoleFacts,
+    assigner: Assigner,
+    memberId?: number,
+  ): Promise<CreateOutcome> {
     checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
     memberId ??= await nextId(this.db, 'member_id_seq');
     const { events, created } = this.decideCreate({ ...input, memberId }, role, assigner);
@@ -157,6 +217,22 @@ export class MemberWriter {
     assigner: Assigner,
   ): Promise<MemberSnapshot[] | undefined> {
     if (!this.repo.canAppendClaimedMany || members.length === 0) return undefined;
+    return this.withRoles(
+      members.filter((m) => m.role.builtIn === null).map((m) => m.role.roleId),
+      (fresh) =>
+        this.createManyNow(
+          workspaceId,
+          members.map(({ member, role }) => ({ member, role: fresh.get(role.roleId) ?? role })),
+          assigner,
+        ),
+    );
+  }
+
+  private async createManyNow(
+    workspaceId: string,
+    members: readonly { member: NewMember; role: RoleFacts }[],
+    assigner: Assigner,
+  ): Promise<MemberSnapshot[] | undefined> {
     const decided = members.map(({ member, role }) => {
       if (member.workspaceId !== workspaceId) throw new Error('createMany: members of one workspace only');
       return this.decideCreate(member, role, assigner);
@@ -186,8 +262,19 @@ export class MemberWriter {
     role: RoleFacts,
     assigner: Assigner,
     also: (member: MemberSnapshot) => { streamName: string; events: DomainEvent[] }[],
+    defaulted = false,
   ): Promise<CreateOutcome | undefined> {
     if (!this.repo.canAppendClaimedMany) return undefined;
+    checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
+    return this.createRole(input, role, defaulted, (i, r) => this.createWithNow(i, r, assigner, also));
+  }
+
+  private async createWithNow(
+    input: Omit<NewMember, 'memberId'>,
+    role: RoleFacts,
+    assigner: Assigner,
+    also: (member: MemberSnapshot) => { streamName: string; events: DomainEvent[] }[],
+  ): Promise<CreateOutcome> {
     checkRoleAssignment(input.kind, role, input.workspaceId, assigner);
     const member: NewMember = { ...input, memberId: await nextId(this.db, 'member_id_seq') };
     const { events, created } = this.decideCreate(member, role, assigner);
@@ -231,6 +318,27 @@ export class MemberWriter {
     changes: MemberChanges,
     options: UpdateOptions,
   ): Promise<UpdateOutcome> {
+    const roleId = changes.memberRoleId;
+    const gated = () =>
+      // The update reads the role from its stream itself, after entering.
+      this.withRoles([roleId!], () => this.updateNow(workspaceId, memberId, changes, options, true), false);
+    // A role change goes through the gate; a write keeping the role (as the caller loaded it) does not.
+    if (roleId !== undefined && options.loaded?.state.member?.memberRoleId !== roleId) return gated();
+    try {
+      return await this.updateNow(workspaceId, memberId, changes, options, false);
+    } catch (err) {
+      if (err instanceof RoleChangeUngated) return gated();
+      throw err;
+    }
+  }
+
+  private async updateNow(
+    workspaceId: string,
+    memberId: number,
+    changes: MemberChanges,
+    options: UpdateOptions,
+    inGate: boolean,
+  ): Promise<UpdateOutcome> {
     let current: MemberSnapshot | undefined;
     const { state, events, append } = await this.handle(workspaceId, memberId, {
       expectedRevision: options.expectedRevision,
@@ -239,6 +347,7 @@ export class MemberWriter {
         current = member;
         let role: RoleFacts | undefined;
         if (changes.memberRoleId !== undefined && changes.memberRoleId !== member.memberRoleId) {
+          if (!inGate) throw new RoleChangeUngated();
           role = await this.roles.facts(changes.memberRoleId);
           checkRoleAssignment(member.kind, role, workspaceId, options.assigner);
           options.checkRole?.(role);

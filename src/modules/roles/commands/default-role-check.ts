@@ -40,6 +40,8 @@ export class DefaultRoleCheck {
     }
     // The scopes from the role's own stream, the source of truth, not the read model.
     const { state } = await this.repo.load(memberRoleStream(roleId), memberRoleDecider);
+    // Deleted or merged away, not yet projected (a deletion racing the setting: see UpdateWorkspaceCommand).
+    if (state.status !== 'active') throw new ValidationError(`${field}: no role ${roleId} in this workspace`);
     assertNoEscalation(granter, state.permissions, field, `role ${role.name}`);
     return role;
   }

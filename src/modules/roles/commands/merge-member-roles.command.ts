@@ -1,5 +1,7 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { ReferenceGate } from '../../../core/cqrs/reference-gate';
+import { ConflictError } from '../../../core/http/domain-errors';
 import {
   assertMayGrantResourceAccess,
   assertMayTakeAway,
@@ -37,9 +39,19 @@ export class MergeMemberRolesHandler implements ICommandHandler<
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly refs: RoleReferences,
+    private readonly gate: ReferenceGate,
   ) {}
 
-  async execute(cmd: MergeMemberRolesCommand): Promise<MemberRolesMerged['data']> {
+  /** The holders it moves are read from the read models: as a deletion, through core's ReferenceGate. */
+  execute(cmd: MergeMemberRolesCommand): Promise<MemberRolesMerged['data']> {
+    return this.gate.removing(
+      memberRoleStream(cmd.sourceRoleId),
+      () => this.merge(cmd),
+      () => new ConflictError(`Role ${cmd.sourceRoleId} is being given to members or invitations; retry`),
+    );
+  }
+
+  private async merge(cmd: MergeMemberRolesCommand): Promise<MemberRolesMerged['data']> {
     const [target, holders, invitationIds, defaultRoleId, targetStream, sourceStream] = await Promise.all([
       this.refs.role(cmd.workspaceId, cmd.targetRoleId),
       this.refs.holders(cmd.workspaceId, cmd.sourceRoleId),

@@ -1,6 +1,8 @@
 import { CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
-import { ResolveDefaultMemberRoleQuery } from '../../roles';
+import { ReferenceGate } from '../../../core/cqrs/reference-gate';
+import { ConflictError } from '../../../core/http/domain-errors';
+import { memberRoleStream, ResolveDefaultMemberRoleQuery } from '../../roles';
 import { streamOf, WorkspaceSettings, workspaceDecider } from '../domain/workspace';
 
 export class UpdateWorkspaceCommand {
@@ -18,9 +20,25 @@ export class UpdateWorkspaceHandler implements ICommandHandler<UpdateWorkspaceCo
   constructor(
     private readonly repo: EventSourcedRepository,
     private readonly queries: QueryBus,
+    private readonly gate: ReferenceGate,
   ) {}
 
-  async execute(cmd: UpdateWorkspaceCommand): Promise<void> {
+  /**
+   * A new default role is checked (from the role's stream) and written inside core's
+   * ReferenceGate: roles' deletion decides from the workspaces read model that the role is
+   * not the default, so the two must not cross.
+   */
+  execute(cmd: UpdateWorkspaceCommand): Promise<void> {
+    const requested = cmd.changes.settings?.defaultMemberRoleId;
+    if (typeof requested !== 'number') return this.update(cmd);
+    return this.gate.referring(
+      [memberRoleStream(requested)],
+      () => this.update(cmd),
+      () => new ConflictError(`settings.defaultMemberRoleId: role ${requested} is being deleted; retry`),
+    );
+  }
+
+  private async update(cmd: UpdateWorkspaceCommand): Promise<void> {
     const requested = cmd.changes.settings?.defaultMemberRoleId;
     // null (back to the built-in User role) is stored as User's id, so the setting always
     // names the role whose isDefault is true.
