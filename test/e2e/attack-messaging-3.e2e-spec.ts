@@ -1,6 +1,7 @@
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
+import { openSse } from '../support/sse';
 import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 const PUBLIC_BASE_URL = 'https://messaging-attack.example.test/api/v2';
@@ -235,29 +236,8 @@ describe('Attack: messaging, third round (e2e)', () => {
 
   describe('web chat streams', () => {
     /** An SSE stream: its raw text as it arrives, and whether the server ended it. */
-    async function openStream(chatId: number, token: string) {
-      const controller = new AbortController();
-      const res = await fetch(`${t.baseUrl}/w/${wid}/chats/${chatId}/stream`, {
-        headers: { authorization: `Bearer ${token}` },
-        signal: controller.signal,
-      });
-      const stream = { status: res.status, text: '', ended: false, close: () => controller.abort() };
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      void (async () => {
-        try {
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            stream.text += decoder.decode(value, { stream: true });
-          }
-          stream.ended = true;
-        } catch {
-          // aborted by the test
-        }
-      })();
-      return stream;
-    }
+    const openStream = (chatId: number, token: string) =>
+      openSse(`${t.baseUrl}/w/${wid}/chats/${chatId}/stream`, token);
 
     it.each(['signed out', 'archived', 'key revoked'])(
       'ends an open stream once its credential no longer works (%s): later messages stay sent, unwritten',

@@ -7,6 +7,7 @@ import { SMTPServer } from 'smtp-server';
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
+import { openSse, SseStream } from '../support/sse';
 import { startTwilioPeer, TwilioPeer, twilioServiceEnv } from '../support/twilio-peer';
 
 const PUBLIC_BASE_URL = 'https://messaging-attack-5.example.test/api/v2';
@@ -34,49 +35,13 @@ async function startElsewhere(body: Buffer): Promise<Elsewhere> {
   };
 }
 
-interface Stream {
-  status: number;
-  messages: { id: string; data: { id: number; content: string } }[];
-  close(): void;
-}
+/** An SSE stream, optionally resuming with Last-Event-ID. */
+const openStream = (url: string, token: string, lastEventId?: string) =>
+  openSse(url, token, lastEventId !== undefined ? { 'last-event-id': lastEventId } : {});
 
-/** An SSE stream and the messages it got (id and data), optionally resuming with Last-Event-ID. */
-async function openStream(url: string, token: string, lastEventId?: string): Promise<Stream> {
-  const controller = new AbortController();
-  const res = await fetch(url, {
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(lastEventId !== undefined ? { 'last-event-id': lastEventId } : {}),
-    },
-    signal: controller.signal,
-  });
-  const stream: Stream = { status: res.status, messages: [], close: () => controller.abort() };
-  if (res.status !== 200 || !res.body) return stream;
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const id = /^id: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (id && data)
-            stream.messages.push({ id, data: JSON.parse(data) as Stream['messages'][number]['data'] });
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return stream;
-}
+/** The messages a stream got: its events with an id. */
+const messagesOf = (stream: SseStream) =>
+  stream.events.filter((e) => e.id !== undefined).map(({ id, data }) => ({ id, data }));
 
 /**
  * Attack, fifth round: the provider's credentials sent only to its own API host when fetching
@@ -320,15 +285,15 @@ describe('Attack: messaging, fifth round (e2e)', () => {
           ids.push(sent.body.id);
           await settled(chat.body.id, sent.body.id);
         }
-        await eventually(async () => first.messages.length === 2, 'both on the first stream');
+        await eventually(async () => messagesOf(first).length === 2, 'both on the first stream');
       } finally {
         first.close();
       }
       // The client got only the first (the second was written to a connection that died).
       const resumed = await openStream(url, member.token, String(ids[0]));
       try {
-        await eventually(async () => resumed.messages.length === 1, 'the missed message again');
-        expect(resumed.messages).toEqual([
+        await eventually(async () => messagesOf(resumed).length === 1, 'the missed message again');
+        expect(messagesOf(resumed)).toEqual([
           { id: String(ids[1]), data: expect.objectContaining({ content: 'Two' }) },
         ]);
       } finally {
@@ -339,7 +304,11 @@ describe('Attack: messaging, fifth round (e2e)', () => {
         const fresh = await openStream(url, member.token, last);
         await new Promise((r) => setTimeout(r, 200));
         fresh.close();
-        expect({ last, status: fresh.status, got: fresh.messages }).toEqual({ last, status: 200, got: [] });
+        expect({ last, status: fresh.status, got: messagesOf(fresh) }).toEqual({
+          last,
+          status: 200,
+          got: [],
+        });
       }
       // Another workspace's key reaches no stream of this chat, whatever it resumes from.
       const other = await t.bootstrap('Other Fifth');

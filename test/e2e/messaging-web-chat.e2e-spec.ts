@@ -1,49 +1,7 @@
 import { startTestApp, TestApp } from '../support/app';
 import { signup } from '../support/identity-fixtures';
 import { eventually } from '../support/processes';
-
-interface Stream {
-  events: { event: string; data: Record<string, unknown> }[];
-  status: number;
-  contentType: string | null;
-  close(): void;
-}
-
-/** Opens a Server-Sent Events stream and collects its events as they arrive. */
-async function openStream(url: string, token: string): Promise<Stream> {
-  const controller = new AbortController();
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
-  const stream: Stream = {
-    events: [],
-    status: res.status,
-    contentType: res.headers.get('content-type'),
-    close: () => controller.abort(),
-  };
-  if (res.status !== 200 || !res.body) return stream;
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data) stream.events.push({ event, data: JSON.parse(data) as Record<string, unknown> });
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return stream;
-}
+import { openSse as openStream } from '../support/sse';
 
 describe('Messaging: web chat over Server-Sent Events (e2e)', () => {
   let t: TestApp;
