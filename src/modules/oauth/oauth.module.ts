@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { APP_CONFIG, AppConfig } from '../../core/config/config';
 import { Feature } from '../../core/features/feature';
+import { withQueues } from '../../core/queues/queues.module';
 import { OAuthTokenCredentialResolver } from './auth/oauth-token.resolver';
 import {
   CreateOAuthAppHandler,
@@ -19,6 +20,7 @@ import { TokenController } from './http/token.controller';
 import { OAuth1764000007700 } from './oauth.migration';
 import { OAuthAccountLoginsDropped1764000010310 } from './account-logins-dropped.migration';
 import { OAuthProjection } from './projections/oauth.projection';
+import { RevokeGrantsWhenMemberLeavesReactor } from './reactors/revoke-grants-when-member-leaves.reactor';
 import { GetOAuthAppHandler, ListOAuthAppsHandler } from './queries/oauth-app.queries';
 import { BrowserSessions } from './server/browser-session';
 import { ClientDirectory } from './server/clients';
@@ -26,6 +28,7 @@ import { authorizationServerMetadata, metadataPath } from './server/metadata';
 import { SignInLimiter } from './server/sign-in-limiter';
 import { SignInService } from './server/sign-in.service';
 import { TokenService } from './server/token.service';
+import { MEMBER_LEFT_QUEUE, MemberLeftProcessor } from './workers/member-left.processor';
 
 declare module '../../core/features/feature' {
   interface VersionedTables {
@@ -44,27 +47,33 @@ declare module '../../core/features/feature' {
   migrations: [OAuth1764000007700, OAuthAccountLoginsDropped1764000010310],
   versionedResources: ['oauth_apps'],
 })
-@Module({
-  controllers: [OAuthAppsController, PasswordController, AuthorizeController, TokenController],
-  providers: [
-    OAuthProjection,
-    OAuthTokenCredentialResolver,
-    SetAccountPasswordHandler,
-    CreateOAuthAppHandler,
-    UpdateOAuthAppHandler,
-    RotateOAuthAppSecretHandler,
-    DeleteOAuthAppHandler,
-    ApproveOAuthGrantHandler,
-    RevokeOAuthGrantHandler,
-    ListOAuthAppsHandler,
-    GetOAuthAppHandler,
-    SignInLimiter,
-    SignInService,
-    BrowserSessions,
-    ClientDirectory,
-    TokenService,
-  ],
-})
+@Module(
+  withQueues(
+    { queues: [MEMBER_LEFT_QUEUE], processors: [MemberLeftProcessor] },
+    {
+      controllers: [OAuthAppsController, PasswordController, AuthorizeController, TokenController],
+      providers: [
+        OAuthProjection,
+        RevokeGrantsWhenMemberLeavesReactor,
+        OAuthTokenCredentialResolver,
+        SetAccountPasswordHandler,
+        CreateOAuthAppHandler,
+        UpdateOAuthAppHandler,
+        RotateOAuthAppSecretHandler,
+        DeleteOAuthAppHandler,
+        ApproveOAuthGrantHandler,
+        RevokeOAuthGrantHandler,
+        ListOAuthAppsHandler,
+        GetOAuthAppHandler,
+        SignInLimiter,
+        SignInService,
+        BrowserSessions,
+        ClientDirectory,
+        TokenService,
+      ],
+    },
+  ),
+)
 export class OAuthModule implements OnModuleInit {
   constructor(
     private readonly adapter: HttpAdapterHost,

@@ -60,7 +60,8 @@ export interface OAuthGrantApproved {
   };
 }
 
-export type GrantRevocationReason = 'revoked' | 'code_reused' | 'refresh_token_reused';
+/** `member_left`: the member the grant acts as left its workspace (identity's MemberArchived). */
+export type GrantRevocationReason = 'revoked' | 'code_reused' | 'refresh_token_reused' | 'member_left';
 
 export interface OAuthGrantRevoked {
   type: 'OAuthGrantRevoked';
