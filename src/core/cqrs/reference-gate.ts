@@ -144,6 +144,24 @@ export class ReferenceGate {
     }
   }
 
+  /**
+   * For a write that does not enter (it appends first and checks after): waits until no
+   * removal of `target` is in progress, so that a removal marked before the write's append
+   * was projected has appended or failed by the time this returns, and one marked later
+   * reads the read models after the write. False when one is still in progress after the
+   * wait (the write cannot tell whether it crossed it: it should undo itself).
+   */
+  async removalsOver(target: string): Promise<boolean> {
+    const removals = this.key(target, 'removals');
+    const deadline = Date.now() + this.config.readYourWritesTimeoutMs;
+    for (;;) {
+      // Entries score their lapse: those still counting are the removals in progress.
+      if ((await this.redis.zcount(removals, `(${Date.now()}`, '+inf')) === 0) return true;
+      if (Date.now() >= deadline) return false;
+      await sleep(POLL_MS);
+    }
+  }
+
   private key(target: string, what: 'writes' | 'removals'): string {
     // One hash slot per target: the scripts touch both keys.
     return `${this.config.redisPrefix}:references:{${target}}:${what}`;

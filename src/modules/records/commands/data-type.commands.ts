@@ -4,11 +4,17 @@ import { DataSource } from 'typeorm';
 import { ClaimTakenError } from '../../../core/claims/claims';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository, HandleResult } from '../../../core/cqrs/event-sourced-repository';
+import { ReferenceGate } from '../../../core/cqrs/reference-gate';
 import { nextId } from '../../../core/database/ids';
 import { ConflictError } from '../../../core/http/domain-errors';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { DataFieldInput, dataTypeDecider, DataTypeState } from '../domain/data-type';
-import { DataTypeEvent, dataTypeStream, DataTypeUpdated } from '../domain/data-type.events';
+import {
+  DataTypeEvent,
+  dataTypeFieldsTarget,
+  dataTypeStream,
+  DataTypeUpdated,
+} from '../domain/data-type.events';
 import type { AppendResult } from '../../../core/event-store/event-store.port';
 import { assertMayManageSchema, assertMaySetVisibility, RecordCaller } from '../domain/record-access.policy';
 import { dataTypeClaims, slugConflict } from '../domain/record-claims';
@@ -99,49 +105,61 @@ export class UpdateDataTypeHandler implements ICommandHandler<UpdateDataTypeComm
     private readonly db: DataSource,
     private readonly waiter: ConsistencyWaiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly gate: ReferenceGate,
   ) {}
 
   async execute(cmd: UpdateDataTypeCommand): Promise<void> {
     let outcome: HandleResult<DataTypeState, DataTypeEvent>;
     let before: DataTypeState | undefined;
+    // A change of fields decides from the read models which records hold a value it would
+    // drop (without force: none may; with force: the select values it narrows away go):
+    // marked in the gate while it reads and appends, so a record write appended before the
+    // read shows in it, and one whose check comes later waits for the change and re-reads
+    // the type after it (RecordWriter.typeOnceProjected).
+    const gated = <T>(decide: () => Promise<T>): Promise<T> =>
+      cmd.changes.fields !== undefined
+        ? this.gate.removing(dataTypeFieldsTarget(cmd.dataTypeId), decide)
+        : decide();
     try {
-      outcome = await this.repo.handle({
-        streamName: dataTypeStream(cmd.dataTypeId),
-        workspaceId: cmd.workspaceId,
-        decider: dataTypeDecider,
-        expectedRevision: cmd.expectedRevision,
-        command: {
-          from: async (state: DataTypeState) => {
-            const mine = state.status === 'active' && state.workspaceId === cmd.workspaceId;
-            before = state;
-            if (mine) {
-              assertMayManageSchema(cmd.caller, state);
-              if (cmd.changes.visibility !== undefined && cmd.changes.visibility !== state.visibility)
-                assertMaySetVisibility(cmd.caller, state);
-            }
-            const slugs = mine ? state.fields.map((f) => f.slug) : [];
-            const [holding, count, otherOptions] = mine
-              ? await Promise.all([
-                  this.fieldsHoldingValues(cmd.dataTypeId, slugs),
-                  recordCount(this.db, cmd.dataTypeId),
-                  this.fieldsHoldingOtherOptions(cmd.dataTypeId, state, cmd.changes.fields),
-                ])
-              : [[], 0, []];
-            return {
-              type: 'UpdateDataType' as const,
-              dataTypeId: cmd.dataTypeId,
-              workspaceId: cmd.workspaceId,
-              ...cmd.changes,
-              force: cmd.force,
-              fieldsHoldingValues: holding,
-              fieldsHoldingOtherOptions: otherOptions,
-              recordCount: count,
-              now: new Date().toISOString(),
-            };
+      outcome = await gated(() =>
+        this.repo.handle({
+          streamName: dataTypeStream(cmd.dataTypeId),
+          workspaceId: cmd.workspaceId,
+          decider: dataTypeDecider,
+          expectedRevision: cmd.expectedRevision,
+          command: {
+            from: async (state: DataTypeState) => {
+              const mine = state.status === 'active' && state.workspaceId === cmd.workspaceId;
+              before = state;
+              if (mine) {
+                assertMayManageSchema(cmd.caller, state);
+                if (cmd.changes.visibility !== undefined && cmd.changes.visibility !== state.visibility)
+                  assertMaySetVisibility(cmd.caller, state);
+              }
+              const slugs = mine ? state.fields.map((f) => f.slug) : [];
+              const [holding, count, otherOptions] = mine
+                ? await Promise.all([
+                    this.fieldsHoldingValues(cmd.dataTypeId, slugs),
+                    recordCount(this.db, cmd.dataTypeId),
+                    this.fieldsHoldingOtherOptions(cmd.dataTypeId, state, cmd.changes.fields),
+                  ])
+                : [[], 0, []];
+              return {
+                type: 'UpdateDataType' as const,
+                dataTypeId: cmd.dataTypeId,
+                workspaceId: cmd.workspaceId,
+                ...cmd.changes,
+                force: cmd.force,
+                fieldsHoldingValues: holding,
+                fieldsHoldingOtherOptions: otherOptions,
+                recordCount: count,
+                now: new Date().toISOString(),
+              };
+            },
           },
-        },
-        claims: dataTypeClaims,
-      });
+          claims: dataTypeClaims,
+        }),
+      );
     } catch (err) {
       if (err instanceof ClaimTakenError) throw slugConflict(cmd.changes.slug ?? '');
       throw err;

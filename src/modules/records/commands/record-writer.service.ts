@@ -4,16 +4,17 @@ import { DataSource } from 'typeorm';
 import { Claims, CLAIMS, ClaimTakenError } from '../../../core/claims/claims';
 import { APP_CONFIG, AppConfig } from '../../../core/config/config';
 import { EventSourcedRepository } from '../../../core/cqrs/event-sourced-repository';
+import { ReferenceGate } from '../../../core/cqrs/reference-gate';
 import { nextId } from '../../../core/database/ids';
 import { AppendResult, WrongExpectedRevisionError } from '../../../core/event-store/event-store.port';
 import { ConflictError, NotFoundError } from '../../../core/http/domain-errors';
 import { ConsistencyWaiter } from '../../../core/projections/consistency';
 import { GetMemberContactsQuery, MemberContact } from '../../identity';
-import { DataRecordState, dataRecordDecider, DataTypeFacts } from '../domain/data-record';
+import { DataRecordState, dataRecordDecider, DataTypeFacts, valuesStillFit } from '../domain/data-record';
 import { DataRecordEvent, RecordMember, recordStream } from '../domain/data-record.events';
-import type { FieldValues } from '../domain/field-values';
-import { dataTypeDecider } from '../domain/data-type';
-import { dataTypeStream } from '../domain/data-type.events';
+import type { FieldValue, FieldValues } from '../domain/field-values';
+import { dataTypeDecider, DataTypeState } from '../domain/data-type';
+import { dataTypeFieldsTarget, dataTypeStream } from '../domain/data-type.events';
 import {
   assertMayEdit,
   assertTypeRecordsAccess,
@@ -65,6 +66,7 @@ export class RecordWriter {
     private readonly db: DataSource,
     private readonly waiter: ConsistencyWaiter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly gate: ReferenceGate,
   ) {}
 
   /** The data type as its stream tells; 404 when absent, deleted or of another workspace. */
@@ -194,8 +196,7 @@ export class RecordWriter {
     // Once the projections have passed the append, every transaction that began before it
     // has ended and the re-read sees such a deletion. A create's response waits for the
     // same projections (read-your-writes), so it answers no later for this.
-    await this.waiter.waitFor(appended, Math.max(this.config.readYourWritesTimeoutMs, 15_000));
-    const { state } = await this.repo.loadShared(dataTypeStream(type.dataTypeId), dataTypeDecider);
+    const { state, settled } = await this.typeOnceProjected(type, appended);
     // A type that stopped or started being a collection meanwhile: these records took (or
     // did not take) the claim of one record per member by what it was, so they go too
     // (UpdateDataTypeHandler undoes a switch that meets records committed before it). So do
@@ -204,7 +205,8 @@ export class RecordWriter {
     // schema no longer has.
     const switched =
       state.status === 'active' &&
-      (state.isCollection !== type.isCollection ||
+      (!settled ||
+        state.isCollection !== type.isCollection ||
         records.some((r) => !valuesStillFit(type, state, r.fieldValues)));
     if (state.status === 'active' && !switched) return;
     await this.deleteAll(
@@ -223,6 +225,69 @@ export class RecordWriter {
           : 'fieldValues: the data type changed while the record was written; retry',
       );
     throw new NotFoundError('Data type not found');
+  }
+
+  /**
+   * The type as its stream stands once the projections have passed `appended`: a schema
+   * change whose transaction began before the append's has committed by then, and so has
+   * a change of fields that read the read models before they showed the append
+   * (UpdateDataTypeHandler marks itself in the gate first). `settled` is false when such a
+   * change was still under way after the wait: the write cannot tell whether it crossed it.
+   */
+  private async typeOnceProjected(
+    type: DataTypeFacts,
+    appended: readonly AppendResult[],
+  ): Promise<{ state: DataTypeState; settled: boolean }> {
+    await this.waiter.waitFor(appended, Math.max(this.config.readYourWritesTimeoutMs, 15_000));
+    const settled = await this.gate.removalsOver(dataTypeFieldsTarget(type.dataTypeId));
+    return {
+      state: (await this.repo.loadShared(dataTypeStream(type.dataTypeId), dataTypeDecider)).state,
+      settled,
+    };
+  }
+
+  /**
+   * An update crossing a schema change, as a create does (undoIfTypeDeleted): once the
+   * projections have passed the update, the type is read again; if a field the update set
+   * a value for was removed, retyped, narrowed or had its values dropped since the update
+   * was decided, the update is undone by another DataRecordUpdated (each field it wrote,
+   * unless changed again since, back to its previous value where that still fits, else
+   * cleared) and the write answers 409. A schema change that reads the read model after
+   * the update was projected sees its values (409 without force; with force it drops them).
+   */
+  private async undoIfSchemaMoved(
+    type: DataTypeFacts,
+    appended: AppendResult,
+    recordId: number,
+    written: Record<string, FieldValue | null>,
+    previous: Record<string, FieldValue | null>,
+  ): Promise<void> {
+    const { state, settled } = await this.typeOnceProjected(type, [appended]);
+    if (state.status !== 'active' || (settled && valuesStillFit(type, state, written))) return;
+    await this.repo
+      .handle({
+        streamName: recordStream(recordId),
+        workspaceId: type.workspaceId,
+        decider: dataRecordDecider,
+        command: {
+          from: async (record: DataRecordState) => ({
+            type: 'RevertUpdate' as const,
+            decidedAgainst: type,
+            dataType: state,
+            written,
+            previous,
+            member:
+              record.status === 'active'
+                ? ((await this.member(type.workspaceId, record.memberId)) ?? null)
+                : null,
+            now: new Date().toISOString(),
+          }),
+        },
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) throw err; // deleted meanwhile: nothing to undo
+      });
+    throw new ConflictError('fieldValues: the data type changed while the record was written; retry');
   }
 
   get canCreateMany(): boolean {
@@ -281,7 +346,7 @@ export class RecordWriter {
     maxRetries?: number,
   ): Promise<{ record: DataRecordState; appended: boolean }> {
     let current: DataRecordState | undefined;
-    const { state, events } = await this.repo.handle({
+    const { state, events, append } = await this.repo.handle({
       streamName: recordStream(recordId),
       workspaceId: type.workspaceId,
       decider: dataRecordDecider,
@@ -309,6 +374,9 @@ export class RecordWriter {
         },
       },
     });
+    const e = events[0];
+    if (e?.type === 'DataRecordUpdated' && append)
+      await this.undoIfSchemaMoved(type, append, recordId, e.data.changes, e.data.previous);
     return events.length ? { record: state, appended: true } : { record: current!, appended: false };
   }
 
@@ -486,20 +554,4 @@ export class RecordWriter {
     }
     throw new ConflictError('externalId: the upsert kept losing races with concurrent changes; retry');
   }
-}
-
-/**
- * Whether values decided against `before` still fit the type as it now is: each field still
- * there, of the same type, a select value still among its options, and none of their values
- * dropped since (PUT with force, data-type.ts droppedAt).
- */
-function valuesStillFit(before: DataTypeFacts, after: DataTypeFacts, values: FieldValues): boolean {
-  const was = new Map(before.fields.map((f) => [f.slug, f]));
-  const now = new Map(after.fields.map((f) => [f.slug, f]));
-  return Object.entries(values).every(([slug, value]) => {
-    const f = now.get(slug);
-    if (!f || f.fieldType !== was.get(slug)?.fieldType) return false;
-    if (f.fieldType === 'select' && !(f.options ?? []).includes(value as string)) return false;
-    return before.droppedAt?.[slug] === after.droppedAt?.[slug];
-  });
 }

@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/http/domain-errors';
 import { deciderSpec } from '../../../core/testing/decider-spec';
 import { DataRecordCommand, dataRecordDecider, DataTypeFacts } from './data-record';
-import type { DataRecordCreated } from './data-record.events';
+import type { DataRecordCreated, DataRecordEvent } from './data-record.events';
 import { recordClaims } from './record-claims';
 
 const spec = deciderSpec(dataRecordDecider);
@@ -162,6 +162,53 @@ describe('data record decider', () => {
       .given([created, deleted])
       .when(update({ age: 1 }))
       .thenThrows(NotFoundError);
+  });
+
+  it('undoes an update a schema change crossed: back where the previous value fits, cleared where not, later changes kept', () => {
+    // Decided against `type`; meanwhile `age` was retyped to text and `phone` removed.
+    const after: DataTypeFacts = {
+      ...type,
+      fields: [
+        type.fields[0],
+        { name: 'Age', slug: 'age', fieldType: 'text', required: false, shouldIndex: false },
+      ],
+      droppedAt: { age: now, phone: now },
+    };
+    const stateOf = (events: DataRecordEvent[]) =>
+      events.reduce(dataRecordDecider.evolve, dataRecordDecider.initialState());
+    const made = dataRecordDecider.decide(
+      update({ name: 'Bea', age: 42, phone: '+14155550124' }),
+      stateOf([created]),
+    )[0];
+    if (made.type !== 'DataRecordUpdated') throw new Error('expected an update');
+    const revert = (over: Partial<Extract<DataRecordCommand, { type: 'RevertUpdate' }>> = {}) =>
+      ({
+        type: 'RevertUpdate',
+        decidedAgainst: type,
+        dataType: after,
+        written: made.data.changes,
+        previous: made.data.previous,
+        member,
+        now: later,
+        ...over,
+      }) as DataRecordCommand;
+    const undo = dataRecordDecider.decide(revert(), stateOf([created, made]));
+    expect(undo).toMatchObject([
+      {
+        type: 'DataRecordUpdated',
+        data: {
+          changes: { name: 'Ann', age: null, phone: null },
+          previous: { name: 'Bea', age: 42, phone: '+14155550124' },
+          fieldValues: { name: 'Ann' },
+        },
+      },
+    ]);
+    // A field changed again since keeps that change.
+    const again = dataRecordDecider.decide(update({ name: 'Cy' }, type), stateOf([created, made]))[0];
+    const undo2 = dataRecordDecider.decide(revert(), stateOf([created, made, again]));
+    expect(undo2).toMatchObject([
+      { data: { changes: { age: null, phone: null }, fieldValues: { name: 'Cy' } } },
+    ]);
   });
 
   it('claims its externalId, and its member in a type that is no collection; frees them when deleted', () => {

@@ -39,6 +39,21 @@ export type DataRecordCommand =
       member: RecordMember | null;
       now: string;
     }
+  | {
+      /**
+       * Undoes an update that a schema change crossed (RecordWriter.update): each field it
+       * wrote, still holding what it wrote, goes back to its previous value if that still
+       * fits the type as it now is (`dataType`), else is cleared.
+       */
+      type: 'RevertUpdate';
+      /** The type the update was decided against. */
+      decidedAgainst: DataTypeFacts;
+      dataType: DataTypeFacts;
+      written: Record<string, FieldValue | null>;
+      previous: Record<string, FieldValue | null>;
+      member: RecordMember | null;
+      now: string;
+    }
   | { type: 'DeleteRecord'; dataType: DataTypeFacts; now: string };
 
 export interface DataRecordState {
@@ -95,6 +110,87 @@ export function requireRecord(state: DataRecordState, dataType: DataTypeFacts): 
 const own = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
 
 const typeRef = (t: DataTypeFacts) => ({ id: t.dataTypeId, slug: t.slug, name: t.name });
+
+/**
+ * Whether values decided against `before` still fit the type as it now is (`after`): each
+ * field still there, of the same type, a select value still among its options, and none
+ * of their values dropped since (PUT with force, data-type.ts droppedAt).
+ */
+export function valuesStillFit(
+  before: DataTypeFacts,
+  after: DataTypeFacts,
+  values: Readonly<Record<string, FieldValue | null>>,
+): boolean {
+  const was = new Map(before.fields.map((f) => [f.slug, f]));
+  const now = new Map(after.fields.map((f) => [f.slug, f]));
+  return Object.entries(values).every(([slug, value]) => {
+    if (value === null) return true;
+    const f = now.get(slug);
+    if (!f || f.fieldType !== was.get(slug)?.fieldType) return false;
+    if (f.fieldType === 'select' && !(f.options ?? []).includes(value as string)) return false;
+    return before.droppedAt?.[slug] === after.droppedAt?.[slug];
+  });
+}
+
+/**
+ * The record's values the type `t` still holds: values of fields the schema dropped (PUT
+ * data type with force) go with the next change: the fields it no longer has, and those it
+ * removed or retyped after the value was set (though the field be back since, the value is
+ * not). A select value whose option the type no longer offers goes too.
+ */
+function heldValues(state: DataRecordState, t: DataTypeFacts): FieldValues {
+  const bySlug = new Map(t.fields.map((f) => [f.slug, f]));
+  const dropped = t.droppedAt ?? {};
+  const stillHeld = (k: string, v: FieldValue) => {
+    const field = bySlug.get(k);
+    if (!field) return false;
+    if (own(dropped, k) && (own(state.setAt, k) ? state.setAt[k] : '') <= dropped[k]) return false;
+    return field.fieldType !== 'select' || (field.options ?? []).includes(v as string);
+  };
+  return Object.fromEntries(Object.entries(state.fieldValues).filter(([k, v]) => stillHeld(k, v)));
+}
+
+/** The DataRecordUpdated setting `changes` on the held values, or none when nothing changes. */
+function updated(
+  state: DataRecordState,
+  t: DataTypeFacts,
+  changes: Readonly<Record<string, FieldValue | null>>,
+  member: RecordMember | null,
+  now: string,
+  /** What a change is compared with (default: the held values). */
+  before: FieldValues = heldValues(state, t),
+): DataRecordEvent[] {
+  const next = heldValues(state, t);
+  const changed: Record<string, FieldValue | null> = {};
+  const previous: Record<string, FieldValue | null> = {};
+  for (const [key, value] of Object.entries(changes)) {
+    const was = own(before, key) ? before[key] : null;
+    if (was === value) continue;
+    changed[key] = value;
+    previous[key] = was;
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  if (!Object.keys(changed).length) return [];
+  return [
+    {
+      type: 'DataRecordUpdated',
+      data: {
+        recordId: state.recordId,
+        workspaceId: state.workspaceId,
+        dataTypeId: state.dataTypeId,
+        memberId: state.memberId,
+        externalId: state.externalId,
+        changes: changed,
+        previous,
+        fieldValues: next,
+        dataType: typeRef(t),
+        member,
+        updatedAt: now,
+      },
+    },
+  ];
+}
 
 export const dataRecordDecider: Decider<DataRecordState, DataRecordCommand, DataRecordEvent> = {
   initialState,
@@ -159,50 +255,21 @@ export const dataRecordDecider: Decider<DataRecordState, DataRecordCommand, Data
         const t = command.dataType;
         requireRecord(state, t);
         const changes = checkValueChanges(t.fields, command.fieldValues);
-        // Values of fields the schema dropped (PUT data type with force) go with the next
-        // change: the fields it no longer has, and those it removed or retyped after the
-        // value was set (though the field be back since, the value is not).
-        // A select value whose option the type no longer offers goes too.
-        const bySlug = new Map(t.fields.map((f) => [f.slug, f]));
-        const dropped = t.droppedAt ?? {};
-        const stillHeld = (k: string, v: FieldValue) => {
-          const field = bySlug.get(k);
-          if (!field) return false;
-          if (own(dropped, k) && (own(state.setAt, k) ? state.setAt[k] : '') <= dropped[k]) return false;
-          return field.fieldType !== 'select' || (field.options ?? []).includes(v as string);
-        };
-        const next: FieldValues = Object.fromEntries(
-          Object.entries(state.fieldValues).filter(([k, v]) => stillHeld(k, v)),
-        );
-        const changed: Record<string, FieldValue | null> = {};
-        const previous: Record<string, FieldValue | null> = {};
-        for (const [key, value] of Object.entries(changes)) {
-          const before = own(next, key) ? next[key] : null;
-          if (before === value) continue;
-          changed[key] = value;
-          previous[key] = before;
-          if (value === null) delete next[key];
-          else next[key] = value;
+        return updated(state, t, changes, command.member, command.now);
+      }
+      case 'RevertUpdate': {
+        const t = command.dataType;
+        requireRecord(state, t);
+        const back: Record<string, FieldValue | null> = {};
+        for (const [key, value] of Object.entries(command.written)) {
+          // Changed again since: that change stands.
+          if ((own(state.fieldValues, key) ? state.fieldValues[key] : null) !== value) continue;
+          const prev = command.previous[key] ?? null;
+          back[key] = valuesStillFit(command.decidedAgainst, t, { [key]: prev }) ? prev : null;
         }
-        if (!Object.keys(changed).length) return [];
-        return [
-          {
-            type: 'DataRecordUpdated',
-            data: {
-              recordId: state.recordId,
-              workspaceId: state.workspaceId,
-              dataTypeId: state.dataTypeId,
-              memberId: state.memberId,
-              externalId: state.externalId,
-              changes: changed,
-              previous,
-              fieldValues: next,
-              dataType: typeRef(t),
-              member: command.member,
-              updatedAt: command.now,
-            },
-          },
-        ];
+        // Against the values as stored: one the type no longer holds is cleared in the
+        // changes too (the read model may show it: the update's row came after the drop).
+        return updated(state, t, back, command.member, command.now, state.fieldValues);
       }
       case 'DeleteRecord': {
         requireRecord(state, command.dataType);

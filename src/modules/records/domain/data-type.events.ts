@@ -31,6 +31,12 @@ export interface DataField {
 
 export const dataTypeStream = (id: number): string => `datatype-${id}`;
 
+/**
+ * The ReferenceGate target of a type's fields: a schema change of its fields is a removal
+ * of it; a record write waits for such removals before it re-reads the type (RecordWriter).
+ */
+export const dataTypeFieldsTarget = (id: number): string => `datatype-${id}-fields`;
+
 export interface DataTypeCreated {
   type: 'DataTypeCreated';
   data: {
